@@ -1,0 +1,20 @@
+"""Shared fixtures: small real input files of every type, generated once per session."""
+
+from __future__ import annotations
+
+import pytest
+
+from wattzip import inputs
+
+SMALL = 1 << 20
+
+
+@pytest.fixture(scope="session")
+def small_inputs(tmp_path_factory):
+    """One MiB of each paper file type plus a mixed one: {type: (path, manifest)}."""
+    root = tmp_path_factory.mktemp("inputs")
+    made = {}
+    for file_type in ("zero", "text", "binary", "random", "mix-50"):
+        path = root / f"{file_type}.bin"
+        made[file_type] = (path, inputs.generate(file_type, SMALL, path, seed=7, progress=False))
+    return made

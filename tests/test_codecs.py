@@ -1,0 +1,75 @@
+import hashlib
+import os
+import subprocess
+
+import pytest
+
+from wattzip import codecs
+from wattzip.errors import ConfigError, MissingToolError
+
+PAPER = ["gz-1", "gz-6", "gz-9", "lzo-1", "lzo-3", "lzo-9", "bz-1", "bz-9", "c-10", "c-16",
+         "ppmd"]
+
+
+def roundtrip(codec, path, tmp_path):
+    out = tmp_path / f"out{codec.suffix}"
+    with open(path, "rb") as fin:
+        if codec.writes_out_path:
+            p = subprocess.run(codec.compress_argv(str(out), 2), stdin=fin,
+                               capture_output=True, check=False)
+        else:
+            with open(out, "wb") as fout:
+                p = subprocess.run(codec.compress_argv(str(out), 2), stdin=fin, stdout=fout,
+                                   stderr=subprocess.PIPE, check=False)
+    assert p.returncode in codec.ok_exit_codes, p.stderr
+    stdin = subprocess.DEVNULL if codec.reads_in_path else open(out, "rb")
+    back = subprocess.run(codec.decompress_argv(str(out), 2), stdin=stdin,
+                          capture_output=True, check=True).stdout
+    return back, os.path.getsize(out)
+
+
+def test_paper_set_is_table_2():
+    assert [c.name for c in codecs.resolve("paper")] == PAPER
+    assert codecs.get("c-16").compress == ("compress", "-c", "-b", "16")
+
+
+def test_named_sets():
+    assert len(codecs.resolve("levels")) == 27
+    assert {c.name for c in codecs.resolve("modern")} >= {"zstd-19", "lz4-1", "xz-9", "br-11"}
+    assert all(c.multithreaded for c in codecs.resolve("parallel"))
+    assert codecs.resolve(["paper", "gz-1", "zstd-3"])[-1].name == "zstd-3"
+
+
+def test_unknown_name_lists_valid_ones():
+    with pytest.raises(ConfigError, match="sets: paper, levels"):
+        codecs.resolve(["gz-6", "gzip-6"])
+
+
+@pytest.mark.parametrize("name", list(codecs.REGISTRY))
+def test_every_entry_round_trips_every_type(name, small_inputs, tmp_path):
+    codec = codecs.REGISTRY[name]
+    codecs.require(codec)
+    for path, entry in small_inputs.values():
+        back, _ = roundtrip(codec, path, tmp_path)
+        assert hashlib.sha256(back).hexdigest() == entry["sha256"], f"{name} on {path.name}"
+
+
+def test_table_3_ordering_on_text(small_inputs, tmp_path):
+    path, _ = small_inputs["text"]
+    size = os.path.getsize(path)
+    cr = {n: size / roundtrip(codecs.get(n), path, tmp_path)[1] for n in PAPER}
+    assert cr["bz-9"] > cr["gz-6"] > cr["lzo-1"]
+    assert cr["c-16"] > cr["c-10"]
+    assert max(cr, key=cr.get) == "ppmd"
+
+
+def test_missing_binary_names_its_package(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(MissingToolError, match="apt-get install lzop"):
+        codecs.require(codecs.get("lzo-1"))
+    assert codecs.version(codecs.get("lzo-1")) is None
+
+
+def test_versions_are_read():
+    assert codecs.version(codecs.get("gz-6"))[0].isdigit()
+    assert codecs.version(codecs.get("ppmd"))[0].isdigit()

@@ -1,0 +1,250 @@
+"""Meters against fakes that behave like the real interfaces."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+
+import pytest
+
+from wattzip import meters
+from wattzip.errors import MeterError
+
+MAX_RANGE = 262143328850  # a real package zone's max_energy_range_uj
+
+
+def make_zone(path, name, energy_uj, max_range=MAX_RANGE):
+    path.mkdir(parents=True)
+    (path / "name").write_text(f"{name}\n")
+    (path / "energy_uj").write_text(f"{energy_uj}\n")
+    (path / "max_energy_range_uj").write_text(f"{max_range}\n")
+    return path
+
+
+@pytest.fixture
+def powercap(tmp_path):
+    """Two packages with core/uncore subzones, dram at :0:0, psys, and an mmio duplicate."""
+    root = tmp_path / "powercap"
+    root.mkdir()
+    (root / "intel-rapl").mkdir()  # the control type folder: no name, no energy
+    p0 = make_zone(root / "intel-rapl:0", "package-0", MAX_RANGE - 50_000_000)
+    make_zone(p0 / "intel-rapl:0:0", "dram", 1_000_000)
+    make_zone(p0 / "intel-rapl:0:1", "core", 5_000_000)
+    p1 = make_zone(root / "intel-rapl:1", "package-1", 2_000_000)
+    make_zone(p1 / "intel-rapl:1:0", "core", 7_000_000)
+    make_zone(p1 / "intel-rapl:1:1", "uncore", 7_000_000)
+    make_zone(root / "intel-rapl:2", "psys", 9_000_000)
+    make_zone(root / "intel-rapl-mmio:0", "package-0", 123)
+    # sysfs lists the subzones at the top level too, as symlinks
+    os.symlink(p0 / "intel-rapl:0:0", root / "intel-rapl:0:0")
+    os.symlink(p0 / "intel-rapl:0:1", root / "intel-rapl:0:1")
+    return root
+
+
+def test_rapl_zones_by_name_packages_plus_dram(powercap):
+    zones, scope = meters.discover_rapl_zones(str(powercap))
+    assert sorted(z.name for z in zones) == ["dram", "package-0", "package-1"]
+    assert scope == "package+dram"
+    assert all("mmio" not in str(z.path) for z in zones)
+
+
+def test_rapl_psys_alone(powercap):
+    zones, scope = meters.discover_rapl_zones(str(powercap), psys=True)
+    assert [z.name for z in zones] == ["psys"]
+    assert scope == "platform"
+
+
+def test_rapl_counter_wrap_during_run(powercap):
+    """package-0 wraps mid-run; 130 J of it plus 2 J dram plus 3 J package-1."""
+    opts = meters.MeterOptions(powercap_root=str(powercap), interval_s=0.01)
+    meter = meters.PowercapMeter(opts)
+    pkg0 = powercap / "intel-rapl:0" / "energy_uj"
+    meter.start()
+    for value in (MAX_RANGE - 10_000_000, 30_000_000, 80_000_000):
+        time.sleep(0.05)
+        pkg0.write_text(f"{value}\n")
+    (powercap / "intel-rapl:0" / "intel-rapl:0:0" / "energy_uj").write_text("3000000\n")
+    (powercap / "intel-rapl:1" / "energy_uj").write_text("5000000\n")
+    (powercap / "intel-rapl:1" / "intel-rapl:1:0" / "energy_uj").write_text("99000000\n")
+    time.sleep(0.05)
+    reading = meter.stop()
+    assert reading.energy_j == pytest.approx(130 + 2 + 3)
+    assert reading.method == "measured" and reading.scope == "package+dram"
+    assert reading.samples, "a power sample per poll"
+
+
+def test_rapl_poll_is_fast_enough_for_small_ranges(tmp_path):
+    root = tmp_path / "pc"
+    root.mkdir()
+    make_zone(root / "intel-rapl:0", "package-0", 0, max_range=60_000_000)  # 60 J range
+    meter = meters.PowercapMeter(meters.MeterOptions(powercap_root=str(root), interval_s=1.0))
+    assert meter._poll_interval_s() < 60 / 1000  # under the wrap time at 1 kW
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_rapl_unreadable_energy_is_a_clear_error(powercap):
+    (powercap / "intel-rapl:1" / "energy_uj").chmod(0)
+    with pytest.raises(MeterError, match="root only"):
+        meters.discover_rapl_zones(str(powercap))
+
+
+def test_rapl_unreadable_energy_is_a_clear_error_as_root(powercap, monkeypatch):
+    """As root the mode bits do not stop a read, so simulate the kernel's EACCES."""
+    real_read = type(powercap).read_text
+
+    def read_text(self, *a, **kw):
+        if self.name == "energy_uj" and "intel-rapl:1" in str(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self, *a, **kw)
+
+    monkeypatch.setattr(type(powercap), "read_text", read_text)
+    with pytest.raises(MeterError, match="readable by root only"):
+        meters.discover_rapl_zones(str(powercap))
+
+
+def test_rapl_missing_folder(tmp_path):
+    reason = meters.PowercapMeter.probe(meters.MeterOptions(powercap_root=str(tmp_path / "no")))
+    assert "does not exist" in reason
+
+
+def test_integral_of_a_trace_is_known(tmp_path):
+    """A trace at 100 W, then 200 W: the run's own interval is what counts."""
+    now = time.time()
+    trace = tmp_path / "power.csv"
+    rows = [(now - 10 + 0.05 * i, 100.0 if now - 10 + 0.05 * i < now + 0.2 else 200.0)
+            for i in range(400)]
+    trace.write_text("timestamp,watts\n" + "".join(f"{t:.3f},{w}\n" for t, w in rows))
+    meter = meters.TraceMeter(meters.MeterOptions(trace_path=str(trace)))
+    meter.start()
+    time.sleep(0.4)
+    reading = meter.stop()
+    # ~0.2 s at 100 W then ~0.2 s at 200 W (one 50 ms ramp between them)
+    expected = 100 * 0.2 + 200 * (reading.elapsed_s - 0.2)
+    assert reading.energy_j == pytest.approx(expected, abs=5.0)
+    assert reading.samples
+
+
+def test_integrate_power_exact():
+    samples = [(0.0, 10.0), (1.0, 20.0), (2.0, 20.0)]
+    assert meters.integrate_power(samples, 0.0, 2.0) == pytest.approx(15 + 20)
+    assert meters.integrate_power(samples, 0.5, 1.0) == pytest.approx(0.5 * (15 + 20) / 2)
+    assert meters.integrate_power([(5.0, 42.0)], 0.0, 2.0) == pytest.approx(84.0)  # held
+
+
+def test_model_known_coefficients_and_load(tmp_path):
+    """u = 0.25 between start and stop: P = 50 + (150 - 50) * 0.25 = 75 W."""
+    stat_file = tmp_path / "stat"
+    stat_file.write_text("cpu  1000 0 1000 8000 0 0 0 0 0 0\ncpu0 1 1 1 1\n")
+    opts = meters.MeterOptions(model_idle_power_w=50, model_max_power_w=150,
+                               proc_stat=str(stat_file), interval_s=10)
+    meter = meters.ModelMeter(opts)
+    meter.start()
+    stat_file.write_text("cpu  1200 0 1050 8750 0 0 0 0 0 0\n")  # busy +250, idle +750
+    time.sleep(0.2)
+    reading = meter.stop()
+    assert reading.method == "estimated"
+    assert reading.energy_j == pytest.approx(75 * reading.elapsed_s, rel=1e-6)
+
+
+def test_model_sees_real_cpu_load():
+    opts = meters.MeterOptions(model_idle_power_w=10, model_max_power_w=110, interval_s=0.05)
+    meter = meters.ModelMeter(opts)
+    stop = time.monotonic() + 0.6
+    meter.start()
+    while time.monotonic() < stop:  # one core fully busy
+        pass
+    reading = meter.stop()
+    share = 1 / os.cpu_count()
+    assert reading.mean_power_w > 10 + 100 * share * 0.6
+
+
+def test_model_needs_coefficients():
+    with pytest.raises(MeterError, match="coefficients"):
+        meters.ModelMeter(meters.MeterOptions())
+
+
+def test_wattsup_over_a_pseudo_terminal():
+    """A fake meter on a pty: clears, logs externally at 20 Hz at 123.4 W, stops on command."""
+    master, slave = os.openpty()
+    port = os.ttyname(slave)
+    received = []
+    stop = threading.Event()
+
+    def device():
+        buffer = b""
+        logging = False
+        while not stop.is_set():
+            import select
+
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                buffer += os.read(master, 1024)
+                while b";" in buffer:
+                    cmd, buffer = buffer.split(b";", 1)
+                    received.append(cmd.decode())
+                    if cmd.startswith(b"#L,W,3,E"):
+                        logging = True
+                    elif cmd.startswith(b"#L,W,3,I"):
+                        logging = False
+            if logging:
+                os.write(master, b"#d,-,18,1234,2301,536,0,0,0,0,0,0,0,0,0,0,99,0,0,500,0;\r\n")
+
+    t = threading.Thread(target=device, daemon=True)
+    t.start()
+    try:
+        meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=port))
+        meter.start()
+        time.sleep(0.5)
+        reading = meter.stop()
+        meter.close()
+    finally:
+        stop.set()
+        t.join()
+        os.close(master)
+        os.close(slave)
+    assert received[:2] == ["#R,W,0", "#L,W,3,E,,1"]
+    assert received[-1].startswith("#L,W,3,I")
+    assert reading.energy_j == pytest.approx(123.4 * reading.elapsed_s, rel=1e-6)
+    assert reading.scope == "wall" and len(reading.samples) >= 3
+
+
+def test_ipmi_dcmi_reading_through_a_fake_ipmitool(tmp_path):
+    fake = tmp_path / "ipmitool"
+    fake.write_text("#!/bin/sh\ncat <<EOF\n\n    Instantaneous power reading:"
+                    "                   220 Watts\n    Minimum during sampling period:"
+                    "                 180 Watts\nEOF\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    opts = meters.MeterOptions(ipmi_command=(str(fake), "dcmi", "power", "reading"),
+                               ipmi_interval_s=0.05)
+    assert meters.IpmiMeter.probe(opts) is None
+    meter = meters.IpmiMeter(opts)
+    meter.start()
+    time.sleep(0.3)
+    reading = meter.stop()
+    assert reading.energy_j == pytest.approx(220 * reading.elapsed_s, rel=1e-6)
+
+
+def test_perf_stat_output_parsing():
+    text = ("# started on Sun Nov 22\n\n"
+            "41.52,Joules,power/energy-pkg/,2003012345,100.00,,\n"
+            "3.25,Joules,power/energy-ram/,2003012345,100.00,,\n")
+    assert meters.parse_perf_stat(text) == pytest.approx(44.77)
+    assert meters.parse_perf_stat("<not supported>,Joules,power/energy-pkg/,0,0,,\n") is None
+
+
+def test_required_measured_meter_fails_instead_of_falling_back(tmp_path):
+    opts = meters.MeterOptions(powercap_root=str(tmp_path / "none"), model_idle_power_w=10,
+                               model_max_power_w=20)
+    assert meters.open_meter(["powercap", "model"], opts).name == "model"
+    with pytest.raises(MeterError, match="requires a measured meter"):
+        meters.open_meter(["powercap", "model"], opts, require_measured=True)
+
+
+def test_idle_calibration_mean_and_spread(tmp_path):
+    opts = meters.MeterOptions(model_idle_power_w=40, model_max_power_w=40, interval_s=0.05)
+    result = meters.measure_idle(meters.ModelMeter(opts), count=3, seconds=0.1)
+    assert result.mean_w == pytest.approx(40)
+    assert result.sd_w == pytest.approx(0, abs=1e-9)
+    assert result.method == "estimated"

@@ -1,0 +1,155 @@
+"""The runner and jobs on real small files with real gzip and lzop."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from wattzip import codecs, meters, records, runner, study
+
+
+@pytest.fixture
+def model_meter():
+    opts = meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60, interval_s=0.05)
+    return meters.ModelMeter(opts)
+
+
+def make_job(small_inputs, tmp_path, codec_name, file_type="text", **kw):
+    path, entry = small_inputs[file_type]
+    codec = None if codec_name == "plain" else codecs.get(codec_name)
+    defaults = dict(min_repeats=2, max_repeats=2, ci_target=0.05, idle_power_w=20.0)
+    defaults.update(kw)
+    return study.Job(testbed="t", file_type=file_type, input_path=str(path),
+                     input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
+                     target_dir=str(tmp_path / "target"), codec=codec, **defaults)
+
+
+def test_one_compress_write_record(small_inputs, tmp_path, model_meter):
+    job = make_job(small_inputs, tmp_path, "gz-6")
+    os.makedirs(job.target_dir)
+    rec = runner.measure(job.write_operation(), model_meter, idle_power_w=20.0)
+    assert rec["succeeded"] and rec["exit_code"] == 0
+    assert rec["user_s"] > 0
+    assert rec["wait_s"] == pytest.approx(rec["elapsed_s"] - rec["user_s"] - rec["sys_s"])
+    assert rec["energy_passive_j"] == pytest.approx(20.0 * rec["elapsed_s"])
+    assert rec["energy_active_j"] == pytest.approx(rec["energy_j"] - rec["energy_passive_j"])
+    assert rec["meter_method"] == "estimated"
+    assert rec["started_at"] < rec["ended_at"]
+    assert job.verify() == (True, "")
+
+
+@pytest.mark.parametrize("codec_name", ["gz-1", "lzo-1", "plain", "ppmd"])
+def test_job_records_every_run_verified(small_inputs, tmp_path, model_meter, codec_name):
+    job = make_job(small_inputs, tmp_path, codec_name, trace_dir=str(tmp_path / "traces"))
+    journal = tmp_path / "journal.jsonl"
+    summary = study.run_job(job, model_meter, journal, log=lambda m: None)
+    runs = records.read_jsonl([journal])
+    assert summary["repeats"] == 2 and summary["failed"] == 0
+    assert [r["op"] for r in runs] == list(job.ops) * 2
+    assert all(r["verified"] for r in runs)
+    write = runs[0]
+    assert 0 < write["output_bytes"] < job.input_bytes or codec_name == "plain"
+    assert write["factors"]["cache_drop"] in ("global", "per-file")
+    assert os.path.exists(write["trace"])
+    assert not any(os.path.exists(p) for p in job.stored_paths()), "target cleaned up"
+
+
+def test_compress_reports_exit_2_on_random_yet_verifies(small_inputs, tmp_path, model_meter):
+    job = make_job(small_inputs, tmp_path, "c-16", file_type="random", max_repeats=1,
+                   min_repeats=1)
+    study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    write = records.read_jsonl([tmp_path / "j.jsonl"])[0]
+    assert write["exit_code"] == 2 and write["verified"]
+    assert write["output_bytes"] > job.input_bytes  # compress expands random data
+
+
+def corrupting_codec(tmp_path):
+    """gzip whose decompressor flips one byte of its output."""
+    script = tmp_path / "bad-gunzip"
+    script.write_text(f"#!/bin/sh\ngzip -d -c | {sys.executable} -c \"import sys; "
+                      "d = bytearray(sys.stdin.buffer.read()); d[100] ^= 1; "
+                      "sys.stdout.buffer.write(d)\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return dataclasses.replace(codecs.get("gz-1"), name="gz-bad", decompress=(str(script),))
+
+
+def test_corrupting_decompressor_is_recorded_not_verified(small_inputs, tmp_path, model_meter):
+    job = make_job(small_inputs, tmp_path, "gz-1", max_repeats=5)
+    job.codec = corrupting_codec(tmp_path)
+    summary = study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    runs = records.read_jsonl([tmp_path / "j.jsonl"])
+    assert len(runs) == 4, "two failed repeats in a row stop the job, all runs recorded"
+    assert summary["failed"] == 4
+    assert all(not r["verified"] for r in runs)
+    assert "sha256 mismatch" in runs[0]["failure"]
+    assert runs[1]["failure"].startswith("not run")
+
+
+def test_failing_command_is_recorded(small_inputs, tmp_path, model_meter):
+    op = runner.Operation("compress-write", [["gzip", "--no-such-flag"]],
+                          [str(small_inputs["text"][0])], [str(tmp_path / "o")])
+    rec = runner.measure(op, model_meter)
+    assert not rec["succeeded"] and rec["exit_code"] != 0 and rec["error"]
+
+
+def test_killed_job_resumes_from_journal(small_inputs, tmp_path, model_meter):
+    journal = tmp_path / "j.jsonl"
+    study.run_job(make_job(small_inputs, tmp_path, "lzo-1", max_repeats=2), model_meter,
+                  journal, log=lambda m: None)
+    with open(journal, "a") as f:
+        f.write('{"torn": ')  # a kill in mid-write
+    logs = []
+    job = make_job(small_inputs, tmp_path, "lzo-1", min_repeats=3, max_repeats=3)
+    summary = study.run_job(job, model_meter, journal, log=logs.append)
+    runs = study.read_journal(journal, job.key())
+    assert [r["repeat"] for r in runs] == [1, 1, 2, 2, 3, 3]
+    assert summary["repeats"] == 3
+    assert any("resuming after 2" in m for m in logs)
+
+
+def test_copies_run_concurrently(small_inputs, tmp_path, model_meter):
+    job = make_job(small_inputs, tmp_path, "gz-1", copies=3, max_repeats=1, min_repeats=1)
+    study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    runs = records.read_jsonl([tmp_path / "j.jsonl"])
+    assert runs[0]["copies"] == 3 and all(r["verified"] for r in runs)
+
+
+def test_cli_measure_prints_one_run_record(tmp_path, small_inputs):
+    out = tmp_path / "o.gz"
+    proc = subprocess.run(
+        [sys.executable, "-m", "wattzip", "measure", "--meter", "model", "--model-idle-w", "30",
+         "--model-max-w", "90", "--idle-power", "30", "--stdin", str(small_inputs["text"][0]),
+         "--stdout", str(out), "--json", "--", "gzip", "-1", "-c"],
+        capture_output=True, text=True, check=True)
+    record = json.loads(proc.stdout)
+    for field in ("started_at", "ended_at", "elapsed_s", "user_s", "sys_s", "wait_s",
+                  "energy_j", "idle_power_w", "energy_passive_j", "energy_active_j",
+                  "meter_source", "meter_scope", "meter_method", "samples", "output_bytes",
+                  "exit_code"):
+        assert field in record
+    assert record["meter_method"] == "estimated"
+    assert record["output_bytes"] == out.stat().st_size > 0
+    assert "ESTIMATED" in proc.stderr
+
+
+def test_cli_meters_lists_every_backend():
+    proc = subprocess.run([sys.executable, "-m", "wattzip", "meters", "--json"],
+                          capture_output=True, text=True, check=True)
+    names = [row["meter"] for row in json.loads(proc.stdout)]
+    assert names == ["powercap", "perf", "ipmi", "wattsup", "trace", "model"]
+
+
+def test_overlap_check(tmp_path):
+    base = {"testbed": "t", "file_type": "text", "codec": "gz-1", "op": "compress-write",
+            "repeat": 1}
+    a = {**base, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": "2026-01-01T00:00:02+00:00"}
+    b = {**base, "started_at": "2026-01-01T00:00:01+00:00", "ended_at": "2026-01-01T00:00:03+00:00"}
+    c = {**base, "started_at": "2026-01-01T00:00:03+00:00", "ended_at": "2026-01-01T00:00:04+00:00"}
+    assert records.find_overlaps([a, c]) == []
+    assert len(records.find_overlaps([a, b, c])) == 1

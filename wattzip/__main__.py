@@ -1,0 +1,3 @@
+from wattzip.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,351 @@
+"""The wattzip command line: measure, calibrate, generate, list, collect, analyze."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from wattzip import __version__, codecs, inputs, meters, records, runner, system
+from wattzip.errors import WattzipError
+
+DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _add_meter_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("energy meter")
+    g.add_argument("--meter", default=DEFAULT_METER_ORDER,
+                   help="meter name, or comma-separated order to try (default: %(default)s)")
+    g.add_argument("--require-measured", action="store_true",
+                   help="fail rather than fall back to the estimated model")
+    g.add_argument("--powercap-root", default="/sys/class/powercap", metavar="DIR")
+    g.add_argument("--psys", action="store_true", help="use the RAPL psys zone alone")
+    g.add_argument("--wattsup-port", metavar="DEV")
+    g.add_argument("--trace", metavar="CSV", help="power log with timestamp,watts columns")
+    g.add_argument("--ipmi-command", metavar="ARGV",
+                   help="command printing a DCMI power reading (default: ipmitool dcmi power "
+                        "reading)")
+    g.add_argument("--model-idle-w", type=float, metavar="W",
+                   help="estimated model: idle power coefficient")
+    g.add_argument("--model-max-w", type=float, metavar="W",
+                   help="estimated model: full-load power coefficient")
+    g.add_argument("--interval", type=float, default=0.1, metavar="S",
+                   help="sampling period of polled meters (default: %(default)s)")
+
+
+def _meter_options(a: argparse.Namespace) -> meters.MeterOptions:
+    opts = meters.MeterOptions(
+        interval_s=a.interval, powercap_root=a.powercap_root, powercap_psys=a.psys,
+        wattsup_port=a.wattsup_port, trace_path=a.trace,
+        model_idle_power_w=a.model_idle_w, model_max_power_w=a.model_max_w,
+    )
+    if a.ipmi_command:
+        opts.ipmi_command = tuple(a.ipmi_command.split())
+    return opts
+
+
+def _open_meter(a: argparse.Namespace) -> meters.Meter:
+    meter = meters.open_meter(a.meter.split(","), _meter_options(a), a.require_measured)
+    if meter.method == "estimated":
+        _log(f"note: energy comes from the {meter.name} meter and is ESTIMATED, not measured")
+    return meter
+
+
+def cmd_meters(a) -> int:
+    opts = _meter_options(a)
+    rows = []
+    for name, reason in meters.probe_all(opts).items():
+        cls = meters.METERS[name]
+        rows.append({"meter": name, "method": cls.method, "available": reason is None,
+                     "why": reason or ""})
+    if a.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            state = "available" if r["available"] else "unavailable"
+            print(f"{r['meter']:<9} {r['method']:<10} {state:<12} {r['why']}")
+    return 0
+
+
+def cmd_idle(a) -> int:
+    meter = _open_meter(a)
+    result = meters.measure_idle(meter, a.count, a.seconds, progress=_log)
+    out = {"idle_power_w": result.mean_w, "sd_w": result.sd_w, "windows_w": result.windows_w,
+           "count": a.count, "seconds": a.seconds, "meter_source": result.source,
+           "meter_scope": result.scope, "meter_method": result.method,
+           "measured_at": runner.utc_now()}
+    text = json.dumps(out, indent=2)
+    if a.out:
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text(text + "\n")
+    print(text if a.json or not a.out else
+          f"idle power {result.mean_w:.2f} W (sd {result.sd_w:.2f} W, {a.count} x {a.seconds} s, "
+          f"{result.method})")
+    return 0
+
+
+def cmd_measure(a) -> int:
+    if not a.command:
+        raise WattzipError("nothing to measure: give the command after --, e.g. "
+                           "wattzip measure -- gzip -c big.txt")
+    meter = _open_meter(a)
+    out = a.stdout
+    operation = runner.Operation(a.op, [a.command], [a.stdin], [out], [out] if out else [])
+    cache = runner.drop_caches([p for p in (a.stdin, out) if p and os.path.exists(p)])
+    target = os.path.dirname(os.path.abspath(out)) if out else os.getcwd()
+    result = runner.measure(operation, meter, a.idle_power, system.block_device(target)["disk"])
+    record = {k: v for k, v in result.items() if not k.startswith("_")}
+    record["factors"] = {"cache_drop": cache}
+    record["output_bytes"] = os.path.getsize(out) if out and os.path.exists(out) else None
+    record["verified"] = result["succeeded"]
+    record["tool_version"] = None
+    if a.json:
+        print(json.dumps(record, indent=2))
+    else:
+        print(f"{record['elapsed_s']:.3f} s elapsed ({record['user_s']:.3f} user, "
+              f"{record['sys_s']:.3f} sys, {record['wait_s']:.3f} wait), "
+              f"{record['energy_j']:.2f} J {record['meter_method']} by {record['meter_source']} "
+              f"({record['meter_scope']}), exit {record['exit_code']}")
+    return 0 if result["succeeded"] else 1
+
+
+def cmd_gen(a) -> int:
+    size = inputs.parse_size(a.size) if a.size else None
+    entry = inputs.generate(a.type, size, a.out, seed=a.seed, sources=a.source,
+                            progress=not a.quiet)
+    manifest = a.manifest or f"{a.out}.json"
+    inputs.write_manifest_entry(entry, manifest)
+    _log(f"wrote {entry['size_bytes']} bytes of {a.type} to {a.out} (sha256 {entry['sha256']})")
+    return 0
+
+
+def cmd_codecs(a) -> int:
+    chosen = codecs.resolve(a.set or ["all"])
+    rows = []
+    for c in chosen:
+        path = codecs.binary_path(c)
+        rows.append({"name": c.name, "tool": c.tool, "level": c.level,
+                     "compress": list(c.compress), "decompress": list(c.decompress),
+                     "package": c.package, "available": path is not None,
+                     "version": codecs.version(c), "sets": list(c.sets), "note": c.note})
+    if a.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        state = f"{r['version']}" if r["available"] else f"MISSING: apt-get install {r['package']}"
+        print(f"{r['name']:<10} {' '.join(r['compress']):<60} {state}")
+    missing = [r for r in rows if not r["available"]]
+    if a.check and missing:
+        raise WattzipError("missing codec binaries: " + ", ".join(
+            f"{r['name']} (apt-get install {r['package']})" for r in missing))
+    return 0
+
+
+def cmd_job(a) -> int:
+    from wattzip import factors, study
+
+    manifest = json.loads(Path(a.manifest).read_text())
+    codec = None if a.codec == "plain" else codecs.get(a.codec)
+    if codec:
+        codecs.require(codec)
+    idle = json.loads(Path(a.idle).read_text())["idle_power_w"] if a.idle else a.idle_power
+    target = os.path.abspath(a.target_dir)
+    os.makedirs(target, exist_ok=True)
+    disk = system.block_device(target)["disk"]
+    job = study.Job(
+        testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
+        input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], target_dir=target,
+        codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
+        ci_target=a.ci_target, copies=a.copies, threads=a.threads, idle_power_w=idle,
+        disk_device=disk, trace_dir=a.trace_dir,
+        factors={"setting": a.setting, "io_scheduler": a.io_scheduler, "governor": a.governor,
+                 "medium": a.medium, "target_dir": target},
+    )
+    study.check_free_space(target, 2 * job.input_bytes * job.copies)
+    meter = _open_meter(a)
+    try:
+        with factors.applied(disk, a.io_scheduler, a.governor):
+            summary = study.run_job(job, meter, a.journal, log=_log)
+    finally:
+        meter.close()
+    runs = study.read_journal(a.journal, job.key())
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(str(a.out) + ".partial")
+    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in runs))
+    os.replace(tmp, a.out)
+    met = "met" if summary["ci_met"] else "NOT met"
+    _log(f"{job.file_type}/{job.codec_name}: {summary['repeats']} repeats, "
+         f"{summary['failed']} failed run(s), CI target {met}")
+    return 0
+
+
+def cmd_collect(a) -> int:
+    runs = records.read_jsonl(a.journals)
+    n = records.write_runs_csv(runs, a.out)
+    failed = sum(not r.get("verified") for r in runs)
+    note = f"; {failed} FAILED or unverified (see column failure)" if failed else ""
+    _log(f"{n} runs to {a.out}{note}")
+    return 0
+
+
+def cmd_check_overlap(a) -> int:
+    rows = records.load_runs(a.runs)
+    overlaps = records.find_overlaps(rows)
+    for x, y in overlaps:
+        _log(f"OVERLAP: {x['file_type']}/{x['codec']} {x['op']} r{x['repeat']} "
+             f"[{x['started_at']} .. {x['ended_at']}] and {y['file_type']}/{y['codec']} "
+             f"{y['op']} r{y['repeat']} [{y['started_at']} .. {y['ended_at']}]")
+    if overlaps:
+        raise WattzipError(f"{len(overlaps)} pair(s) of measured runs overlap in time; their "
+                           "numbers are not trustworthy. Run measurement jobs one at a time")
+    msg = f"no overlap among {len(rows)} runs"
+    if a.out:
+        Path(a.out).write_text(msg + "\n")
+    _log(msg)
+    return 0
+
+
+def cmd_provenance(a) -> int:
+    info = system.provenance(a.target_dir)
+    info["wattzip"] = __version__
+    info["tool_versions"] = {c.name: codecs.version(c) for c in codecs.resolve(a.codecs)}
+    info["codec_argv"] = {c.name: " ".join(c.compress) for c in codecs.resolve(a.codecs)}
+    try:
+        meter = _open_meter(a)
+        info["meter"] = {"source": meter.name, "scope": meter.scope, "method": meter.method}
+        meter.close()
+    except WattzipError as exc:
+        info["meter"] = {"error": str(exc)}
+    info["testbed"] = a.testbed
+    info["description"] = a.description
+    text = json.dumps(info, indent=2)
+    if a.out:
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+def cmd_analyze(a) -> int:
+    from wattzip import analysis
+
+    written = analysis.analyze(a.runs, a.out, reference_dir=a.reference, seed=a.seed,
+                               ci_target=a.ci_target, bootstrap=a.bootstrap)
+    for path in written:
+        _log(f"wrote {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wattzip", description=__doc__)
+    p.add_argument("--version", action="version", version=f"wattzip {__version__}")
+    sub = p.add_subparsers(dest="command_name", required=True)
+
+    s = sub.add_parser("meters", help="list every energy meter backend and whether it works here")
+    _add_meter_options(s)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_meters)
+
+    s = sub.add_parser("idle", help="measure the average idle power (paper: 10 x 10 min)")
+    _add_meter_options(s)
+    s.add_argument("--count", type=int, default=10)
+    s.add_argument("--seconds", type=float, default=600.0)
+    s.add_argument("--out", metavar="JSON")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_idle)
+
+    s = sub.add_parser("measure", help="run one command under the meter; print its run record")
+    _add_meter_options(s)
+    s.add_argument("--idle-power", type=float, metavar="W",
+                   help="idle power for the passive/active split")
+    s.add_argument("--stdin", default=os.devnull, metavar="FILE")
+    s.add_argument("--stdout", metavar="FILE", help="output file, flushed inside the region")
+    s.add_argument("--op", default="command", help="label of the operation")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("command", nargs=argparse.REMAINDER)
+    s.set_defaults(fn=cmd_measure)
+
+    s = sub.add_parser("gen", help="generate an input file of exact size and its manifest")
+    s.add_argument("type", help="zero, text, binary, random, urandom, mix-N, user")
+    s.add_argument("--size", help="e.g. 64MiB, 2GiB (user data: default all of it)")
+    s.add_argument("--out", required=True)
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--source", action="append", help="source directory (repeatable)")
+    s.add_argument("--manifest", help="manifest entry path (default: OUT.json)")
+    s.add_argument("--quiet", action="store_true")
+    s.set_defaults(fn=cmd_gen)
+
+    s = sub.add_parser("codecs", help="list codec entries with availability and versions")
+    s.add_argument("set", nargs="*", help="set names or entries (default: all)")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--check", action="store_true", help="fail when any binary is missing")
+    s.set_defaults(fn=cmd_codecs)
+
+    s = sub.add_parser("job", help="one measurement job with repeats (what the workflow runs)")
+    _add_meter_options(s)
+    s.add_argument("--testbed", required=True)
+    s.add_argument("--manifest", required=True, help="the input's manifest entry (JSON)")
+    s.add_argument("--codec", required=True, help="codec entry, or 'plain' for the baseline")
+    s.add_argument("--target-dir", required=True)
+    s.add_argument("--journal", required=True, help="append-only JSONL that survives a kill")
+    s.add_argument("--out", required=True, help="this job's runs (JSONL), written at the end")
+    s.add_argument("--idle", help="idle calibration JSON")
+    s.add_argument("--idle-power", type=float)
+    s.add_argument("--min-repeats", type=int, default=3)
+    s.add_argument("--max-repeats", type=int, default=10)
+    s.add_argument("--ci-target", type=float, default=0.05)
+    s.add_argument("--copies", type=int, default=1)
+    s.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    s.add_argument("--trace-dir")
+    s.add_argument("--setting", default="default")
+    s.add_argument("--medium", default="default")
+    s.add_argument("--io-scheduler", default="keep")
+    s.add_argument("--governor", default="keep")
+    s.set_defaults(fn=cmd_job)
+
+    s = sub.add_parser("collect", help="join run journals into runs.csv")
+    s.add_argument("journals", nargs="+")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_collect)
+
+    s = sub.add_parser("check-overlap", help="fail if any two measured runs overlap in time")
+    s.add_argument("runs", nargs="+")
+    s.add_argument("--out")
+    s.set_defaults(fn=cmd_check_overlap)
+
+    s = sub.add_parser("provenance", help="the testbed's hardware, software and meter")
+    _add_meter_options(s)
+    s.add_argument("--target-dir", default=".")
+    s.add_argument("--codecs", nargs="*", default=["paper"])
+    s.add_argument("--testbed", default=os.uname().nodename)
+    s.add_argument("--description", default="")
+    s.add_argument("--out")
+    s.set_defaults(fn=cmd_provenance)
+
+    s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
+    s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
+    s.add_argument("--out", required=True)
+    s.add_argument("--reference", default="paper/reference")
+    s.add_argument("--seed", type=int, default=2009)
+    s.add_argument("--ci-target", type=float, default=0.05)
+    s.add_argument("--bootstrap", type=int, default=1000)
+    s.set_defaults(fn=cmd_analyze)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "command", None) and args.command[:1] == ["--"]:
+        args.command = args.command[1:]
+    try:
+        return args.fn(args)
+    except WattzipError as exc:
+        print(f"wattzip: error: {exc}", file=sys.stderr)
+        return 2

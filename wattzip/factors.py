@@ -1,0 +1,97 @@
+"""The factors of SYSTOR '11's design that are machine settings: I/O scheduler, CPU governor.
+
+Each is checked before any measurement (a factor this machine cannot set is an
+error naming it), set before a job's runs and restored after them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from wattzip.errors import FactorError
+
+KEEP = "keep"  # the factor value that means "leave the machine as it is"
+SYSFS = "/sys"
+
+
+def _scheduler_file(disk: str, sysfs: str = SYSFS) -> Path:
+    return Path(sysfs) / "block" / disk / "queue" / "scheduler"
+
+
+def _governor_files(sysfs: str = SYSFS) -> list[Path]:
+    return [Path(p) for p in sorted(glob.glob(
+        f"{sysfs}/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"))]
+
+
+def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS) -> None:
+    if value == KEEP:
+        return
+    if not disk:
+        raise FactorError(f"factor io_scheduler={value}: the target directory is on no block "
+                          "device whose scheduler can be set")
+    path = _scheduler_file(disk, sysfs)
+    try:
+        text = path.read_text()
+    except OSError:
+        raise FactorError(f"factor io_scheduler={value}: {path} is not readable") from None
+    available = re.sub(r"[\[\]]", "", text).split()
+    if value not in available:
+        raise FactorError(f"factor io_scheduler={value}: {disk} offers only "
+                          f"{', '.join(available)}")
+    if not _writable(path):
+        raise FactorError(f"factor io_scheduler={value}: {path} is not writable (run as root)")
+
+
+def check_governor(value: str, sysfs: str = SYSFS) -> None:
+    if value == KEEP:
+        return
+    files = _governor_files(sysfs)
+    if not files:
+        raise FactorError(f"factor governor={value}: this machine has no cpufreq "
+                          "(a VM or a container?); remove the factor or set it to 'keep'")
+    available_file = files[0].with_name("scaling_available_governors")
+    available = available_file.read_text().split() if available_file.exists() else []
+    if available and value not in available:
+        raise FactorError(f"factor governor={value}: available governors are "
+                          f"{', '.join(available)}")
+    if not all(_writable(f) for f in files):
+        raise FactorError(f"factor governor={value}: scaling_governor is not writable "
+                          "(run as root)")
+
+
+def _writable(path: Path) -> bool:
+    import os
+
+    return os.access(path, os.W_OK)
+
+
+def current_io_scheduler(disk: str, sysfs: str = SYSFS) -> str:
+    match = re.search(r"\[(\S+)\]", _scheduler_file(disk, sysfs).read_text())
+    return match.group(1) if match else "none"
+
+
+@contextlib.contextmanager
+def applied(disk: str | None, io_scheduler: str = KEEP, governor: str = KEEP,
+            sysfs: str = SYSFS) -> Iterator[None]:
+    """Set the factors for the duration of a job, then restore what was there."""
+    check_io_scheduler(disk, io_scheduler, sysfs)
+    check_governor(governor, sysfs)
+    restore: list[tuple[Path, str]] = []
+    try:
+        if io_scheduler != KEEP:
+            path = _scheduler_file(disk, sysfs)
+            restore.append((path, current_io_scheduler(disk, sysfs)))
+            path.write_text(io_scheduler)
+        if governor != KEEP:
+            for path in _governor_files(sysfs):
+                restore.append((path, path.read_text().strip()))
+                path.write_text(governor)
+        yield
+    finally:
+        for path, value in reversed(restore):
+            with contextlib.suppress(OSError):
+                path.write_text(value)

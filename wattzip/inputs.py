@@ -1,0 +1,357 @@
+"""The study's input files: zero, text, binary, random and beyond (SYSTOR '09 4.2).
+
+Every generator streams fixed-size chunks, so memory stays bounded for any
+size, writes exactly the requested number of bytes, and returns a manifest
+entry that says where the bytes came from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+import hashlib
+import json
+import lzma
+import os
+import random
+import re
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from wattzip import __version__
+from wattzip.errors import ConfigError
+
+CHUNK = 1 << 20
+MIX_BLOCK = 128 << 10
+PAPER_TYPES = ("zero", "text", "binary", "random")
+DEFAULT_TEXT_SOURCES = ("linux-source", "/usr/include", "/usr/share/perl", "/usr/lib/python3")
+DEFAULT_BINARY_SOURCES = ("kernel-modules", "/usr/lib/x86_64-linux-gnu", "/usr/lib", "/usr/bin")
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "kib": 2**10, "m": 10**6, "mb": 10**6,
+          "mib": 2**20, "g": 10**9, "gb": 10**9, "gib": 2**30, "t": 10**12, "tb": 10**12,
+          "tib": 2**40}
+
+
+def parse_size(text: str | int) -> int:
+    """'64MiB' -> 67108864; plain integers are bytes."""
+    if isinstance(text, int):
+        return text
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
+    if not match or match.group(2).lower() not in _UNITS:
+        raise ConfigError(f"cannot read size {text!r}; write it like 64MiB, 2GiB or 1000000")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def format_size(n: int) -> str:
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= factor and n % factor == 0:
+            return f"{n // factor}{unit}"
+    return f"{n}B"
+
+
+def mix_fraction(file_type: str) -> float | None:
+    """'mix-30' -> 0.30, the fraction of highly redundant blocks; None otherwise."""
+    match = re.fullmatch(r"mix-(\d{1,3})", file_type)
+    if not match:
+        return None
+    pct = int(match.group(1))
+    if pct > 100:
+        raise ConfigError(f"file type {file_type!r}: the redundant share must be 0..100")
+    return pct / 100
+
+
+def validate_type(file_type: str) -> None:
+    if file_type in (*PAPER_TYPES, "urandom", "user") or mix_fraction(file_type) is not None:
+        return
+    raise ConfigError(
+        f"unknown file type {file_type!r}; valid: zero, text, binary, random, urandom, "
+        "user, mix-N (N% highly redundant blocks, e.g. mix-50)"
+    )
+
+
+class Progress:
+    """Prints a line to stderr at most once a second on long work."""
+
+    def __init__(self, label: str, total: int, stream=None):
+        self.label, self.total, self.stream = label, total, stream or sys.stderr
+        self.start = self.last = time.monotonic()
+
+    def update(self, done: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= 1.0:
+            self.last = now
+            self._print(done, now)
+
+    def finish(self, done: int) -> None:
+        self._print(done, time.monotonic())
+
+    def _print(self, done: int, now: float) -> None:
+        rate = done / max(now - self.start, 1e-9) / 2**20
+        pct = 100 * done / self.total if self.total else 100
+        print(f"{self.label}: {done / 2**20:.0f}/{self.total / 2**20:.0f} MiB ({pct:.0f}%) "
+              f"{rate:.0f} MiB/s", file=self.stream, flush=True)
+
+
+# --- byte sources -----------------------------------------------------------
+
+
+def _zero_chunks() -> Iterator[bytes]:
+    block = bytes(CHUNK)
+    while True:
+        yield block
+
+
+def _random_chunks(seed: int) -> Iterator[bytes]:
+    rng = random.Random(seed)
+    while True:
+        yield rng.randbytes(CHUNK)
+
+
+def _urandom_chunks() -> Iterator[bytes]:
+    with open("/dev/urandom", "rb", buffering=0) as f:
+        while True:
+            yield f.read(CHUNK)
+
+
+def _mix_chunks(seed: int, redundant_fraction: float) -> Iterator[bytes]:
+    """Blocks in a fixed interleave so every prefix holds the same share of zeros."""
+    rng = random.Random(seed)
+    zero_block = bytes(MIX_BLOCK)
+    i = 0
+    while True:
+        redundant = int((i + 1) * redundant_fraction) > int(i * redundant_fraction)
+        yield zero_block if redundant else rng.randbytes(MIX_BLOCK)
+        i += 1
+
+
+def _walk_files(root: str) -> Iterator[Path]:
+    """Regular files under root in a fixed (sorted) order, symlinks skipped."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if path.is_file() and not path.is_symlink():
+                yield path
+
+
+def _looks_text(head: bytes) -> bool:
+    return b"\0" not in head
+
+
+def _looks_elf(head: bytes) -> bool:
+    return head.startswith(b"\x7fELF")
+
+
+def _file_chunks(path: Path, accept) -> Iterator[bytes]:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8192)
+            if not head or not accept(head):
+                return
+            yield head
+            while chunk := f.read(CHUNK):
+                yield chunk
+    except OSError:
+        return
+
+
+def _dpkg_version(package: str) -> str | None:
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package],
+                             capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    return out.stdout.strip() or None
+
+
+def _linux_source_tarball() -> Path | None:
+    found = sorted(glob.glob("/usr/src/linux-source-*.tar.*"))
+    return Path(found[-1]) if found else None
+
+
+def _linux_source_chunks(describe: list) -> Iterator[bytes]:
+    tarball = _linux_source_tarball()
+    if tarball is None:
+        describe.append({"source": "linux-source", "missing": "no /usr/src/linux-source-*.tar.*; "
+                         "apt-get install linux-source"})
+        return
+    package = re.sub(r"\.tar\..*$", "", tarball.name)
+    describe.append({"source": "linux-source", "tarball": str(tarball), "package": package,
+                     "version": _dpkg_version(package)})
+    with tarfile.open(tarball, mode="r|*") as tar:
+        for member in tar:
+            if not member.isfile():
+                continue
+            f = tar.extractfile(member)
+            if f is None:
+                continue
+            while chunk := f.read(CHUNK):
+                yield chunk
+
+
+def _kernel_module_chunks(describe: list) -> Iterator[bytes]:
+    modules = sorted(glob.glob("/lib/modules/*/**/*.ko*", recursive=True))
+    describe.append({"source": "kernel-modules", "files": len(modules)})
+    for name in modules:
+        path = Path(name)
+        if name.endswith(".ko"):
+            yield from _file_chunks(path, lambda head: True)
+        elif name.endswith(".ko.xz"):
+            with lzma.open(path) as f:
+                yield f.read()
+        elif name.endswith(".ko.zst"):
+            out = subprocess.run(["zstd", "-dc", name], capture_output=True, check=False)
+            if out.returncode == 0:
+                yield out.stdout
+
+
+def _directory_chunks(root: str, accept, describe: list) -> Iterator[bytes]:
+    if not os.path.isdir(root):
+        describe.append({"source": root, "missing": "not a directory"})
+        return
+    entry = {"source": root, "files": 0}
+    describe.append(entry)
+    for path in _walk_files(root):
+        produced = False
+        for chunk in _file_chunks(path, accept):
+            produced = True
+            yield chunk
+        entry["files"] += produced
+
+
+def _corpus_chunks(sources: list[str], accept, describe: list) -> Iterator[bytes]:
+    """Concatenate the sources in order; cycle again when they run out."""
+    cycle = 0
+    while True:
+        produced = 0
+        for source in sources:
+            if source == "linux-source":
+                it = _linux_source_chunks(describe if cycle == 0 else [])
+            elif source == "kernel-modules":
+                it = _kernel_module_chunks(describe if cycle == 0 else [])
+            else:
+                it = _directory_chunks(source, accept, describe if cycle == 0 else [])
+            for chunk in it:
+                produced += len(chunk)
+                yield chunk
+        if produced == 0:
+            raise ConfigError(f"the sources {sources} gave no bytes; name directories that exist")
+        cycle += 1
+        describe.append({"cycled_again": cycle})
+
+
+def _user_chunks(path: str, describe: list) -> Iterator[bytes]:
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"user data {path!r} does not exist")
+    describe.append({"source": str(p.resolve()), "kind": "user data"})
+    files = [p] if p.is_file() else list(_walk_files(str(p)))
+    for f in files:
+        yield from _file_chunks(f, lambda head: True)
+
+
+def user_data_size(path: str) -> int:
+    p = Path(path)
+    if p.is_file():
+        return p.stat().st_size
+    return sum(f.stat().st_size for f in _walk_files(str(p)))
+
+
+# --- generation -------------------------------------------------------------
+
+
+def _chunks_for(file_type: str, seed: int, sources: list[str] | None, describe: list):
+    frac = mix_fraction(file_type)
+    if file_type == "zero":
+        describe.append({"source": "zero bytes, written (not sparse)"})
+        return _zero_chunks()
+    if file_type == "random":
+        describe.append({"source": "Python random.Random(seed).randbytes (Mersenne Twister)",
+                         "seed": seed})
+        return _random_chunks(seed)
+    if file_type == "urandom":
+        describe.append({"source": "/dev/urandom (not reproducible)"})
+        return _urandom_chunks()
+    if frac is not None:
+        describe.append({"source": f"{MIX_BLOCK}-byte blocks, {frac:.0%} zero, rest seeded random",
+                         "seed": seed, "redundant_fraction": frac})
+        return _mix_chunks(seed, frac)
+    if file_type == "text":
+        return _corpus_chunks(list(sources or DEFAULT_TEXT_SOURCES), _looks_text, describe)
+    if file_type == "binary":
+        return _corpus_chunks(list(sources or DEFAULT_BINARY_SOURCES), _looks_elf, describe)
+    if file_type == "user":
+        if not sources:
+            raise ConfigError("file type 'user' needs a source: a file or directory of your data")
+        return _user_chunks(sources[0], describe)
+    validate_type(file_type)
+    raise AssertionError(file_type)
+
+
+def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int = 1,
+             sources: list[str] | None = None, progress: bool = True) -> dict:
+    """Write exactly `size` bytes of `file_type` to `out`; return its manifest entry.
+
+    The file appears under its name only when complete (written to a temporary
+    name, flushed, then renamed), so an interrupted generation leaves nothing
+    that looks finished.  `size` None means all of a user's data.
+    """
+    validate_type(file_type)
+    if size is None:
+        if file_type != "user":
+            raise ConfigError(f"file type {file_type!r} needs a size")
+        size = user_data_size((sources or [""])[0])
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".partial")
+    describe: list = []
+    digest = hashlib.sha256()
+    bar = Progress(f"gen {file_type}", size) if progress else None
+    written = 0
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for chunk in _chunks_for(file_type, seed, sources, describe):
+            piece = chunk[: size - written]
+            view = memoryview(piece)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            digest.update(piece)
+            written += len(piece)
+            if bar:
+                bar.update(written)
+            if written >= size:
+                break
+        if written < size:
+            raise ConfigError(f"{file_type}: the sources gave {written} bytes, {size} needed")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, out)
+    if bar:
+        bar.finish(written)
+    return {
+        "file_type": file_type,
+        "path": str(out),
+        "size_bytes": written,
+        "sha256": digest.hexdigest(),
+        "seed": seed if file_type in ("random",) or mix_fraction(file_type) is not None else None,
+        "sources": describe,
+        "generator": f"wattzip {__version__}",
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_manifest_entry(entry: dict, path: str | os.PathLike) -> None:
+    Path(path).write_text(json.dumps(entry, indent=2) + "\n")

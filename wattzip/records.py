@@ -1,0 +1,123 @@
+"""Run records: the contract between measure and analyze (design brief).
+
+Journals hold one JSON object per run; runs.csv holds the same runs flat, the
+factors spread into ``factor_<name>`` columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+RUN_COLUMNS = (
+    "testbed", "setting", "file_type", "input_bytes", "input_sha256", "codec", "tool", "level",
+    "op", "repeat", "started_at", "ended_at", "elapsed_s", "user_s", "sys_s", "wait_s",
+    "energy_j", "idle_power_w", "energy_passive_j", "energy_active_j", "meter_source",
+    "meter_scope", "meter_method", "samples", "output_bytes", "verified", "exit_code", "failure",
+    "threads", "copies", "tool_version", "trace",
+)
+FACTOR_PREFIX = "factor_"
+
+
+def read_jsonl(paths: Iterable[str | os.PathLike]) -> list[dict]:
+    runs = []
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            if line.strip():
+                try:
+                    runs.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a torn last line from a killed job
+    return runs
+
+
+def flatten(record: dict) -> dict:
+    row = {k: record.get(k) for k in RUN_COLUMNS}
+    factors = record.get("factors") or {}
+    row["setting"] = factors.get("setting", record.get("setting", "default"))
+    row["copies"] = factors.get("copies", record.get("copies", 1))
+    for name, value in sorted(factors.items()):
+        if name not in ("setting",):
+            row[FACTOR_PREFIX + name] = value
+    return row
+
+
+def write_runs_csv(records: list[dict], out: str | os.PathLike) -> int:
+    rows = [flatten(r) for r in records]
+    extra = sorted({k for row in rows for k in row} - set(RUN_COLUMNS))
+    columns = list(RUN_COLUMNS) + extra
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, columns, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _cell(row.get(k)) for k in columns})
+    return len(rows)
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def read_runs_csv(path: str | os.PathLike) -> list[dict]:
+    """runs.csv back into records with numbers and booleans restored."""
+    numeric = {"input_bytes", "repeat", "elapsed_s", "user_s", "sys_s", "wait_s", "energy_j",
+               "idle_power_w", "energy_passive_j", "energy_active_j", "samples",
+               "output_bytes", "exit_code", "threads", "copies"}
+    out = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            rec: dict = {}
+            for k, v in row.items():
+                if v == "":
+                    rec[k] = None
+                elif k in numeric:
+                    rec[k] = float(v) if "." in v or "e" in v.lower() else int(v)
+                elif k == "verified":
+                    rec[k] = v == "true"
+                else:
+                    rec[k] = v
+            out.append(rec)
+    return out
+
+
+def load_runs(paths: Iterable[str | os.PathLike]) -> list[dict]:
+    """Runs from any mix of runs.csv and journal .jsonl files, flattened."""
+    rows = []
+    for path in paths:
+        if str(path).endswith(".csv"):
+            rows.extend(read_runs_csv(path))
+        else:
+            rows.extend(flatten(r) for r in read_jsonl([path]))
+    return rows
+
+
+def find_overlaps(records: list[dict]) -> list[tuple[dict, dict]]:
+    """Pairs of runs of one testbed whose measured intervals overlap."""
+    def stamp(s: str) -> float:
+        return dt.datetime.fromisoformat(s).timestamp()
+
+    timed = sorted(
+        (stamp(r["started_at"]), stamp(r["ended_at"]), r)
+        for r in records if r.get("started_at") and r.get("ended_at")
+    )
+    overlaps = []
+    by_testbed: dict[str, list] = {}
+    for item in timed:
+        by_testbed.setdefault(item[2].get("testbed"), []).append(item)
+    for items in by_testbed.values():
+        latest_end, latest = None, None
+        for start, end, rec in items:
+            if latest_end is not None and start < latest_end:
+                overlaps.append((latest, rec))
+            if latest_end is None or end > latest_end:
+                latest_end, latest = end, rec
+    return overlaps

@@ -1,0 +1,192 @@
+"""One measured run of one operation, the way SYSTOR '09 section 4.3 measured it.
+
+The measured region starts with the meter and ends after the output is flushed
+to the device (the paper unmounted the partition); caches are dropped before
+it and the output is verified after it, both outside the region.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gzip
+import hashlib
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wattzip.meters import Meter
+from wattzip.system import DiskSampler
+
+OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
+WRITE_OPS = ("plain-write", "compress-write")
+DROP_CACHES = "/proc/sys/vm/drop_caches"
+
+
+@dataclass
+class Operation:
+    """What one run executes: an argv per copy with its standard input and output.
+
+    `stdout_paths[i]` None sends that copy's output to /dev/null (reads);
+    `flush_paths` are the files that must reach the device inside the region.
+    """
+
+    op: str
+    argvs: list[list[str]]
+    stdin_paths: list[str]
+    stdout_paths: list[str | None]
+    flush_paths: list[str] = field(default_factory=list)
+    ok_exit_codes: frozenset[int] = frozenset({0})
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def drop_caches(paths: list[str]) -> str:
+    """Empty the page cache: globally when permitted, else evict these files.
+
+    Returns the method used, which every run records.
+    """
+    os.sync()
+    try:
+        with open(DROP_CACHES, "w") as f:
+            f.write("3\n")
+        return "global"
+    except OSError:
+        pass
+    for path in paths:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fdatasync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+    return "per-file"
+
+
+def _flush(paths: list[str]) -> None:
+    dirs = set()
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        dirs.add(os.path.dirname(os.path.abspath(path)))
+    for d in dirs:
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def measure(operation: Operation, meter: Meter, idle_power_w: float | None = None,
+            disk_device: str | None = None, trace_interval_s: float = 0.1) -> dict:
+    """Run `operation` once under `meter`; return the timing and energy fields of a run record.
+
+    Never raises for a failing command: its exit code is recorded instead.
+    """
+    stack = contextlib.ExitStack()
+    stdins = [stack.enter_context(open(p, "rb")) for p in operation.stdin_paths]
+    stdouts = [
+        stack.enter_context(open(p, "wb")) if p else stack.enter_context(open(os.devnull, "wb"))
+        for p in operation.stdout_paths
+    ]
+    stderrs = [stack.enter_context(tempfile.TemporaryFile()) for _ in operation.argvs]
+    disk = DiskSampler(disk_device, trace_interval_s)
+    with stack:
+        disk.start()
+        meter.start()
+        started_at = utc_now()
+        t0 = time.perf_counter()
+        procs, launch_error = [], None
+        for argv, fin, fout, ferr in zip(operation.argvs, stdins, stdouts, stderrs, strict=True):
+            try:
+                procs.append(subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr,
+                                              close_fds=True))
+            except OSError as exc:
+                launch_error = f"{argv[0]}: {exc}"
+                break
+        user_s = sys_s = 0.0
+        exit_codes = []
+        for proc in procs:
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            exit_codes.append(proc.returncode)
+            user_s += usage.ru_utime
+            sys_s += usage.ru_stime
+        for fout in stdouts:
+            fout.flush()
+        if launch_error is None and all(c in operation.ok_exit_codes for c in exit_codes):
+            _flush([p for p in operation.flush_paths if os.path.exists(p)])
+        elapsed_s = time.perf_counter() - t0
+        ended_at = utc_now()
+        reading = meter.stop()
+        disk_samples = disk.stop()
+        errors = []
+        for ferr in stderrs:
+            ferr.seek(0)
+            errors.append(ferr.read(2000).decode(errors="replace").strip())
+    exit_code = 127 if launch_error else max(exit_codes, key=lambda c: c not in
+                                             operation.ok_exit_codes, default=0)
+    ok = launch_error is None and all(c in operation.ok_exit_codes for c in exit_codes)
+    energy = reading.energy_j
+    passive = idle_power_w * elapsed_s if idle_power_w is not None else None
+    return {
+        "op": operation.op,
+        "started_at": started_at,
+        "ended_at": ended_at,
+        "elapsed_s": elapsed_s,
+        "user_s": user_s,
+        "sys_s": sys_s,
+        "wait_s": elapsed_s - user_s - sys_s,
+        "energy_j": energy,
+        "idle_power_w": idle_power_w,
+        "energy_passive_j": passive,
+        "energy_active_j": energy - passive if passive is not None else None,
+        "meter_source": reading.source,
+        "meter_scope": reading.scope,
+        "meter_method": reading.method,
+        "samples": len(reading.samples),
+        "exit_code": exit_code,
+        "succeeded": ok,
+        "error": launch_error or ("; ".join(e for e in errors if e) if not ok else None) or None,
+        "argv": operation.argvs[0],
+        "copies": len(operation.argvs),
+        "_power_samples": reading.samples,
+        "_disk_samples": disk_samples,
+    }
+
+
+def sha256_of_command(argv: list[str], stdin_path: str | None) -> tuple[str | None, int, str]:
+    """sha256 and length of what argv writes to stdout; (None, n, why) on failure."""
+    digest, n = hashlib.sha256(), 0
+    with contextlib.ExitStack() as stack:
+        fin = stack.enter_context(open(stdin_path, "rb")) if stdin_path else subprocess.DEVNULL
+        proc = subprocess.Popen(argv, stdin=fin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        while chunk := proc.stdout.read(1 << 20):
+            digest.update(chunk)
+            n += len(chunk)
+        err = proc.stderr.read().decode(errors="replace").strip()
+        code = proc.wait()
+    if code != 0:
+        return None, n, f"exit {code}: {err[:300]}"
+    return digest.hexdigest(), n, ""
+
+
+def write_trace(path: str | os.PathLike, power: list[tuple[float, float]],
+                disk: list[tuple[float, float, float]]) -> None:
+    """One run's samples as a tidy gzip'd CSV: t_s, series, value."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", compresslevel=6) as f:
+        f.write("t_s,series,value\n")
+        for t, w in power:
+            f.write(f"{t:.4f},power_w,{w:.4f}\n")
+        for t, r, w in disk:
+            f.write(f"{t:.4f},read_bytes_per_s,{r:.0f}\n{t:.4f},write_bytes_per_s,{w:.0f}\n")

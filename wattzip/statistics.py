@@ -1,0 +1,128 @@
+"""Means, Student-t confidence half-widths and the repeat-until-confident rule.
+
+The measurement core needs no numerical library: the t quantile is computed
+from the regularized incomplete beta function (Numerical Recipes' continued
+fraction), which the tests check against scipy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def mean(xs: Sequence[float]) -> float:
+    return math.fsum(xs) / len(xs) if xs else float("nan")
+
+
+def stdev(xs: Sequence[float]) -> float:
+    n = len(xs)
+    if n < 2:
+        return float("nan")
+    m = mean(xs)
+    return math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (n - 1))
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    tiny, eps = 1e-300, 3e-16
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < eps:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    front = math.exp(lbeta + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    x = df / (df + t * t)
+    tail = 0.5 * _betainc(df / 2.0, 0.5, x)
+    return 1.0 - tail if t >= 0 else tail
+
+
+def t_ppf(p: float, df: float) -> float:
+    """The p quantile of Student's t with df degrees of freedom (bisection)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must be in (0, 1)")
+    if p < 0.5:
+        return -t_ppf(1.0 - p, df)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return (lo + hi) / 2.0
+
+
+def half_width(xs: Sequence[float], confidence: float = 0.95) -> float:
+    """Half-width of the Student-t confidence interval of the mean (NaN below 2 values)."""
+    n = len(xs)
+    if n < 2:
+        return float("nan")
+    return t_ppf(0.5 + confidence / 2.0, n - 1) * stdev(xs) / math.sqrt(n)
+
+
+def relative_half_width(xs: Sequence[float], confidence: float = 0.95) -> float:
+    m = mean(xs)
+    return half_width(xs, confidence) / abs(m) if m else float("inf")
+
+
+def ci_met(xs: Sequence[float], target: float, confidence: float = 0.95) -> bool:
+    hw = relative_half_width(xs, confidence)
+    return not math.isnan(hw) and hw <= target
+
+
+def need_more_repeats(series: dict[str, Sequence[float]], min_repeats: int, max_repeats: int,
+                      ci_target: float) -> bool:
+    """The paper's rule: at least min, then until every half-width < target, at most max."""
+    n = min((len(v) for v in series.values()), default=0)
+    if n < min_repeats:
+        return True
+    if n >= max_repeats:
+        return False
+    return not all(ci_met(v, ci_target) for v in series.values())
+
+
+def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
+    n = len(xs)
+    if n < 3 or n != len(ys):
+        return float("nan")
+    mx, my = mean(xs), mean(ys)
+    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = math.fsum((x - mx) ** 2 for x in xs)
+    syy = math.fsum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")

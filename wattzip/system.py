@@ -1,0 +1,173 @@
+"""What machine a number came from: CPU, memory, kernel, disk, scheduler, governor.
+
+Also the block device behind a directory and its I/O counters, sampled beside
+the power so SYSTOR '11's power and block-I/O timelines can be drawn.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import platform
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+SECTOR = 512
+
+
+def _read(path: str | Path, default: str | None = None) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return default
+
+
+def block_device(path: str | os.PathLike) -> dict:
+    """The partition and whole disk that hold `path` (names as in /sys/block)."""
+    st = os.stat(path)
+    major, minor = os.major(st.st_dev), os.minor(st.st_dev)
+    sys_dev = Path(f"/sys/dev/block/{major}:{minor}")
+    if not sys_dev.exists():
+        return {"device": None, "disk": None, "major_minor": f"{major}:{minor}"}
+    real = sys_dev.resolve()
+    disk = real.parent.name if (real / "partition").exists() else real.name
+    return {"device": real.name, "disk": disk, "major_minor": f"{major}:{minor}"}
+
+
+def filesystem_of(path: str | os.PathLike) -> dict:
+    """Mount point, type and source of the filesystem holding `path`."""
+    path = os.path.realpath(path)
+    best = {"mount_point": "/", "fstype": None, "source": None}
+    try:
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return best
+    for line in lines:
+        source, mount, fstype = line.split()[:3]
+        if (path == mount or path.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(
+            best["mount_point"]
+        ):
+            best = {"mount_point": mount, "fstype": fstype, "source": source}
+    return best
+
+
+def read_diskstats(device: str, diskstats: str = "/proc/diskstats") -> tuple[int, int] | None:
+    """(bytes read, bytes written) so far by `device`."""
+    try:
+        with open(diskstats) as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) > 9 and fields[2] == device:
+                    return int(fields[5]) * SECTOR, int(fields[9]) * SECTOR
+    except OSError:
+        return None
+    return None
+
+
+class DiskSampler:
+    """Samples a device's read and write rates on a thread, beside the meter."""
+
+    def __init__(self, device: str | None, interval_s: float = 0.1):
+        self.device, self.interval_s = device, interval_s
+        self.samples: list[tuple[float, float, float]] = []  # (t, read B/s, write B/s)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        last_t, last = time.monotonic(), read_diskstats(self.device)
+        while last is not None and not self._stop.wait(self.interval_s):
+            now, cur = time.monotonic(), read_diskstats(self.device)
+            if cur is None:
+                return
+            dt_s = now - last_t
+            if dt_s > 0:
+                self.samples.append((now - self._t0, (cur[0] - last[0]) / dt_s,
+                                     (cur[1] - last[1]) / dt_s))
+            last_t, last = now, cur
+
+    def start(self) -> None:
+        self._t0 = time.monotonic()
+        if self.device:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+
+    def stop(self) -> list[tuple[float, float, float]]:
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+        return self.samples
+
+
+def io_scheduler(disk: str | None) -> str | None:
+    text = _read(f"/sys/block/{disk}/queue/scheduler") if disk else None
+    match = re.search(r"\[(\S+)\]", text or "")
+    return match.group(1) if match else text
+
+
+def cpu_governors() -> list[str]:
+    return sorted({_read(p) for p in glob.glob(
+        "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor")} - {None})
+
+
+def _cpu_model() -> str | None:
+    for line in (_read("/proc/cpuinfo") or "").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or None
+
+
+def _mem_total_bytes() -> int | None:
+    match = re.search(r"MemTotal:\s+(\d+) kB", _read("/proc/meminfo") or "")
+    return int(match.group(1)) * 1024 if match else None
+
+
+def virtualization() -> str:
+    try:
+        out = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True, check=False)
+        if out.stdout.strip():
+            return out.stdout.strip()
+    except OSError:
+        pass
+    flags = _read("/proc/cpuinfo") or ""
+    return "hypervisor (unknown kind)" if " hypervisor" in flags else "none detected"
+
+
+def _turbo() -> str | None:
+    no_turbo = _read("/sys/devices/system/cpu/intel_pstate/no_turbo")
+    if no_turbo is not None:
+        return "off" if no_turbo == "1" else "on"
+    boost = _read("/sys/devices/system/cpu/cpufreq/boost")
+    return None if boost is None else ("on" if boost == "1" else "off")
+
+
+def _os_name() -> str | None:
+    match = re.search(r'PRETTY_NAME="([^"]+)"', _read("/etc/os-release") or "")
+    return match.group(1) if match else None
+
+
+def provenance(target_dir: str | os.PathLike) -> dict:
+    """The machine and the target disk, as readable here (None where not)."""
+    dev = block_device(target_dir)
+    disk = dev.get("disk")
+    return {
+        "hostname": platform.node(),
+        "cpu_model": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "memory_bytes": _mem_total_bytes(),
+        "kernel": platform.release(),
+        "os": _os_name(),
+        "python": platform.python_version(),
+        "virtualization": virtualization(),
+        "cpu_governors": cpu_governors() or None,
+        "turbo": _turbo(),
+        "target_dir": str(Path(target_dir).resolve()),
+        "target_device": dev,
+        "target_disk_model": _read(f"/sys/block/{disk}/device/model") if disk else None,
+        "target_disk_rotational": _read(f"/sys/block/{disk}/queue/rotational") if disk else None,
+        "io_scheduler": io_scheduler(disk),
+        "filesystem": filesystem_of(target_dir),
+        "drop_caches_writable": os.access("/proc/sys/vm/drop_caches", os.W_OK),
+    }
