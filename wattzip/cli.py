@@ -39,6 +39,15 @@ def _add_meter_options(p: argparse.ArgumentParser) -> None:
                    help="sampling period of polled meters (default: %(default)s)")
 
 
+def _add_setting_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("factors (set before, restored after)")
+    g.add_argument("--setting", default="default", help="name of the factor combination")
+    g.add_argument("--medium", default="default", help="name of the storage medium")
+    g.add_argument("--target-dir", default=".", help="directory on the medium under test")
+    g.add_argument("--io-scheduler", default="keep")
+    g.add_argument("--governor", default="keep")
+
+
 def _meter_options(a: argparse.Namespace) -> meters.MeterOptions:
     opts = meters.MeterOptions(
         interval_s=a.interval, powercap_root=a.powercap_root, powercap_psys=a.psys,
@@ -74,10 +83,19 @@ def cmd_meters(a) -> int:
 
 
 def cmd_idle(a) -> int:
+    from wattzip import factors
+
     meter = _open_meter(a)
-    result = meters.measure_idle(meter, a.count, a.seconds, progress=_log)
+    os.makedirs(a.target_dir, exist_ok=True)
+    disk = system.block_device(a.target_dir)["disk"]
+    try:
+        with factors.applied(disk, a.io_scheduler, a.governor):
+            result = meters.measure_idle(meter, a.count, a.seconds, progress=_log)
+    finally:
+        meter.close()
     out = {"idle_power_w": result.mean_w, "sd_w": result.sd_w, "windows_w": result.windows_w,
-           "count": a.count, "seconds": a.seconds, "meter_source": result.source,
+           "count": a.count, "seconds": a.seconds, "setting": a.setting,
+           "meter_source": result.source,
            "meter_scope": result.scope, "meter_method": result.method,
            "measured_at": runner.utc_now()}
     text = json.dumps(out, indent=2)
@@ -259,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seconds", type=float, default=600.0)
     s.add_argument("--out", metavar="JSON")
     s.add_argument("--json", action="store_true")
+    _add_setting_options(s)
     s.set_defaults(fn=cmd_idle)
 
     s = sub.add_parser("measure", help="run one command under the meter; print its run record")
@@ -293,7 +312,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--testbed", required=True)
     s.add_argument("--manifest", required=True, help="the input's manifest entry (JSON)")
     s.add_argument("--codec", required=True, help="codec entry, or 'plain' for the baseline")
-    s.add_argument("--target-dir", required=True)
     s.add_argument("--journal", required=True, help="append-only JSONL that survives a kill")
     s.add_argument("--out", required=True, help="this job's runs (JSONL), written at the end")
     s.add_argument("--idle", help="idle calibration JSON")
@@ -304,10 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--copies", type=int, default=1)
     s.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     s.add_argument("--trace-dir")
-    s.add_argument("--setting", default="default")
-    s.add_argument("--medium", default="default")
-    s.add_argument("--io-scheduler", default="keep")
-    s.add_argument("--governor", default="keep")
+    _add_setting_options(s)
     s.set_defaults(fn=cmd_job)
 
     s = sub.add_parser("collect", help="join run journals into runs.csv")

@@ -158,16 +158,18 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
     os.makedirs(job.target_dir, exist_ok=True)
     key = job.key()
     runs = read_journal(journal, key)
-    repeats_done = max((r["repeat"] for r in runs), default=0)
+    last_repeat = max((r["repeat"] for r in runs), default=0)
     if runs:
-        log(f"{job.file_type}/{job.codec_name}: resuming after {repeats_done} repeat(s) "
+        log(f"{job.file_type}/{job.codec_name}: resuming after {last_repeat} repeat(s) "
             f"found in {journal}")
     version = codec_registry.version(job.codec) if job.codec else None
     consecutive_failures = 0
     write_op, read_op = job.write_operation(), job.read_operation()
-    while need_more_repeats(_series(runs, job.ops), job.min_repeats, job.max_repeats,
-                            job.ci_target) and repeats_done < job.max_repeats:
-        repeat = repeats_done + 1
+    # The stopping rule counts verified runs per operation, so a repeat cut
+    # short by a kill (a write without its read) is simply made up for.
+    while (need_more_repeats(_series(runs, job.ops), job.min_repeats, job.max_repeats,
+                             job.ci_target) and last_repeat < 2 * job.max_repeats):
+        repeat = last_repeat + 1
         for path in job.stored_paths():
             if os.path.exists(path):
                 os.unlink(path)
@@ -199,7 +201,7 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             runs.append(record)
             pair_ok &= record["verified"]
             log(_progress_line(job, record))
-        repeats_done = repeat
+        last_repeat = repeat
         consecutive_failures = 0 if pair_ok else consecutive_failures + 1
         if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
             log(f"{job.file_type}/{job.codec_name}: {consecutive_failures} failed repeats in a "
@@ -209,6 +211,7 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
         if os.path.exists(path):
             os.unlink(path)
     series = _series(runs, job.ops)
+    repeats_done = min(len(v) for v in series.values())
     widths = {k: relative_half_width(v) for k, v in series.items()}
     met = all(w <= job.ci_target for w in widths.values())
     if not met:

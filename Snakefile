@@ -1,0 +1,25 @@
+"""The compression energy study: inputs, calibration, measurement, analysis, figures, paper."""
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+validate(config, "config/schema.yaml")
+
+
+include: "rules/common.smk"
+
+
+rule all:
+    """Everything the study produces for this testbed (and copied-in ones)."""
+    input:
+        all_outputs(),
+
+
+include: "rules/inputs.smk"
+include: "rules/calibrate.smk"
+include: "rules/measure.smk"

@@ -1,0 +1,69 @@
+"""Before measuring: pre-flight checks, testbed provenance, idle power."""
+
+
+rule preflight:
+    """Stop before any run if a codec, the meter, a factor or disk space is missing."""
+    input:
+        expand(f"{INPUT_DIR}/{{ftype}}.bin.json", ftype=FILE_TYPES),
+    output:
+        f"{RESULTS}/{{testbed}}/preflight.json",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/preflight.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        codecs=CODECS,
+        settings=SETTINGS,
+        file_size=FILE_SIZE,
+        meter_args=meter_args(),
+    script:
+        "../scripts/preflight.py"
+
+
+rule provenance:
+    """CPU, memory, kernel, disk, scheduler, governor, tool versions and meter."""
+    output:
+        f"{RESULTS}/{{testbed}}/provenance.json",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/provenance.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        target=SETTINGS[next(iter(SETTINGS))]["target_dir"],
+        codecs=" ".join(CODECS),
+        meter=meter_args(),
+        description=config["testbed"].get("description", ""),
+    shell:
+        "mkdir -p {params.target} && wattzip provenance {params.meter} "
+        "--target-dir {params.target} --codecs {params.codecs} "
+        "--testbed {wildcards.testbed} --description '{params.description}' "
+        "--out {output} 2> {log}"
+
+
+rule idle_power:
+    """Average idle power of the testbed in one setting (paper 5.1), alone on the machine."""
+    input:
+        f"{RESULTS}/{{testbed}}/preflight.json",
+    output:
+        f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/idle/{{setting}}.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    threads: workflow.cores
+    resources:
+        measure=1,
+    params:
+        meter=meter_args(),
+        setting=setting_args,
+        windows=config["idle"]["count"],
+        seconds=config["idle"]["seconds"],
+    shell:
+        "wattzip idle {params.meter} {params.setting} --count {params.windows} "
+        "--seconds {params.seconds} --out {output} 2> {log}"

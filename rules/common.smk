@@ -1,0 +1,180 @@
+"""Helpers shared by the rules: config lookups, the design's settings, paths."""
+
+import itertools
+import os
+import sys
+
+from wattzip import codecs as codec_registry
+from wattzip import inputs as input_types
+from wattzip.errors import ConfigError
+
+TESTBED = config["testbed"]["name"]
+RESULTS = "results"
+FILE_TYPES = list(config["file_types"])
+CODECS = [c.name for c in codec_registry.resolve(config["codecs"])]
+JOBS_CODECS = CODECS + ["plain"]
+FILE_SIZE = input_types.parse_size(config["file_size"])
+INPUT_DIR = config.get("input_dir", "results/{testbed}/inputs").format(testbed=TESTBED)
+REPEATS = config["repeats"]
+if REPEATS["max"] < REPEATS["min"]:
+    raise ConfigError(
+        f"repeats.max ({REPEATS['max']}) is below repeats.min ({REPEATS['min']})"
+    )
+
+
+def _settings():
+    """Every combination of the factors, by a name that says what it is."""
+    factors = config.get("factors", {})
+    media = factors.get("medium") or {"default": config["target_dir"]}
+    combos = itertools.product(
+        media.items(),
+        factors.get("io_scheduler", ["keep"]),
+        factors.get("governor", ["keep"]),
+        factors.get("copies", [1]),
+    )
+    settings = {}
+    for (medium, target), scheduler, governor, copies in combos:
+        name = f"{medium}.io-{scheduler}.gov-{governor}.x{copies}"
+        settings[name] = {
+            "medium": medium,
+            "target_dir": target.format(testbed=TESTBED),
+            "io_scheduler": scheduler,
+            "governor": governor,
+            "copies": copies,
+        }
+    return settings
+
+
+SETTINGS = _settings()
+CROSSCHECK = config.get("crosscheck", {"codecs": []})
+for _name in CROSSCHECK.get("codecs", []):
+    if _name not in CODECS:
+        raise ConfigError(
+            f"crosscheck.codecs: {_name!r} is not among the study's codecs {CODECS}"
+        )
+if CROSSCHECK.get("codecs") and CROSSCHECK.get("file_type", "text") not in FILE_TYPES:
+    raise ConfigError(
+        f"crosscheck.file_type: {CROSSCHECK.get('file_type', 'text')!r} is not among "
+        f"the study's file_types {FILE_TYPES}"
+    )
+
+
+wildcard_constraints:
+    testbed=r"[A-Za-z0-9][A-Za-z0-9_-]*",
+    setting=r"[^/]+",
+    ftype=r"[^/.]+",
+    codec=r"[^/]+",
+
+
+def this_testbed():
+    """Wildcard constraint: only this machine's testbed is measured here."""
+    return TESTBED
+
+
+def meter_args():
+    """The meter options of the config as wattzip command-line flags."""
+    m = config["meter"]
+    args = [
+        "--meter",
+        ",".join(m["order"]),
+        "--interval",
+        str(m.get("interval_s", 0.1)),
+    ]
+    if m.get("require_measured"):
+        args.append("--require-measured")
+    if m.get("powercap_root"):
+        args += ["--powercap-root", m["powercap_root"]]
+    if m.get("psys"):
+        args.append("--psys")
+    if m.get("wattsup_port"):
+        args += ["--wattsup-port", m["wattsup_port"]]
+    if m.get("trace_path"):
+        args += ["--trace", m["trace_path"]]
+    if m.get("ipmi_command"):
+        args += ["--ipmi-command", f"'{m['ipmi_command']}'"]
+    if m.get("model"):
+        args += [
+            "--model-idle-w",
+            str(m["model"]["idle_power_w"]),
+            "--model-max-w",
+            str(m["model"]["max_power_w"]),
+        ]
+    return " ".join(args)
+
+
+def setting_args(wildcards):
+    s = SETTINGS[wildcards.setting]
+    return (
+        f"--setting {wildcards.setting} --medium {s['medium']} "
+        f"--target-dir {s['target_dir']} --io-scheduler {s['io_scheduler']} "
+        f"--governor {s['governor']}"
+    )
+
+
+def copies(wildcards):
+    return SETTINGS[wildcards.setting]["copies"]
+
+
+def codec_threads():
+    return config.get("threads", 0) or os.cpu_count() or 1
+
+
+def input_sources(wildcards):
+    sources = config.get("sources", {}).get(wildcards.ftype, [])
+    return " ".join(f"--source {s}" for s in sources)
+
+
+def input_manifest(wildcards):
+    return f"{INPUT_DIR}/{wildcards.ftype}.bin.json"
+
+
+def job_runs(wildcards):
+    """Every measurement job's runs of this testbed."""
+    return expand(
+        "{results}/{testbed}/runs/{setting}/{ftype}/{codec}.jsonl",
+        results=RESULTS,
+        testbed=wildcards.testbed,
+        setting=list(SETTINGS),
+        ftype=FILE_TYPES,
+        codec=JOBS_CODECS,
+    )
+
+
+def other_testbeds():
+    """Testbeds whose runs.csv was copied in beside this machine's."""
+    named = config.get("compare_testbeds")
+    if named is not None:
+        return [t for t in named if t != TESTBED]
+    found = glob_wildcards(f"{RESULTS}/{{testbed}}/runs.csv").testbed
+    return sorted(t for t in set(found) if "/" not in t and t != TESTBED)
+
+
+def all_testbeds():
+    return [TESTBED] + other_testbeds()
+
+
+def all_outputs():
+    outputs = [
+        f"{RESULTS}/{TESTBED}/runs.csv",
+        f"{RESULTS}/{TESTBED}/overlap.txt",
+        f"{RESULTS}/{TESTBED}/provenance.json",
+        f"{RESULTS}/{TESTBED}/manifest.json",
+    ]
+    if CROSSCHECK.get("codecs"):
+        outputs.append(f"{RESULTS}/{TESTBED}/crosscheck.csv")
+    return outputs
+
+
+def _study_summary():
+    jobs = len(SETTINGS) * len(FILE_TYPES) * len(JOBS_CODECS)
+    lo, hi = 2 * jobs * REPEATS["min"], 2 * jobs * REPEATS["max"]
+    runs = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    print(
+        f"wattzip study '{TESTBED}': {len(FILE_TYPES)} file types x {len(CODECS)} codecs "
+        f"(+ plain baseline) x {len(SETTINGS)} setting(s) = {jobs} measurement jobs, "
+        f"{runs} measured runs of {config['file_size']} files",
+        file=sys.stderr,
+    )
+
+
+_study_summary()

@@ -1,0 +1,94 @@
+"""Measured runs: one job per setting x file type x codec (and the plain baseline)."""
+
+
+rule measure_runs:
+    """Repeated write/read runs of one codec (or plain) on one file, alone on the machine."""
+    input:
+        manifest=input_manifest,
+        idle=f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
+        preflight=f"{RESULTS}/{{testbed}}/preflight.json",
+    output:
+        f"{RESULTS}/{{testbed}}/runs/{{setting}}/{{ftype}}/{{codec}}.jsonl",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/runs/{{setting}}/{{ftype}}/{{codec}}.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    threads: workflow.cores
+    resources:
+        measure=1,
+    params:
+        meter=meter_args(),
+        setting=setting_args,
+        copies=copies,
+        threads=codec_threads(),
+        journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
+        traces=f"{RESULTS}/{{testbed}}/traces/{{setting}}/{{ftype}}/{{codec}}",
+        repeats=(
+            f"--min-repeats {REPEATS['min']} --max-repeats {REPEATS['max']} "
+            f"--ci-target {REPEATS['ci_target']}"
+        ),
+    shell:
+        "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
+        "--codec {wildcards.codec} {params.setting} --copies {params.copies} "
+        "--threads {params.threads} --idle {input.idle} {params.meter} {params.repeats} "
+        "--journal {params.journal} --trace-dir {params.traces} --out {output} 2> {log}"
+
+
+rule runs_table:
+    """Every run of the testbed in one tidy table (the run record of the design)."""
+    input:
+        job_runs,
+    output:
+        f"{RESULTS}/{{testbed}}/runs.csv",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/runs_table.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    shell:
+        "wattzip collect {input} --out {output} 2> {log}"
+
+
+rule check_overlap:
+    """Fail if any two measured intervals overlap: measurement must run alone."""
+    input:
+        f"{RESULTS}/{{testbed}}/runs.csv",
+    output:
+        f"{RESULTS}/{{testbed}}/overlap.txt",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/check_overlap.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    shell:
+        "wattzip check-overlap {input} --out {output} 2> {log}"
+
+
+rule crosscheck_hyperfine:
+    """Time the same commands with hyperfine; record its mean over the harness's mean."""
+    input:
+        runs=f"{RESULTS}/{{testbed}}/runs.csv",
+        manifest=f"{INPUT_DIR}/{CROSSCHECK.get('file_type', 'text')}.bin.json",
+    output:
+        f"{RESULTS}/{{testbed}}/crosscheck.csv",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/crosscheck.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    threads: workflow.cores
+    resources:
+        measure=1,
+    params:
+        codecs=CROSSCHECK.get("codecs", []),
+        runs=CROSSCHECK.get("runs", 3),
+        setting=next(iter(SETTINGS)),
+        target=SETTINGS[next(iter(SETTINGS))]["target_dir"],
+        threads=codec_threads(),
+    script:
+        "../scripts/crosscheck_hyperfine.py"

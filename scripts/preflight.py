@@ -1,0 +1,73 @@
+"""Check, before any measurement, everything that would otherwise fail mid-study.
+
+Codec binaries, the energy meter (and whether it is a measured one when the
+study requires it), every factor's settability and the free space of every
+target directory. Writes what it found; exits with a readable message if not.
+"""
+
+import json
+import os
+import shlex
+import shutil
+import sys
+
+from wattzip import cli, codecs, factors, system
+from wattzip.errors import WattzipError
+
+log = open(snakemake.log[0], "w")
+
+
+def fail(message):
+    print(f"preflight: {message}", file=log, flush=True)
+    print(f"wattzip preflight: {message}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+report = {"codecs": {}, "settings": {}}
+missing = []
+for name in snakemake.params.codecs:
+    codec = codecs.get(name)
+    version = codecs.version(codec)
+    report["codecs"][name] = version
+    if version is None:
+        missing.append(codec)
+if missing:
+    packages = " ".join(sorted({c.package for c in missing}))
+    fail(
+        "missing codec binaries: "
+        + ", ".join(f"{c.name} needs {c.binary!r}" for c in missing)
+        + f". Install them with: apt-get install {packages}"
+    )
+
+args = cli.build_parser().parse_args(
+    ["meters", *shlex.split(snakemake.params.meter_args)]
+)
+try:
+    meter = cli._open_meter(args)
+except WattzipError as exc:
+    fail(str(exc))
+report["meter"] = {"source": meter.name, "scope": meter.scope, "method": meter.method}
+meter.close()
+
+for name, setting in snakemake.params.settings.items():
+    target = setting["target_dir"]
+    os.makedirs(target, exist_ok=True)
+    disk = system.block_device(target)["disk"]
+    try:
+        factors.check_io_scheduler(disk, setting["io_scheduler"])
+        factors.check_governor(setting["governor"])
+    except WattzipError as exc:
+        fail(f"setting {name}: {exc}")
+    # A compressed file can outgrow its input (compress on random data: 1.25x).
+    needed = int(2.5 * snakemake.params.file_size * setting["copies"])
+    free = shutil.disk_usage(target).free
+    if free < needed:
+        fail(
+            f"setting {name}: target directory {target} has {free / 2**30:.2f} GiB free, "
+            f"the runs need {needed / 2**30:.2f} GiB; free space or choose another target_dir"
+        )
+    report["settings"][name] = {"disk": disk, "free_bytes": free, "needed_bytes": needed}
+
+with open(snakemake.output[0], "w") as f:
+    json.dump(report, f, indent=2)
+print(json.dumps(report, indent=2), file=log)

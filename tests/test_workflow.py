@@ -1,0 +1,157 @@
+"""Drive the real workflow (snakemake as a subprocess) on a tiny study."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = REPO / "tests" / "data" / "tiny.yaml"
+WORKFLOW_FILES = ("Snakefile", "config.yaml", "config", "rules", "scripts", "profiles",
+                  "envs", "paper")
+
+pytestmark = pytest.mark.workflow
+
+
+def workflow_copy(root: Path) -> Path:
+    """A fresh copy of the workflow, as a clone would have it."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("generated"))
+        elif src.exists():
+            shutil.copy(src, root / name)
+    return root
+
+
+def snakemake(cwd: Path, *args: str, check: bool = True, targets=("runs",),
+              overlays=()) -> subprocess.CompletedProcess:
+    # Targets first: --configfile takes every value that follows it.
+    argv = ["snakemake", *[f"results/tiny/{t}" for t in _targets(targets)], "--cores", "2",
+            *args, "--configfile", str(TINY), *map(str, overlays)]
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    return proc
+
+
+def _targets(names):
+    table = {"runs": ["runs.csv", "overlap.txt", "crosscheck.csv", "provenance.json",
+                      "manifest.json"]}
+    out = []
+    for name in names:
+        out += table.get(name, [name])
+    return out
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def tiny_study(tmp_path_factory):
+    root = workflow_copy(tmp_path_factory.mktemp("study") / "wf")
+    snakemake(root)
+    return root
+
+
+def test_every_expected_run_is_there_and_verified(tiny_study):
+    runs = read_csv(tiny_study / "results/tiny/runs.csv")
+    # 2 file types x (gz-1, lzo-1, plain) x 2 repeats x 2 operations
+    assert len(runs) == 24
+    keys = {(r["file_type"], r["codec"], r["op"], r["repeat"]) for r in runs}
+    assert len(keys) == 24
+    assert all(r["verified"] == "true" for r in runs)
+    assert {r["meter_method"] for r in runs} == {"estimated"}
+    assert all(float(r["energy_passive_j"]) > 0 for r in runs)
+
+
+def test_no_intervals_overlap(tiny_study):
+    assert "no overlap among 24 runs" in (tiny_study / "results/tiny/overlap.txt").read_text()
+
+
+def test_provenance_manifest_and_crosscheck(tiny_study):
+    prov = json.loads((tiny_study / "results/tiny/provenance.json").read_text())
+    assert prov["testbed"] == "tiny" and prov["cpu_count"] >= 1
+    assert prov["tool_versions"]["gz-1"]
+    manifest = json.loads((tiny_study / "results/tiny/manifest.json").read_text())
+    assert {e["file_type"] for e in manifest["inputs"]} == {"text", "random"}
+    cross = read_csv(tiny_study / "results/tiny/crosscheck.csv")
+    assert {(r["codec"], r["op"]) for r in cross} == {("gz-1", "compress-write"),
+                                                      ("gz-1", "decompress-read")}
+    assert all(0.2 < float(r["ratio_hyperfine_to_harness"]) < 5 for r in cross)
+
+
+def test_second_invocation_does_nothing(tiny_study):
+    proc = snakemake(tiny_study, "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_dry_run_tells_how_many_runs(tmp_path):
+    root = workflow_copy(tmp_path / "wf")
+    proc = snakemake(root, "-n")
+    assert "6 measurement jobs, 24 measured runs" in proc.stderr
+
+
+def test_bad_config_names_the_key(tmp_path):
+    root = workflow_copy(tmp_path / "wf")
+    proc = snakemake(root, "-n", "--config", "file_sise=1MiB", check=False)
+    assert proc.returncode != 0
+    assert "file_sise" in proc.stderr + proc.stdout
+    proc = snakemake(root, "-n", "--config", "codecs=[gz-7x]", check=False)
+    assert proc.returncode != 0
+    assert "unknown codec or codec set 'gz-7x'" in proc.stdout + proc.stderr
+
+
+def test_unsettable_factor_stops_before_any_run(tmp_path):
+    root = workflow_copy(tmp_path / "wf")
+    overlay = tmp_path / "gov.yaml"
+    overlay.write_text("factors:\n  governor: [powersave]\n")
+    proc = snakemake(root, overlays=[overlay], check=False)
+    assert proc.returncode != 0
+    assert "governor=powersave" in proc.stderr
+    assert not list((root / "results/tiny").glob("runs/**/*.jsonl"))
+
+
+def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
+    root = workflow_copy(tmp_path / "wf")
+    argv = ["snakemake", "results/tiny/runs.csv", "--cores", "2", "--configfile", str(TINY)]
+    proc = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    runs_dir = root / "results/tiny/runs"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list(runs_dir.glob("**/*.jsonl")):
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = {p: p.read_text() for p in runs_dir.glob("**/*.jsonl")}
+    assert finished, "at least one job finished before the kill"
+    journaled = set()
+    for path in (root / "results/tiny/journal").glob("**/*.jsonl"):
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(json.JSONDecodeError, KeyError):  # torn by the kill
+                journaled.add(json.loads(line)["started_at"])
+    snakemake(root, "--unlock", targets=[])  # what Snakemake tells a user after a hard kill
+    snakemake(root, targets=["runs.csv"])
+    for path, text in finished.items():
+        # Snakemake may run a job again whose bookkeeping the kill cut short;
+        # the job then finds every run in its journal and measures nothing anew.
+        assert path.read_text() == text, f"{path}: measurements were redone"
+    final = {r["started_at"] for r in read_csv(root / "results/tiny/runs.csv")}
+    assert journaled <= final, "every run completed before the kill is kept"
+    verified: dict = {}
+    for r in read_csv(root / "results/tiny/runs.csv"):
+        key = (r["file_type"], r["codec"], r["op"])
+        verified[key] = verified.get(key, 0) + (r["verified"] == "true")
+    assert len(verified) == 12 and min(verified.values()) == 2
