@@ -23,3 +23,4 @@ rule all:
 include: "rules/inputs.smk"
 include: "rules/calibrate.smk"
 include: "rules/measure.smk"
+include: "rules/analyze.smk"

@@ -1,5 +1,6 @@
 """Helpers shared by the rules: config lookups, the design's settings, paths."""
 
+import glob
 import itertools
 import os
 import sys
@@ -46,6 +47,15 @@ def _settings():
 
 
 SETTINGS = _settings()
+ANALYSIS_TABLES = (
+    "summary",
+    "breakeven",
+    "esav",
+    "correlation",
+    "claims",
+    "comparison",
+)
+REFERENCE_FILES = sorted(glob.glob("paper/reference/*.csv"))
 CROSSCHECK = config.get("crosscheck", {"codecs": []})
 for _name in CROSSCHECK.get("codecs", []):
     if _name not in CODECS:
@@ -162,6 +172,12 @@ def all_outputs():
     ]
     if CROSSCHECK.get("codecs"):
         outputs.append(f"{RESULTS}/{TESTBED}/crosscheck.csv")
+    outputs += expand(
+        "{results}/{testbed}/{table}.csv",
+        results=RESULTS,
+        testbed=all_testbeds(),
+        table=ANALYSIS_TABLES,
+    )
     return outputs
 
 

@@ -1,0 +1,235 @@
+"""The analysis against hand-computed fixtures and the paper's own numbers."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+from wattzip import analysis
+from wattzip.analysis import BreakEven, break_even, display, parse_display
+
+REFERENCE = Path(__file__).resolve().parent.parent / "paper" / "reference"
+SETTING = "default.io-keep.gov-keep.x1"
+
+
+def run(file_type, codec, op, energy_j, elapsed_s=None, repeat=1, verified=True,
+        testbed="tb", output_bytes=None, method="measured"):
+    elapsed = elapsed_s if elapsed_s is not None else energy_j / 100.0
+    return {
+        "testbed": testbed, "setting": SETTING, "file_type": file_type, "codec": codec,
+        "op": op, "repeat": repeat, "elapsed_s": elapsed, "user_s": elapsed * 0.5,
+        "sys_s": elapsed * 0.1, "wait_s": elapsed * 0.4, "energy_j": energy_j,
+        "energy_passive_j": 50.0 * elapsed, "energy_active_j": energy_j - 50.0 * elapsed,
+        "verified": verified, "input_bytes": 1000, "meter_method": method,
+        "meter_source": "wattsup" if method == "measured" else "model", "meter_scope": "wall",
+        "output_bytes": output_bytes if output_bytes is not None else 1000,
+        "tool": codec.split("-")[0], "level": codec.split("-")[-1],
+    }
+
+
+def cell(file_type, codec, ew, ec, er, ed, n=3, spread=0.0, cr=2.0, **kw):
+    """n runs of each of the four operations at the given mean energies."""
+    rows = []
+    for i in range(n):
+        jitter = spread * (i - (n - 1) / 2)
+        rows += [
+            run(file_type, "plain", "plain-write", ew + jitter, repeat=i + 1, **kw),
+            run(file_type, "plain", "plain-read", er + jitter, repeat=i + 1, **kw),
+            run(file_type, codec, "compress-write", ec + jitter, repeat=i + 1,
+                output_bytes=int(1000 / cr), **kw),
+            run(file_type, codec, "decompress-read", ed + jitter, repeat=i + 1, **kw),
+        ]
+    return rows
+
+
+def dedupe_plain(rows):
+    """cell() repeats the plain runs per codec; keep one set per file type."""
+    seen, out = set(), []
+    for r in rows:
+        key = (r["testbed"], r["file_type"], r["codec"], r["op"], r["repeat"])
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+@pytest.mark.parametrize("m,kind,value", [
+    ((100, 90, 50, 40), "always", math.nan),      # dw < 0, dr > 0
+    ((100, 100, 50, 50), "always", math.nan),     # both zero: nothing lost
+    ((100, 120, 50, 60), "never", math.nan),      # dw > 0, dr < 0
+    ((100, 120, 50, 50), "never", math.nan),      # dw > 0, dr = 0: zero denominator
+    ((100, 120, 50, 40), "at_least", 2.0),        # 20 extra per write, 10 saved per read
+    ((100, 80, 50, 60), "at_most", 2.0),          # 20 saved per write, 10 lost per read
+])
+def test_break_even_kinds(m, kind, value):
+    be = break_even(*m)
+    assert be.kind == kind
+    assert (math.isnan(be.value) and math.isnan(value)) or be.value == pytest.approx(value)
+
+
+@pytest.mark.parametrize("kind,value,text", [
+    ("always", math.nan, "∀"), ("never", math.nan, "×"), ("at_least", 20.2, "20.2"),
+    ("at_least", 19.94, "19.9"), ("at_least", 0.28, "0.28"), ("at_least", 172.0, "~10^2"),
+    ("at_least", 1500.0, "~10^3"), ("at_most", 2.0, "≤ 2.0"),
+])
+def test_display_forms(kind, value, text):
+    assert display(kind, value) == text
+
+
+def test_parse_display_reads_the_papers_symbols():
+    assert parse_display("✓").kind == "always" and parse_display("X").kind == "never"
+    assert parse_display("~10^3").value == 1000
+    assert parse_display("20.2") == BreakEven("at_least", 20.2)
+
+
+def test_paper_gz1_text_break_even_is_20_2():
+    """Figure 3: gz-1 on text crosses E_sav = 0 at n = 20.2 (values in kJ)."""
+    rows = cell("text", "gz-1", ew=60_000, ec=80_200, er=40_000, ed=39_000)
+    be = [b for b in analysis.breakeven_table(rows, bootstrap=200) if b["metric"] == "E"][0]
+    assert be["kind"] == "at_least" and be["display"] == "20.2"
+    esav = {e["n"]: e["esav_j"] for e in analysis.esav_table(rows, bootstrap=50)}
+    assert esav[0] == pytest.approx(-20_200)
+    assert esav[20] < 0 < esav[21]  # "21 or more reads" save energy
+
+
+def test_paper_lzo1_text_saves_29_and_68_percent():
+    """5.3: lzo-1 saves about 29% against plain-write and 68% against plain-read: ∀."""
+    rows = cell("text", "lzo-1", ew=1000, ec=710, er=1000, ed=320)
+    be = [b for b in analysis.breakeven_table(rows, bootstrap=200) if b["metric"] == "E"][0]
+    assert be["display"] == "∀" and be["decided"]
+
+
+def test_undecided_when_intervals_overlap():
+    """dr is 1 J against a spread of 30 J: the bootstrap cannot tell at_least from never."""
+    rows = cell("text", "gz-6", ew=1000, ec=1100, er=500, ed=499, n=4, spread=20)
+    be = [b for b in analysis.breakeven_table(rows, bootstrap=400) if b["metric"] == "E"][0]
+    assert not be["decided"] and be["display"].endswith("?")
+    assert 0.3 < be["kind_share"] < 0.95
+
+
+def test_break_even_interval_contains_the_point():
+    rows = cell("text", "gz-1", ew=1000, ec=1200, er=500, ed=490, n=5, spread=2)
+    be = [b for b in analysis.breakeven_table(rows, bootstrap=500) if b["metric"] == "E"][0]
+    assert be["decided"] and be["lo"] <= be["value"] <= be["hi"]
+
+
+def test_summary_half_widths_match_scipy_and_failures_are_counted():
+    rows = [run("text", "gz-1", "compress-write", e, repeat=i)
+            for i, e in enumerate([100.0, 104.0, 98.0, 101.0], 1)]
+    rows.append(run("text", "gz-1", "compress-write", 5000.0, repeat=5, verified=False))
+    s = analysis.summarize(rows)[0]
+    values = [100.0, 104.0, 98.0, 101.0]
+    lo, hi = stats.t.interval(0.95, 3, loc=sum(values) / 4, scale=stats.sem(values))
+    assert s["n"] == 4 and s["n_failed"] == 1
+    assert s["mean_energy_j"] == pytest.approx(100.75)
+    assert s["hw_energy_j"] == pytest.approx((hi - lo) / 2)
+    assert s["mean_et_js"] == pytest.approx(sum(e * e / 100 for e in values) / 4)
+
+
+def test_compression_ratio():
+    rows = [run("text", "gz-1", "compress-write", 10, output_bytes=250)]
+    assert analysis.summarize(rows)[0]["compression_ratio"] == pytest.approx(4.0)
+
+
+def test_correlation_matches_scipy():
+    rows = cell("text", "gz-1", 100, 150, 80, 60, n=3, spread=3)
+    for r, noise in zip(rows, [0.1, -0.2, 0.05, 0.3] * 3, strict=True):
+        r["elapsed_s"] += noise
+    corr = {c["file_type"]: c for c in analysis.correlation_table(rows)}
+    expected = stats.pearsonr([r["elapsed_s"] for r in rows], [r["energy_j"] for r in rows])[0]
+    assert corr["text"]["r"] == pytest.approx(expected)
+    assert corr["all"]["n"] == 12
+
+
+def paper_like_server(method="measured"):
+    """A synthetic server whose energies follow the paper's Table 4 (text and random, zero)."""
+    rows = []
+    for codec, ec, ed, cr in [("gz-1", 80_200, 39_000, 4.2), ("gz-6", 120_000, 38_000, 4.8),
+                              ("lzo-1", 42_600, 12_800, 3.5), ("lzo-3", 42_700, 12_900, 3.5),
+                              ("bz-9", 400_000, 90_000, 6.1), ("c-16", 150_000, 60_000, 2.1),
+                              ("ppmd", 600_000, 620_000, 7.6)]:
+        rows += cell("text", codec, 60_000, ec, 40_000, ed, cr=cr, spread=50, method=method)
+    for codec, ec, ed in [("gz-1", 90_000, 60_000), ("lzo-1", 70_000, 45_000),
+                          ("bz-9", 300_000, 120_000), ("c-16", 100_000, 70_000)]:
+        rows += cell("random", codec, 60_000, ec, 40_000, ed, cr=0.95, spread=50, method=method)
+    for codec in ("gz-1", "lzo-1", "c-16"):
+        rows += cell("zero", codec, 60_000, 20_000, 40_000, 5_000, cr=100, spread=50,
+                     method=method)
+    rows += cell("zero", "bz-9", 60_000, 100_000, 40_000, 20_000, cr=1e7, spread=50,
+                 method=method)
+    return dedupe_plain(rows)
+
+
+def claims_by_id(rows):
+    summary = analysis.summarize(rows)
+    be = analysis.breakeven_table(rows, bootstrap=200)
+    corr = analysis.correlation_table(rows)
+    return {c["claim_id"]: c for c in analysis.claims_table(summary, be, corr, "tb", SETTING)}
+
+
+def test_claims_hold_on_paper_like_data():
+    claims = claims_by_id(paper_like_server())
+    for cid in ("lzo_text_always", "zero_saves", "random_never", "bzip2_compress_never",
+                "text_breakeven_high", "ppmd_best_ratio", "ppmd_most_energy",
+                "cr_order_table3", "fastest_most_efficient", "energy_time_linear"):
+        assert claims[cid]["verdict"] == "holds", (cid, claims[cid])
+    assert claims["lzop_levels_identical"]["verdict"].startswith("not testable here")
+    assert not claims["lzo_text_always"]["estimated"]
+
+
+def test_claim_refuted_and_estimated_is_said():
+    rows = paper_like_server(method="estimated")
+    for r in rows:  # make lzo-1 on random cheaper to read than a plain read
+        if r["file_type"] == "random" and r["codec"] == "lzo-1" and r["op"] == "decompress-read":
+            r["energy_j"] = 30_000
+    claims = claims_by_id(rows)
+    assert claims["random_never"]["verdict"] == "refuted"
+    assert claims["random_never"]["estimated"]
+    assert "ESTIMATED" in claims["random_never"]["note"]
+
+
+def test_comparison_joins_reference_tables():
+    rows = paper_like_server()
+    summary = analysis.summarize(rows)
+    be = analysis.breakeven_table(rows, bootstrap=100)
+    comp = analysis.comparison_table(summary, be, REFERENCE)
+    gz1 = [c for c in comp if c["source_table"] == "systor09_table4_breakeven_server"
+           and c["codec"] == "gz-1" and c["file_type"] == "text" and c["metric"] == "E"][0]
+    assert gz1["original_display"] == "20.2" and gz1["reproduced_display"] == "20.2"
+    assert gz1["same_kind"] is True
+    laptop = {c["source_table"] for c in comp if c["machine"] == "laptop"}
+    assert laptop == {"systor09_slides_breakeven_laptop"}
+    ratios = [c for c in comp if c["metric"] == "CR" and c["codec"] == "ppmd"]
+    assert ratios and ratios[0]["original_value"] == pytest.approx(7.6)
+
+
+def test_reference_files_name_their_source():
+    for path in REFERENCE.glob("*.csv"):
+        source, rows = analysis.read_reference(path)
+        assert source and rows, path.name
+
+
+def test_cli_analyze_two_testbeds(tmp_path):
+    """Cross-testbed: one runs.csv and one journal of another testbed, analysed together."""
+    from wattzip import records
+
+    server = paper_like_server()
+    laptop = [{**r, "testbed": "laptop"} for r in paper_like_server()]
+    records.write_runs_csv(server, tmp_path / "runs.csv")
+    (tmp_path / "laptop.jsonl").write_text(
+        "".join(json.dumps({**r, "factors": {"setting": SETTING}}) + "\n" for r in laptop))
+    subprocess.run([sys.executable, "-m", "wattzip", "analyze", str(tmp_path / "runs.csv"),
+                    str(tmp_path / "laptop.jsonl"), "--out", str(tmp_path / "out"),
+                    "--reference", str(REFERENCE), "--bootstrap", "100"], check=True)
+    with open(tmp_path / "out" / "breakeven.csv", encoding="utf-8") as f:
+        testbeds = {row["testbed"] for row in csv.DictReader(f)}
+    assert testbeds == {"tb", "laptop"}
+    for name in ("summary", "esav", "correlation", "claims", "comparison"):
+        assert (tmp_path / "out" / f"{name}.csv").stat().st_size > 100
