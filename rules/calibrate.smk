@@ -25,7 +25,8 @@ rule preflight:
 rule provenance:
     """CPU, memory, kernel, disk, scheduler, governor, tool versions and meter."""
     output:
-        f"{RESULTS}/{{testbed}}/provenance.json",
+        json=f"{RESULTS}/{{testbed}}/provenance.json",
+        csv=f"{RESULTS}/{{testbed}}/provenance.csv",
     log:
         f"{RESULTS}/{{testbed}}/logs/provenance.log",
     wildcard_constraints:
@@ -41,7 +42,7 @@ rule provenance:
         "mkdir -p {params.target} && wattzip provenance {params.meter} "
         "--target-dir {params.target} --codecs {params.codecs} "
         "--testbed {wildcards.testbed} --description '{params.description}' "
-        "--out {output} 2> {log}"
+        "--out {output.json} --csv {output.csv} 2> {log}"
 
 
 rule idle_power:
@@ -64,6 +65,7 @@ rule idle_power:
         setting=setting_args,
         windows=config["idle"]["count"],
         seconds=config["idle"]["seconds"],
+        journal=f"{RESULTS}/{{testbed}}/journal/idle/{{setting}}.jsonl",
     shell:
         "wattzip idle {params.meter} {params.setting} --count {params.windows} "
-        "--seconds {params.seconds} --out {output} 2> {log}"
+        "--seconds {params.seconds} --journal {params.journal} --out {output} 2> {log}"

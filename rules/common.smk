@@ -1,5 +1,6 @@
 """Helpers shared by the rules: config lookups, the design's settings, paths."""
 
+import csv
 import glob
 import itertools
 import os
@@ -163,6 +164,131 @@ def all_testbeds():
     return [TESTBED] + other_testbeds()
 
 
+BREAKEVEN_ORIGINALS = {
+    "server": (
+        "systor09_table4_breakeven_server",
+        ["E", "ET"],
+        "SYSTOR '09 Table 4, server",
+    ),
+    "desktop": (
+        "systor09_table5_breakeven_desktop",
+        ["E", "ET"],
+        "SYSTOR '09 Table 5, desktop",
+    ),
+    "slides_server": (
+        "systor09_slides_breakeven_server",
+        ["E", "T"],
+        "SYSTOR '09 slides, server",
+    ),
+    "slides_desktop": (
+        "systor09_slides_breakeven_desktop",
+        ["E", "T"],
+        "SYSTOR '09 slides, desktop",
+    ),
+    "slides_laptop": (
+        "systor09_slides_breakeven_laptop",
+        ["E", "T"],
+        "SYSTOR '09 slides, laptop",
+    ),
+}
+PAPER_TABLES = ["ratios", "claims", "provenance"] + [
+    f"breakeven_{name}" for name in BREAKEVEN_ORIGINALS
+]
+
+
+def _timeline():
+    """Which runs the power/I-O timeline shows: a few codecs on text (or the first type)."""
+    file_type = "text" if "text" in FILE_TYPES else FILE_TYPES[0]
+    preferred = [c for c in ("gz-9", "bz-9", "lzo-1") if c in CODECS]
+    return {"file_type": file_type, "codecs": (preferred or CODECS)[:3]}
+
+
+TIMELINE = _timeline()
+
+
+def breakeven_reference(wildcards):
+    return f"paper/reference/{BREAKEVEN_ORIGINALS[wildcards.original][0]}.csv"
+
+
+def breakeven_metrics(wildcards):
+    return BREAKEVEN_ORIGINALS[wildcards.original][1]
+
+
+def breakeven_title(wildcards):
+    return BREAKEVEN_ORIGINALS[wildcards.original][2]
+
+
+def table_inputs(wildcards):
+    """Each table of a testbed reads one analysis table (ratios also the originals)."""
+    base = f"{RESULTS}/{wildcards.testbed}"
+    return {
+        "ratios": {
+            "summary": f"{base}/summary.csv",
+            "table3": "paper/reference/systor09_table3_ratios.csv",
+            "table1": "paper/reference/systor11_table1_ratios.csv",
+        },
+        "claims": {"claims": f"{base}/claims.csv"},
+        "provenance": {"provenance": f"{base}/provenance.csv"},
+    }[wildcards.table]
+
+
+def testbed_file_types(testbed):
+    """File types of a testbed: this config's, or those in a copied-in runs.csv."""
+    if testbed == TESTBED:
+        return FILE_TYPES
+    with open(f"{RESULTS}/{testbed}/runs.csv", newline="") as f:
+        return sorted({row["file_type"] for row in csv.DictReader(f)})
+
+
+def has_level_sweep():
+    """True when some tool runs at three or more levels (SYSTOR '11 sweep)."""
+    levels = {}
+    for codec in codec_registry.resolve(config["codecs"]):
+        if codec.level.isdigit():
+            levels.setdefault(codec.tool, set()).add(codec.level)
+    return any(len(v) >= 3 for v in levels.values())
+
+
+def testbed_figures(testbed):
+    kinds = ["esav", "ratio", "tradeoff"] + (
+        ["levels"] if testbed == TESTBED and has_level_sweep() else []
+    )
+    figures = [f"figures/{testbed}/{kind}.pdf" for kind in kinds]
+    figures += expand(
+        "figures/{testbed}/{kind}_{ftype}.pdf",
+        testbed=testbed,
+        kind=["time", "energy", "et"],
+        ftype=testbed_file_types(testbed),
+    )
+    if testbed == TESTBED:
+        figures.append(f"figures/{testbed}/timeline.pdf")
+    return figures
+
+
+def paper_figures():
+    return testbed_figures(TESTBED)
+
+
+def paper_tables():
+    return expand(
+        "paper/generated/{testbed}/{table}.tex", testbed=TESTBED, table=PAPER_TABLES
+    ) + ["paper/generated/testbeds.tex"]
+
+
+def macro_inputs(wildcards):
+    base = f"{RESULTS}/{TESTBED}"
+    inputs = {
+        name: f"{base}/{name}.csv"
+        for name in ("summary", "breakeven", "correlation", "claims", "runs")
+    }
+    inputs["provenance"] = f"{base}/provenance.json"
+    inputs["manifest"] = f"{base}/manifest.json"
+    inputs["idle"] = f"{base}/idle/{next(iter(SETTINGS))}.json"
+    if CROSSCHECK.get("codecs"):
+        inputs["crosscheck"] = f"{base}/crosscheck.csv"
+    return inputs
+
+
 def all_outputs():
     outputs = [
         f"{RESULTS}/{TESTBED}/runs.csv",
@@ -178,6 +304,11 @@ def all_outputs():
         testbed=all_testbeds(),
         table=ANALYSIS_TABLES,
     )
+    for testbed in all_testbeds():
+        outputs += testbed_figures(testbed)
+    if other_testbeds():
+        outputs.append("figures/testbeds.pdf")
+    outputs.append(f"{RESULTS}/paper.pdf")
     return outputs
 
 

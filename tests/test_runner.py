@@ -91,6 +91,21 @@ def test_corrupting_decompressor_is_recorded_not_verified(small_inputs, tmp_path
     assert runs[1]["failure"].startswith("not run")
 
 
+def test_repeated_identical_output_is_verified_by_identity_not_trusted_blindly(
+        small_inputs, tmp_path, model_meter):
+    job = make_job(small_inputs, tmp_path, "gz-6")
+    os.makedirs(job.target_dir)
+    runner.measure(job.write_operation(), model_meter)
+    assert job.verify() == (True, "")
+    assert len(job._verified_digests) == 1  # the next identical file needs no decompression
+    stored = job.stored_paths()[0]
+    data = bytearray(open(stored, "rb").read())
+    data[len(data) // 2] ^= 0xFF  # a different file must be decompressed and checked again
+    open(stored, "wb").write(data)
+    ok, why = job.verify()
+    assert not ok and "decompress" in why
+
+
 def test_failing_command_is_recorded(small_inputs, tmp_path, model_meter):
     op = runner.Operation("compress-write", [["gzip", "--no-such-flag"]],
                           [str(small_inputs["text"][0])], [str(tmp_path / "o")])

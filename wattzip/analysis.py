@@ -388,7 +388,7 @@ def claims_table(summary: list[dict], breakeven: list[dict], correlation: list[d
     else:
         add("lzo_text_always", "lzo-1 and lzo-3 save energy on text at every read-write ratio",
             "SYSTOR '09 5.3, Table 4", all(b["kind"] == "always" for b in bs),
-            f"n_be^E: {fmt(bs)}")
+            f"E break-even: {fmt(bs)}")
 
     # C2: zero files save energy with almost every tool
     bs = cells("zero", codecs_in)
@@ -400,7 +400,7 @@ def claims_table(summary: list[dict], breakeven: list[dict], correlation: list[d
                   (b["kind"] == "always" or b["value"] <= 10)]
         add("zero_saves", "zero files save energy with almost every tool", "SYSTOR '09 5.6, 6",
             len(saving) >= 0.7 * len(bs),
-            f"{len(saving)} of {len(bs)} codecs save energy by n=10 (n_be^E: {fmt(bs)})")
+            f"{len(saving)} of {len(bs)} codecs save energy by n=10 (E break-even: {fmt(bs)})")
 
     # C3: no tool saves energy on random files
     bs = cells("random", codecs_in)
@@ -410,7 +410,7 @@ def claims_table(summary: list[dict], breakeven: list[dict], correlation: list[d
     else:
         savers = [b for b in bs if b["kind"] != "never"]
         add("random_never", "no tool saves energy on random files", "SYSTOR '09 5.5",
-            not savers, f"n_be^E: {fmt(bs)}")
+            not savers, f"E break-even: {fmt(bs)}")
 
     # C4: bzip2 and compress never save energy except on zero files
     names = [c for c in codecs_in if c.startswith(("bz-", "c-"))]
@@ -435,7 +435,7 @@ def claims_table(summary: list[dict], breakeven: list[dict], correlation: list[d
         ok = all(b["kind"] == "never" or (b["kind"] == "at_least" and b["value"] > 4)
                  for b in bs)
         add("text_breakeven_high", "gzip and lzo-9 break-even on text lies above the common "
-            "read-write ratios of 2-4", "SYSTOR '09 5.3, 5.7", ok, f"n_be^E: {fmt(bs)}")
+            "read-write ratios of 2-4", "SYSTOR '09 5.3, 5.7", ok, f"E break-even: {fmt(bs)}")
 
     # C6: energy and time linear, R > 0.99
     rs = [R[f] for f in types_in if f in R]

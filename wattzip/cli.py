@@ -88,16 +88,27 @@ def cmd_idle(a) -> int:
     meter = _open_meter(a)
     os.makedirs(a.target_dir, exist_ok=True)
     disk = system.block_device(a.target_dir)["disk"]
+    key = f"{meter.name}|{meter.scope}|{a.setting}|{a.seconds:g}"
+    windows = _idle_journal(a.journal, key) if a.journal else []
+    if windows:
+        _log(f"idle: {len(windows)} window(s) of {a.seconds:g} s found in {a.journal}")
     try:
         with factors.applied(disk, a.io_scheduler, a.governor):
-            result = meters.measure_idle(meter, a.count, a.seconds, progress=_log)
+            while len(windows) < a.count:
+                result = meters.measure_idle(meter, 1, a.seconds)
+                windows.append(result.windows_w[0])
+                _log(f"idle window {len(windows)}/{a.count}: {windows[-1]:.2f} W")
+                if a.journal:
+                    with open(a.journal, "a") as f:
+                        f.write(json.dumps({"key": key, "watts": windows[-1]}) + "\n")
     finally:
         meter.close()
+    result = meters.IdleResult(windows[: a.count], meter.name, meter.scope, meter.method,
+                               a.seconds)
     out = {"idle_power_w": result.mean_w, "sd_w": result.sd_w, "windows_w": result.windows_w,
            "count": a.count, "seconds": a.seconds, "setting": a.setting,
-           "meter_source": result.source,
-           "meter_scope": result.scope, "meter_method": result.method,
-           "measured_at": runner.utc_now()}
+           "meter_source": result.source, "meter_scope": result.scope,
+           "meter_method": result.method, "measured_at": runner.utc_now()}
     text = json.dumps(out, indent=2)
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
@@ -106,6 +117,22 @@ def cmd_idle(a) -> int:
           f"idle power {result.mean_w:.2f} W (sd {result.sd_w:.2f} W, {a.count} x {a.seconds} s, "
           f"{result.method})")
     return 0
+
+
+def _idle_journal(path: str, key: str) -> list[float]:
+    """Idle windows already measured with this meter and setting (a killed calibration)."""
+    if not os.path.exists(path):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        return []
+    windows = []
+    for line in Path(path).read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if row.get("key") == key:
+            windows.append(float(row["watts"]))
+    return windows
 
 
 def cmd_measure(a) -> int:
@@ -248,7 +275,43 @@ def cmd_provenance(a) -> int:
         Path(a.out).write_text(text + "\n")
     else:
         print(text)
+    if a.csv:
+        _write_provenance_csv(info, a.csv)
     return 0
+
+
+def _write_provenance_csv(info: dict, path: str) -> None:
+    """The provenance as tidy key,value rows for the paper's table."""
+    import csv
+
+    dev = info.get("target_device") or {}
+    fs = info.get("filesystem") or {}
+    meter = info.get("meter") or {}
+    rows = [
+        ("testbed", info.get("testbed")), ("description", info.get("description")),
+        ("CPU", f"{info.get('cpu_model')} ({info.get('cpu_count')} logical CPUs)"),
+        ("memory", f"{(info.get('memory_bytes') or 0) / 2**30:.1f} GiB"),
+        ("kernel", info.get("kernel")), ("operating system", info.get("os")),
+        ("virtualization", info.get("virtualization")),
+        ("CPU governor", ", ".join(info.get("cpu_governors") or []) or "not readable (no cpufreq)"),
+        ("turbo", info.get("turbo") or "not readable"),
+        ("target directory", info.get("target_dir")),
+        ("target disk", f"{dev.get('disk')} ({info.get('target_disk_model') or 'model unknown'}, "
+                        f"rotational={info.get('target_disk_rotational')})"),
+        ("I/O scheduler", info.get("io_scheduler")),
+        ("filesystem", f"{fs.get('fstype')} on {fs.get('source')} at {fs.get('mount_point')}"),
+        ("cache drop", "global (drop_caches)" if info.get("drop_caches_writable")
+         else "per-file (posix_fadvise)"),
+        ("energy meter", meter.get("error")
+         or f"{meter.get('source')}, scope {meter.get('scope')}, {meter.get('method')}"),
+        ("wattzip", info.get("wattzip")),
+    ]
+    rows += [(f"version of {name}", version or "missing")
+             for name, version in (info.get("tool_versions") or {}).items()]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["key", "value"])
+        writer.writerows(rows)
 
 
 def cmd_analyze(a) -> int:
@@ -276,6 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--count", type=int, default=10)
     s.add_argument("--seconds", type=float, default=600.0)
     s.add_argument("--out", metavar="JSON")
+    s.add_argument("--journal", metavar="JSONL",
+                   help="keep each window as it finishes; a rerun reuses them")
     s.add_argument("--json", action="store_true")
     _add_setting_options(s)
     s.set_defaults(fn=cmd_idle)
@@ -342,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--testbed", default=os.uname().nodename)
     s.add_argument("--description", default="")
     s.add_argument("--out")
+    s.add_argument("--csv", help="also write key,value rows for the paper's table")
     s.set_defaults(fn=cmd_provenance)
 
     s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")

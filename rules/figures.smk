@@ -1,0 +1,140 @@
+"""Figures (R: data.table + ggplot2) and LaTeX tables, from the analysis tables only."""
+
+
+rule figure_per_file_type:
+    """Time, energy or ET of every codec on one file type (paper Figures 2, 4, 5, 6)."""
+    input:
+        summary=f"{RESULTS}/{{testbed}}/summary.csv",
+    output:
+        report(
+            "figures/{testbed}/{kind}_{ftype}.pdf",
+            caption="../paper/report/per_file_type.rst",
+            category="{testbed}",
+            subcategory="{ftype}",
+        ),
+    log:
+        f"{RESULTS}/{{testbed}}/logs/figures/{{kind}}_{{ftype}}.log",
+    wildcard_constraints:
+        kind="time|energy|et",
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/fig_{wildcards.kind}.R"
+
+
+rule figure_of_testbed:
+    """One figure of the whole testbed: E_sav, ratios, energy against ratio, levels."""
+    input:
+        summary=f"{RESULTS}/{{testbed}}/summary.csv",
+        esav=f"{RESULTS}/{{testbed}}/esav.csv",
+        breakeven=f"{RESULTS}/{{testbed}}/breakeven.csv",
+    output:
+        report(
+            "figures/{testbed}/{kind}.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="whole testbed",
+        ),
+    log:
+        f"{RESULTS}/{{testbed}}/logs/figures/{{kind}}.log",
+    wildcard_constraints:
+        kind="esav|ratio|tradeoff|levels",
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/fig_{wildcards.kind}.R"
+
+
+rule figure_timeline:
+    """Power and block I/O during chosen runs (SYSTOR '11 Figures 4-7), from the traces."""
+    input:
+        runs=f"{RESULTS}/{{testbed}}/runs.csv",
+    output:
+        report(
+            "figures/{testbed}/timeline.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="whole testbed",
+        ),
+    log:
+        f"{RESULTS}/{{testbed}}/logs/figures/timeline.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/r.yaml"
+    params:
+        file_type=TIMELINE["file_type"],
+        codecs=TIMELINE["codecs"],
+    script:
+        "../scripts/fig_timeline.R"
+
+
+rule figure_testbeds:
+    """Every testbed side by side (only when results of other machines are present)."""
+    input:
+        summaries=expand(f"{RESULTS}/{{testbed}}/summary.csv", testbed=all_testbeds()),
+    output:
+        report(
+            "figures/testbeds.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="testbeds",
+        ),
+    log:
+        f"{RESULTS}/logs/figures/testbeds.log",
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/fig_testbeds.R"
+
+
+rule table_of_testbed:
+    """A LaTeX table of one testbed: ratios, claims or provenance."""
+    input:
+        unpack(table_inputs),
+    output:
+        "paper/generated/{testbed}/{table}.tex",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/tables/{{table}}.log",
+    wildcard_constraints:
+        table="ratios|claims|provenance",
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/table_{wildcards.table}.R"
+
+
+rule table_breakeven:
+    """Break-even ratios beside one original table (Tables 4/5, the talk's slides)."""
+    input:
+        breakeven=f"{RESULTS}/{{testbed}}/breakeven.csv",
+        summary=f"{RESULTS}/{{testbed}}/summary.csv",
+        reference=breakeven_reference,
+    output:
+        "paper/generated/{testbed}/breakeven_{original}.tex",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/tables/breakeven_{{original}}.log",
+    conda:
+        "../envs/r.yaml"
+    params:
+        metrics=breakeven_metrics,
+        original=breakeven_title,
+    script:
+        "../scripts/table_breakeven.R"
+
+
+rule table_testbeds:
+    """Text break-even of every testbed beside the talk's server, desktop and laptop."""
+    input:
+        breakeven=expand(f"{RESULTS}/{{testbed}}/breakeven.csv", testbed=all_testbeds()),
+        slides=expand(
+            "paper/reference/systor09_slides_breakeven_{machine}.csv",
+            machine=["server", "desktop", "laptop"],
+        ),
+    output:
+        "paper/generated/testbeds.tex",
+    log:
+        f"{RESULTS}/logs/tables/testbeds.log",
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/table_testbeds.R"

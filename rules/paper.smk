@@ -1,0 +1,44 @@
+"""The report: generated numbers and passages, then latexmk."""
+
+
+rule paper_macros:
+    """Every number of the text, the abstract and the list of per-file-type figures."""
+    input:
+        unpack(macro_inputs),
+    output:
+        macros="paper/generated/macros.tex",
+        abstract="paper/generated/abstract.tex",
+        figures="paper/generated/figures.tex",
+    log:
+        f"{RESULTS}/{TESTBED}/logs/paper_macros.log",
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        testbed=TESTBED,
+        file_size=config["file_size"],
+        file_types=FILE_TYPES,
+        codecs=CODECS,
+        repeats=REPEATS,
+    script:
+        "../scripts/paper_macros.py"
+
+
+rule paper:
+    """The report PDF: reproduced tables and figures beside the originals, claim verdicts."""
+    input:
+        "paper/main.tex",
+        rules.paper_macros.output,
+        paper_tables(),
+        paper_figures(),
+    output:
+        f"{RESULTS}/paper.pdf",
+    log:
+        f"{RESULTS}/{TESTBED}/logs/paper.log",
+    conda:
+        "../envs/latex.yaml"
+    params:
+        build=f"{RESULTS}/paper-build",
+    shell:
+        "mkdir -p {params.build} && cd paper && latexmk -pdf -interaction=nonstopmode "
+        "-halt-on-error -outdir=../{params.build} main.tex > ../{log} 2>&1 && cd .. "
+        "&& cp {params.build}/main.pdf {output}"

@@ -1,0 +1,39 @@
+# Energy saving E_sav(n) against the read-to-write ratio n (paper Figure 3).
+source("scripts/theme.R")
+log <- file(snakemake@log[[1]], open = "wt")
+sink(log, type = "message")
+
+esav <- first_setting(fread(snakemake@input[["esav"]]))
+summary <- fread(snakemake@input[["summary"]])
+be <- fread(snakemake@input[["breakeven"]], encoding = "UTF-8")[
+  metric == "E" & kind == "at_least" & value <= 30 & setting == esav$setting[1]
+]
+tools <- unique(summary[codec != "plain", .(codec, tool, level)])
+esav <- merge(esav, tools, by = "codec")
+esav[, codec := order_codecs(esav)]
+unit <- energy_unit(abs(c(esav$lo_j, esav$hi_j)))
+esav[, meter_method := fifelse(estimated, "estimated", "measured")]
+labels <- merge(be[, .(file_type, codec, value, display)], tools, by = "codec")
+
+plot <- ggplot(esav, aes(x = n, y = esav_j * unit$scale, colour = tool, group = codec)) +
+  geom_hline(yintercept = 0, linewidth = 0.4) +
+  geom_ribbon(aes(ymin = lo_j * unit$scale, ymax = hi_j * unit$scale, fill = tool),
+              alpha = 0.12, colour = NA) +
+  geom_line(aes(linetype = codec), linewidth = 0.5) +
+  geom_point(data = labels, aes(x = value, y = 0, colour = tool), inherit.aes = FALSE,
+             shape = 21, fill = "white", size = 1.8) +
+  geom_text(data = labels, aes(x = value, y = 0, label = paste0(codec, ": ", display), colour = tool),
+            inherit.aes = FALSE, vjust = -0.8, size = 2.4, check_overlap = TRUE, show.legend = FALSE) +
+  facet_wrap(~file_type, scales = "free_y") +
+  scale_colour_manual(values = okabe_ito, name = NULL) +
+  scale_fill_manual(values = okabe_ito, guide = "none") +
+  scale_linetype_discrete(name = NULL) +
+  labs(
+    x = "read-to-write ratio n (reads per write)",
+    y = sprintf("energy saving E_sav (%s)", unit$label),
+    title = "Energy saved (> 0) or lost (< 0) against plain I/O",
+    subtitle = estimated_subtitle(esav)
+  ) +
+  theme_wattzip() +
+  theme(axis.text.x = element_text(angle = 0, hjust = 0.5), legend.box = "vertical")
+save_pdf(plot, snakemake@output[[1]], height = 6)

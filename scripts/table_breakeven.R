@@ -1,0 +1,39 @@
+# Break-even read-to-write ratios reproduced beside an original table (Tables 4/5, the slides).
+source("scripts/theme.R")
+source("scripts/tex.R")
+log <- file(snakemake@log[[1]], open = "wt")
+sink(log, type = "message")
+
+metrics <- snakemake@params[["metrics"]]
+be <- first_setting(fread(snakemake@input[["breakeven"]], encoding = "UTF-8"))
+ref <- read_reference(snakemake@input[["reference"]])
+summary <- fread(snakemake@input[["summary"]])
+tools <- unique(summary[codec != "plain", .(codec, tool, level)])
+pair <- function(d, col) {
+  w <- dcast(d[metric %in% metrics], codec + file_type ~ factor(metric, levels = metrics), value.var = col)
+  w[, cell := paste(tex_display(get(metrics[1])), tex_display(get(metrics[2])), sep = " / ")]
+  w[, .(codec, file_type, cell)]
+}
+mine <- pair(be, "display")
+orig <- pair(ref, "display")
+dt <- merge(mine, orig, by = c("codec", "file_type"), suffixes = c("", "_paper"), all.x = TRUE)
+dt[, cell := ifelse(is.na(cell_paper), cell, sprintf("%s {\\scriptsize(%s)}", cell, cell_paper))]
+dt <- merge(dt, tools, by = "codec")
+dt[, codec := order_codecs(dt)]
+types <- intersect(c("text", "binary", "random", "zero"), unique(dt$file_type))
+types <- c(types, setdiff(sort(unique(dt$file_type)), types))
+wide <- dcast(dt, codec ~ factor(file_type, levels = types), value.var = "cell", fill = "--")
+setorder(wide, codec)
+wide[, codec := as.character(codec)]
+estimated <- any(be$estimated)
+write_tabular(
+  wide, snakemake@output[[1]], paste0("l", strrep("c", length(types))),
+  header = c("Tool", types),
+  note = paste(
+    sprintf("$n_{be}$ for %s on this testbed; the original (%s) in parentheses.",
+            paste(metrics, collapse = " / "), tex_escape(snakemake@params[["original"]])),
+    "$\\forall$: compression pays at any ratio; $\\times$: never; $\\le$: pays only up to that many reads per write;",
+    "$\\sim\\!10^{k}$: magnitude; \\textsuperscript{?}: the 95\\% bootstrap cannot decide the kind.",
+    estimated_note(estimated)
+  )
+)

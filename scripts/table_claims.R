@@ -1,0 +1,30 @@
+# The original papers' claims and their verdicts on this testbed.
+source("scripts/theme.R")
+source("scripts/tex.R")
+log <- file(snakemake@log[[1]], open = "wt")
+sink(log, type = "message")
+
+claims <- fread(snakemake@input[["claims"]], encoding = "UTF-8")
+claims <- claims[setting == "all" | setting == sort(unique(setting[setting != "all"]))[1]]
+# "not testable here: <reason>" shows its reason with the numbers, not in the verdict column.
+untestable <- startsWith(claims$verdict, "not testable")
+claims[untestable, evidence := sub("^not testable here: ", "", verdict)]
+claims[untestable, verdict := "not testable here"]
+rows <- claims[, .(
+  claim = tex_text(claim), source = tex_text(source),
+  verdict = paste0(
+    fifelse(verdict %in% c("holds", "refuted"), sprintf("\\textbf{%s}", verdict), "\\emph{not testable here}"),
+    fifelse(estimated, "$^{\\ast}$", "")
+  ),
+  evidence = tex_text(evidence)
+)]
+dir.create(dirname(snakemake@output[[1]]), showWarnings = FALSE, recursive = TRUE)
+lines <- c(
+  "\\begin{longtable}{>{\\raggedright\\arraybackslash}p{0.26\\linewidth}>{\\raggedright\\arraybackslash}p{0.12\\linewidth}>{\\raggedright\\arraybackslash}p{0.12\\linewidth}>{\\raggedright\\arraybackslash}p{0.40\\linewidth}}",
+  "\\toprule Claim & Where & Verdict & Numbers \\\\ \\midrule \\endhead",
+  paste0(apply(as.matrix(rows), 1, paste, collapse = " & "), " \\\\"),
+  "\\bottomrule",
+  "\\end{longtable}",
+  if (any(claims$estimated)) "{\\footnotesize $^{\\ast}$ The verdict rests on ESTIMATED energy (CPU-utilization model, no power meter).}" else ""
+)
+writeLines(lines, snakemake@output[[1]])

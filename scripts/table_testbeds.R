@@ -1,0 +1,28 @@
+# Text-file break-even (E / T) of every testbed beside the slides' server, desktop and laptop.
+source("scripts/theme.R")
+source("scripts/tex.R")
+log <- file(snakemake@log[[1]], open = "wt")
+sink(log, type = "message")
+
+be <- rbindlist(lapply(snakemake@input[["breakeven"]], fread, encoding = "UTF-8"), fill = TRUE)
+be <- be[file_type == "text", .SD[setting == sort(unique(setting))[1]], by = testbed]
+cells <- dcast(be[metric %in% c("E", "T")], testbed + codec ~ metric, value.var = "display")
+cells[, cell := paste(tex_display(E), tex_display(T), sep = " / ")]
+originals <- rbindlist(lapply(snakemake@input[["slides"]], function(path) {
+  d <- read_reference(path)[file_type == "text"]
+  w <- dcast(d, codec ~ metric, value.var = "display")
+  w[, .(testbed = sprintf("paper %s", sub(".*_([a-z]+)\\.csv$", "\\1", path)), codec,
+        cell = paste(tex_display(E), tex_display(T), sep = " / "))]
+}))
+dt <- rbind(cells[, .(testbed, codec, cell)], originals)
+codecs <- unique(be$codec)
+dt <- dt[codec %in% codecs]
+wide <- dcast(dt, codec ~ factor(testbed, levels = unique(dt$testbed)), value.var = "cell", fill = "--")
+order <- order(match(wide$codec, c("gz-1", "gz-6", "gz-9", "lzo-1", "lzo-3", "lzo-9", "bz-1", "bz-9", "c-10", "c-16")))
+wide <- wide[order]
+write_tabular(
+  wide, snakemake@output[[1]], paste0("l", strrep("c", ncol(wide) - 1)),
+  header = c("Tool", tex_escape(names(wide)[-1])),
+  note = paste("Text file, $n_{be}^{E}$ / $n_{be}^{T}$. The last columns are the SYSTOR '09 slides' server, desktop and laptop.",
+               estimated_note(any(be$estimated)))
+)

@@ -1,0 +1,55 @@
+# LaTeX output helpers shared by the table scripts: escaping, the paper's
+# break-even symbols, and a booktabs tabular writer.
+
+tex_escape <- function(x) {
+  x <- gsub("\\", "\001", x, fixed = TRUE) # placeholder, so its braces stay unescaped
+  x <- gsub("([&%$#_{}])", "\\\\\\1", x)
+  x <- gsub("~", "\\textasciitilde{}", x, fixed = TRUE)
+  x <- gsub("^", "\\textasciicircum{}", x, fixed = TRUE)
+  x <- gsub("<", "$<$", x, fixed = TRUE) # OT1 fonts set < and > as other glyphs
+  x <- gsub(">", "$>$", x, fixed = TRUE)
+  gsub("\001", "\\textbackslash{}", x, fixed = TRUE)
+}
+
+# The paper's notation in LaTeX: forall, times, <=, ~10^k, and "?" for cells
+# the confidence intervals cannot decide.
+tex_display <- function(x) {
+  x <- ifelse(is.na(x) | x == "", "--", x)
+  undecided <- grepl("\\?$", x)
+  x <- sub("\\?$", "", x)
+  x <- gsub("\u2200", "$\\\\forall$", x)
+  x <- gsub("[\u00d7\u2717]", "$\\\\times$", x)
+  x <- gsub("\u2713", "$\\\\forall$", x)
+  x <- gsub("\u2264 ?", "$\\\\le$\\\\,", x)
+  x <- gsub("~10\\^([0-9]+)", "$\\\\sim\\\\!10^{\\1}$", x)
+  x[x == "X"] <- "$\\times$"
+  ifelse(undecided, paste0(x, "\\textsuperscript{?}"), x)
+}
+
+# Unicode that pdflatex cannot set, in free text (claims, evidence).
+tex_text <- function(x) {
+  x <- tex_escape(ifelse(is.na(x), "", x))
+  x <- gsub("\u2200", "$\\\\forall$", x)
+  x <- gsub("\u00d7", "$\\\\times$", x)
+  x <- gsub("\u2264", "$\\\\le$", x)
+  x <- gsub("\\\\textasciitilde\\{\\}10\\\\textasciicircum\\{\\}([0-9]+)", "$\\\\sim\\\\!10^{\\1}$", x)
+  x
+}
+
+write_tabular <- function(dt, path, align, header = names(dt), note = NULL) {
+  dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
+  rows <- apply(as.matrix(dt), 1, paste, collapse = " & ")
+  lines <- c(
+    sprintf("\\begin{tabular}{%s}", align), "\\toprule",
+    paste0(paste(header, collapse = " & "), " \\\\"), "\\midrule",
+    paste0(rows, " \\\\"), "\\bottomrule", "\\end{tabular}"
+  )
+  if (!is.null(note)) lines <- c(lines, "", sprintf("\\par\\smallskip{\\footnotesize %s}", note))
+  writeLines(lines, path)
+}
+
+read_reference <- function(path) fread(path, skip = 1, encoding = "UTF-8")
+
+estimated_note <- function(flag) {
+  if (isTRUE(flag)) "\\textbf{Energy is ESTIMATED} by the CPU-utilization model (no power meter)." else NULL
+}

@@ -1,0 +1,84 @@
+# Shared look and helpers of every figure: one theme, one colour-blind-safe
+# palette (Okabe-Ito), the paper's codec order, and the "estimated" mark.
+
+suppressPackageStartupMessages({
+  library(data.table)
+  library(ggplot2)
+})
+
+okabe_ito <- c(
+  "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
+  "#56B4E9", "#F0E442", "#000000", "#999999"
+)
+part_colours <- c(
+  user = "#0072B2", system = "#E69F00", wait = "#BBBBBB",
+  active = "#D55E00", passive = "#56B4E9"
+)
+tool_order <- c(
+  "plain", "gzip", "lzop", "bzip2", "compress", "7zz", "zstd", "lz4", "xz",
+  "brotli", "pigz", "pbzip2", "lbzip2"
+)
+
+theme_wattzip <- function(base_size = 9) {
+  theme_bw(base_size = base_size) +
+    theme(
+      legend.position = "bottom",
+      panel.grid.minor = element_blank(),
+      panel.grid.major.x = element_blank(),
+      strip.background = element_rect(fill = "grey92", colour = NA),
+      plot.subtitle = element_text(colour = "#B2182B", face = "bold"),
+      axis.text.x = element_text(angle = 45, hjust = 1)
+    )
+}
+
+# Figures whose energy comes from the utilization model say so on themselves.
+estimated_subtitle <- function(dt) {
+  if (any(dt$meter_method == "estimated", na.rm = TRUE)) {
+    "ESTIMATED energy: CPU-utilization model, no power meter"
+  } else {
+    NULL
+  }
+}
+
+# The paper's alg-level names in the paper's order, plain first.
+order_codecs <- function(dt) {
+  tool <- ifelse(dt$codec == "plain", "plain", dt$tool)
+  rank <- match(tool, tool_order, nomatch = length(tool_order) + 1)
+  level <- suppressWarnings(as.numeric(dt$level))
+  codecs <- unique(dt$codec[order(rank, level, dt$codec)])
+  factor(dt$codec, levels = codecs)
+}
+
+# Operations as the paper pairs them: writes beside writes, reads beside reads.
+op_class <- function(op) {
+  factor(ifelse(grepl("write", op), "write", "read"), levels = c("write", "read"))
+}
+
+energy_unit <- function(joules) {
+  if (max(joules, na.rm = TRUE) >= 5000) list(scale = 1e-3, label = "kJ") else list(scale = 1, label = "J")
+}
+
+first_setting <- function(dt) {
+  dt[setting == sort(unique(setting))[1]]
+}
+
+# Stacked parts of one total per codec and operation, with the 95% half-width
+# of the total as an error bar (paper Figures 2, 4, 5, 6).
+stacked_bars <- function(parts, totals, ylab, fill_values) {
+  ggplot(parts, aes(x = codec, y = value, fill = part)) +
+    geom_col(width = 0.75) +
+    geom_errorbar(
+      data = totals, inherit.aes = FALSE,
+      aes(x = codec, ymin = pmax(mean - hw, 0), ymax = mean + hw),
+      width = 0.3, linewidth = 0.3
+    ) +
+    facet_grid(. ~ op_class, scales = "free_x", space = "free_x") +
+    scale_fill_manual(values = fill_values, name = NULL) +
+    labs(x = "alg-level", y = ylab) +
+    theme_wattzip()
+}
+
+save_pdf <- function(plot, path, width = 6.5, height = 3.2) {
+  dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
+  ggsave(path, plot, width = width, height = height, units = "in", device = cairo_pdf)
+}
