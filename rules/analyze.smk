@@ -13,7 +13,7 @@ rule analyze:
     conda:
         "../envs/wattzip.yaml"
     params:
-        out=f"{RESULTS}/{{testbed}}",
+        out=output_dir,
         ci_target=REPEATS["ci_target"],
     shell:
         "wattzip analyze {input.runs} --out {params.out} --reference paper/reference "

@@ -206,6 +206,11 @@ def _timeline():
 TIMELINE = _timeline()
 
 
+def output_dir(wildcards, output):
+    """The folder of a rule's first output (for tools that take a folder)."""
+    return os.path.dirname(output[0])
+
+
 def breakeven_reference(wildcards):
     return f"paper/reference/{BREAKEVEN_ORIGINALS[wildcards.original][0]}.csv"
 

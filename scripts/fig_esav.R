@@ -4,7 +4,7 @@ log <- file(snakemake@log[[1]], open = "wt")
 sink(log, type = "message")
 
 esav <- first_setting(fread(snakemake@input[["esav"]]))
-summary <- fread(snakemake@input[["summary"]])
+summary <- read_summary(snakemake@input[["summary"]])
 be <- fread(snakemake@input[["breakeven"]], encoding = "UTF-8")[
   metric == "E" & kind == "at_least" & value <= 30 & setting == esav$setting[1]
 ]

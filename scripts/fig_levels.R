@@ -3,7 +3,7 @@ source("scripts/theme.R")
 log <- file(snakemake@log[[1]], open = "wt")
 sink(log, type = "message")
 
-summary <- first_setting(fread(snakemake@input[["summary"]])[op == "compress-write" & n > 0])
+summary <- first_setting(read_summary(snakemake@input[["summary"]])[op == "compress-write" & n > 0])
 summary[, level_num := suppressWarnings(as.numeric(level))]
 swept <- summary[!is.na(level_num), .(levels = uniqueN(level_num)), by = tool][levels >= 3, tool]
 dt <- summary[tool %in% swept]

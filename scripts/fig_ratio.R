@@ -3,7 +3,7 @@ source("scripts/theme.R")
 log <- file(snakemake@log[[1]], open = "wt")
 sink(log, type = "message")
 
-summary <- fread(snakemake@input[["summary"]])
+summary <- read_summary(snakemake@input[["summary"]])
 dt <- first_setting(summary[op == "compress-write" & n > 0])
 dt[, codec := order_codecs(dt)]
 plot <- ggplot(dt, aes(x = codec, y = compression_ratio, fill = tool)) +

@@ -3,7 +3,7 @@ source("scripts/theme.R")
 log <- file(snakemake@log[[1]], open = "wt")
 sink(log, type = "message")
 
-summary <- rbindlist(lapply(snakemake@input[["summaries"]], fread), fill = TRUE)
+summary <- rbindlist(lapply(snakemake@input[["summaries"]], read_summary), fill = TRUE)
 summary <- summary[n > 0, .SD[setting == sort(unique(setting))[1]], by = testbed]
 plain <- summary[codec == "plain", .(testbed, file_type, op_class = op_class(op), plain_j = mean_energy_j)]
 dt <- summary[codec != "plain"]

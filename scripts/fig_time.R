@@ -3,7 +3,7 @@ source("scripts/theme.R")
 log <- file(snakemake@log[[1]], open = "wt")
 sink(log, type = "message")
 
-summary <- fread(snakemake@input[["summary"]])
+summary <- read_summary(snakemake@input[["summary"]])
 dt <- first_setting(summary[file_type == snakemake@wildcards[["ftype"]] & n > 0])
 dt[, codec := order_codecs(dt)]
 dt[, op_class := op_class(op)]

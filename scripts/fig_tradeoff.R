@@ -3,7 +3,7 @@ source("scripts/theme.R")
 log <- file(snakemake@log[[1]], open = "wt")
 sink(log, type = "message")
 
-summary <- first_setting(fread(snakemake@input[["summary"]])[n > 0])
+summary <- first_setting(read_summary(snakemake@input[["summary"]])[n > 0])
 plain <- summary[codec == "plain", .(plain_j = sum(mean_energy_j)), by = file_type]
 pairs <- summary[codec != "plain", .(
   energy_j = sum(mean_energy_j),

@@ -78,6 +78,13 @@ def cr(file_type, codec):
     return "--"
 
 
+def throughput_mib_s(op):
+    """Mean plain-I/O rate over the file types: what the target disk did here."""
+    rates = [int(s["input_bytes"]) / float(s["mean_elapsed_s"]) / 2**20 for s in summary
+             if s["op"] == op and s["codec"] == "plain" and float(s["mean_elapsed_s"]) > 0]
+    return f"{sum(rates) / len(rates):.0f}" if rates else "--"
+
+
 text_sources = []
 for entry in manifest["inputs"]:
     for src in entry.get("sources", []):
@@ -131,6 +138,8 @@ macros = {
     "InputSources": tex("; ".join(text_sources)),
     "CrosscheckRange": (f"{min(ratios):.2f}--{max(ratios):.2f}" if ratios else "--"),
     "CrosscheckCount": len(ratios),
+    "PlainReadMiBs": throughput_mib_s("plain-read"),
+    "PlainWriteMiBs": throughput_mib_s("plain-write"),
 }
 out = Path(snakemake.output.macros)
 out.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ sink(log, type = "message")
 metrics <- snakemake@params[["metrics"]]
 be <- first_setting(fread(snakemake@input[["breakeven"]], encoding = "UTF-8"))
 ref <- read_reference(snakemake@input[["reference"]])
-summary <- fread(snakemake@input[["summary"]])
+summary <- read_summary(snakemake@input[["summary"]])
 tools <- unique(summary[codec != "plain", .(codec, tool, level)])
 pair <- function(d, col) {
   w <- dcast(d[metric %in% metrics], codec + file_type ~ factor(metric, levels = metrics), value.var = col)

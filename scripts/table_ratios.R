@@ -4,7 +4,7 @@ source("scripts/tex.R")
 log <- file(snakemake@log[[1]], open = "wt")
 sink(log, type = "message")
 
-summary <- first_setting(fread(snakemake@input[["summary"]])[op == "compress-write" & n > 0])
+summary <- first_setting(read_summary(snakemake@input[["summary"]])[op == "compress-write" & n > 0])
 ref <- rbind(
   read_reference(snakemake@input[["table3"]])[, .(codec, file_type, paper = display)],
   read_reference(snakemake@input[["table1"]])[, .(codec, file_type, paper = display)]

@@ -15,9 +15,18 @@ part_colours <- c(
   active = "#D55E00", passive = "#56B4E9"
 )
 tool_order <- c(
-  "plain", "gzip", "lzop", "bzip2", "compress", "7zz", "zstd", "lz4", "xz",
+  "plain", "gzip", "lzop", "bzip2", "compress", "ppmd", "7zz", "zstd", "lz4", "xz",
   "brotli", "pigz", "pbzip2", "lbzip2"
 )
+
+# Legends name the algorithm as the paper does: PPMd, not the 7-Zip binary.
+tool_family <- function(tool) ifelse(tool == "7zz", "ppmd", tool)
+
+read_summary <- function(path) {
+  dt <- fread(path)
+  dt[, tool := tool_family(tool)]
+  dt
+}
 
 theme_wattzip <- function(base_size = 9) {
   theme_bw(base_size = base_size) +
