@@ -13,19 +13,22 @@ import hashlib
 import json
 import lzma
 import os
-import random
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
 import time
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from wattzip import __version__
 from wattzip.errors import ConfigError
 
 CHUNK = 1 << 20
+IN_FLIGHT = 4  # chunks queued for hashing and writing: bounds the memory
 MIX_BLOCK = 128 << 10
 PAPER_TYPES = ("zero", "text", "binary", "random")
 DEFAULT_TEXT_SOURCES = ("linux-source", "/usr/include", "/usr/share/perl", "/usr/lib/python3")
@@ -104,10 +107,21 @@ def _zero_chunks() -> Iterator[bytes]:
         yield block
 
 
+def _pcg64(seed: int):
+    """numpy's PCG64: fast, and its raw bit stream is stable across numpy versions."""
+    import numpy as np
+
+    return np.random.PCG64(seed)
+
+
+def _random_bytes(bitgen, n: int) -> bytes:
+    return bitgen.random_raw(n // 8).astype("<u8", copy=False).tobytes()
+
+
 def _random_chunks(seed: int) -> Iterator[bytes]:
-    rng = random.Random(seed)
+    bitgen = _pcg64(seed)
     while True:
-        yield rng.randbytes(CHUNK)
+        yield _random_bytes(bitgen, CHUNK)
 
 
 def _urandom_chunks() -> Iterator[bytes]:
@@ -118,12 +132,12 @@ def _urandom_chunks() -> Iterator[bytes]:
 
 def _mix_chunks(seed: int, redundant_fraction: float) -> Iterator[bytes]:
     """Blocks in a fixed interleave so every prefix holds the same share of zeros."""
-    rng = random.Random(seed)
+    bitgen = _pcg64(seed)
     zero_block = bytes(MIX_BLOCK)
     i = 0
     while True:
         redundant = int((i + 1) * redundant_fraction) > int(i * redundant_fraction)
-        yield zero_block if redundant else rng.randbytes(MIX_BLOCK)
+        yield zero_block if redundant else _random_bytes(bitgen, MIX_BLOCK)
         i += 1
 
 
@@ -181,11 +195,24 @@ def _linux_source_chunks(describe: list) -> Iterator[bytes]:
     package = re.sub(r"\.tar\..*$", "", tarball.name)
     describe.append({"source": "linux-source", "tarball": str(tarball), "package": package,
                      "version": _dpkg_version(package)})
-    with tarfile.open(tarball, mode="r|*") as tar:
-        for member in tar:
+    # GNU tar writes the members' contents in archive order (-O), and xz
+    # decodes the tarball's blocks on every core: C end to end, separate processes.
+    tar, xz = shutil.which("tar"), shutil.which("xz")
+    if tar and xz and tarball.name.endswith(".xz"):
+        proc = subprocess.Popen([tar, "-I", f"{xz} -T0", "-xOf", str(tarball)],
+                                stdout=subprocess.PIPE)
+        try:
+            while chunk := proc.stdout.read(CHUNK):
+                yield chunk
+        finally:
+            proc.kill()
+            proc.wait()
+        return
+    with tarfile.open(tarball, mode="r|*") as tar_stream:
+        for member in tar_stream:
             if not member.isfile():
                 continue
-            f = tar.extractfile(member)
+            f = tar_stream.extractfile(member)
             if f is None:
                 continue
             while chunk := f.read(CHUNK):
@@ -222,8 +249,26 @@ def _directory_chunks(root: str, accept, describe: list) -> Iterator[bytes]:
         entry["files"] += produced
 
 
+def _whole_chunks(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """Join small pieces (one per small file) into CHUNK-sized ones."""
+    held: list[bytes] = []
+    n = 0
+    for piece in pieces:
+        held.append(piece)
+        n += len(piece)
+        if n >= CHUNK:
+            yield b"".join(held)
+            held, n = [], 0
+    if held:
+        yield b"".join(held)
+
+
 def _corpus_chunks(sources: list[str], accept, describe: list) -> Iterator[bytes]:
     """Concatenate the sources in order; cycle again when they run out."""
+    return _whole_chunks(_corpus_pieces(sources, accept, describe))
+
+
+def _corpus_pieces(sources: list[str], accept, describe: list) -> Iterator[bytes]:
     cycle = 0
     while True:
         produced = 0
@@ -263,21 +308,28 @@ def user_data_size(path: str) -> int:
 # --- generation -------------------------------------------------------------
 
 
+def _numpy_version() -> str:
+    import numpy as np
+
+    return np.__version__
+
+
 def _chunks_for(file_type: str, seed: int, sources: list[str] | None, describe: list):
     frac = mix_fraction(file_type)
     if file_type == "zero":
         describe.append({"source": "zero bytes, written (not sparse)"})
         return _zero_chunks()
     if file_type == "random":
-        describe.append({"source": "Python random.Random(seed).randbytes (Mersenne Twister)",
-                         "seed": seed})
+        describe.append({"source": "numpy PCG64(seed).random_raw, little-endian",
+                         "numpy": _numpy_version(), "seed": seed})
         return _random_chunks(seed)
     if file_type == "urandom":
         describe.append({"source": "/dev/urandom (not reproducible)"})
         return _urandom_chunks()
     if frac is not None:
-        describe.append({"source": f"{MIX_BLOCK}-byte blocks, {frac:.0%} zero, rest seeded random",
-                         "seed": seed, "redundant_fraction": frac})
+        describe.append({"source": f"{MIX_BLOCK}-byte blocks, {frac:.0%} zero, rest numpy "
+                         "PCG64(seed)", "numpy": _numpy_version(), "seed": seed,
+                         "redundant_fraction": frac})
         return _mix_chunks(seed, frac)
     if file_type == "text":
         return _corpus_chunks(list(sources or DEFAULT_TEXT_SOURCES), _looks_text, describe)
@@ -312,23 +364,32 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
     bar = Progress(f"gen {file_type}", size) if progress else None
     written = 0
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    # Producing, hashing and writing overlap: one ordered worker thread each for
+    # the hash and the write (both release the GIL), a few chunks in flight.
+    hasher, writer = ThreadPoolExecutor(1), ThreadPoolExecutor(1)
+    in_flight: deque = deque()
     try:
         for chunk in _chunks_for(file_type, seed, sources, describe):
             piece = chunk[: size - written]
-            view = memoryview(piece)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            digest.update(piece)
+            in_flight.append((hasher.submit(digest.update, piece),
+                              writer.submit(_write_all, fd, piece)))
+            while len(in_flight) > IN_FLIGHT:
+                for future in in_flight.popleft():
+                    future.result()
             written += len(piece)
             if bar:
                 bar.update(written)
             if written >= size:
                 break
+        for futures in in_flight:
+            for future in futures:
+                future.result()
         if written < size:
             raise ConfigError(f"{file_type}: the sources gave {written} bytes, {size} needed")
         os.fsync(fd)
     finally:
+        hasher.shutdown()
+        writer.shutdown()
         os.close(fd)
     os.replace(tmp, out)
     if bar:
@@ -343,6 +404,12 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
         "generator": f"wattzip {__version__}",
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def sha256_file(path: str | os.PathLike) -> str:
