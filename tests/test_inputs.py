@@ -90,3 +90,13 @@ def test_bad_size_and_type_are_clear():
         inputs.parse_size("lots")
     with pytest.raises(ConfigError, match="mix-N"):
         inputs.validate_type("pictures")
+
+
+def test_full_disk_stops_before_writing(tmp_path, monkeypatch):
+    import collections
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(inputs.shutil, "disk_usage", lambda p: usage(10**6, 10**6 - 1000, 1000))
+    with pytest.raises(ConfigError, match="GiB free"):
+        inputs.generate("zero", 1 << 20, tmp_path / "z", progress=False)
+    assert not list(tmp_path.iterdir())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,8 +65,6 @@ def check_governor(value: str, sysfs: str = SYSFS) -> None:
 
 
 def _writable(path: Path) -> bool:
-    import os
-
     return os.access(path, os.W_OK)
 
 

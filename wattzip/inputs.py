@@ -358,6 +358,10 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
         size = user_data_size((sources or [""])[0])
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(out.parent).free
+    if free < size:
+        raise ConfigError(f"{out.parent} has {free / 2**30:.2f} GiB free; the {file_type} file "
+                          f"needs {size / 2**30:.2f} GiB. Free space or set input_dir elsewhere")
     tmp = out.with_name(out.name + ".partial")
     describe: list = []
     digest = hashlib.sha256()

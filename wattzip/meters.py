@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import glob
 import os
 import re
 import shutil
@@ -639,11 +638,6 @@ def open_meter(order: list[str], options: MeterOptions, require_measured: bool =
             "machine with RAPL, IPMI or an external meter, or set require_measured: false to "
             "accept estimated energy" if require_measured else "")
     raise MeterError("no usable energy meter: " + "; ".join(reasons) + hint)
-
-
-def glob_zone_names(root: str) -> list[str]:
-    """Names of every zone under root, for `wattzip meters`."""
-    return sorted({Path(p).read_text().strip() for p in glob.glob(f"{root}/*/name")})
 
 
 @dataclass

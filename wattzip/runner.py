@@ -133,9 +133,12 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         for ferr in stderrs:
             ferr.seek(0)
             errors.append(ferr.read(2000).decode(errors="replace").strip())
-    exit_code = 127 if launch_error else max(exit_codes, key=lambda c: c not in
-                                             operation.ok_exit_codes, default=0)
-    ok = launch_error is None and all(c in operation.ok_exit_codes for c in exit_codes)
+    failing = [c for c in exit_codes if c not in operation.ok_exit_codes]
+    if launch_error:
+        exit_code = 127  # the shell's "command not found"
+    else:  # the first copy's code that means failure, else the first copy's code
+        exit_code = failing[0] if failing else (exit_codes[0] if exit_codes else 0)
+    ok = launch_error is None and not failing
     energy = reading.energy_j
     passive = idle_power_w * elapsed_s if idle_power_w is not None else None
     return {

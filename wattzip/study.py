@@ -20,6 +20,7 @@ from pathlib import Path
 
 from wattzip import codecs as codec_registry
 from wattzip.codecs import Codec
+from wattzip.errors import ConfigError
 from wattzip.inputs import sha256_file
 from wattzip.meters import Meter
 from wattzip.runner import Operation, drop_caches, measure, sha256_of_command, write_trace
@@ -278,8 +279,6 @@ def _progress_line(job: Job, r: dict) -> str:
 
 def check_free_space(target_dir: str, needed_bytes: int) -> None:
     """Stop before damage: the target must hold the job's files with a margin."""
-    from wattzip.errors import ConfigError
-
     free = shutil.disk_usage(target_dir).free
     if free < needed_bytes:
         raise ConfigError(f"target directory {target_dir} has {free / 2**30:.2f} GiB free; "

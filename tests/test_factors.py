@@ -1,0 +1,79 @@
+"""Factors set before a job and restored after, against a fake sysfs tree."""
+
+import pytest
+
+from wattzip import factors
+from wattzip.errors import FactorError
+
+
+class FakeSchedulerFile:
+    """Like /sys/block/<disk>/queue/scheduler: writing a name selects it in brackets."""
+
+    def __init__(self, path, available, current):
+        self.path, self.available = path, available
+        path.parent.mkdir(parents=True)
+        self.select(current)
+
+    def select(self, name):
+        self.path.write_text(" ".join(f"[{a}]" if a == name else a for a in self.available) + "\n")
+
+
+@pytest.fixture
+def sysfs(tmp_path):
+    root = tmp_path / "sys"
+    sched = FakeSchedulerFile(root / "block" / "vdz" / "queue" / "scheduler",
+                              ["none", "mq-deadline", "bfq"], "mq-deadline")
+    for cpu in (0, 1):
+        d = root / "devices" / "system" / "cpu" / f"cpu{cpu}" / "cpufreq"
+        d.mkdir(parents=True)
+        (d / "scaling_governor").write_text("schedutil\n")
+        (d / "scaling_available_governors").write_text("performance powersave schedutil\n")
+    return root, sched
+
+
+def governors(root):
+    return [p.read_text().strip() for p in
+            sorted(root.glob("devices/system/cpu/cpu*/cpufreq/scaling_governor"))]
+
+
+def test_set_during_the_job_and_restored_after(sysfs):
+    root, sched = sysfs
+    with factors.applied("vdz", "bfq", "performance", sysfs=str(root)):
+        # the kernel would show the new choice in brackets; the fake holds what was written
+        assert sched.path.read_text().strip() == "bfq"
+        assert governors(root) == ["performance", "performance"]
+    assert sched.path.read_text().strip() == "mq-deadline"
+    assert governors(root) == ["schedutil", "schedutil"]
+
+
+def test_restored_even_when_the_job_fails(sysfs):
+    root, sched = sysfs
+    with pytest.raises(RuntimeError), factors.applied("vdz", "none", "keep", sysfs=str(root)):
+        raise RuntimeError("a run died")
+    assert sched.path.read_text().strip() == "mq-deadline"
+
+
+def test_keep_touches_nothing(sysfs):
+    root, sched = sysfs
+    before = sched.path.read_text()
+    with factors.applied("vdz", "keep", "keep", sysfs=str(root)):
+        pass
+    assert sched.path.read_text() == before
+
+
+def test_unknown_scheduler_names_the_factor_and_the_choices(sysfs):
+    root, _ = sysfs
+    expected = "io_scheduler=cfq: vdz offers only none, mq-deadline, bfq"
+    with pytest.raises(FactorError, match=expected):
+        factors.check_io_scheduler("vdz", "cfq", sysfs=str(root))
+
+
+def test_no_cpufreq_is_a_clear_error(tmp_path):
+    with pytest.raises(FactorError, match="governor=powersave: this machine has no cpufreq"):
+        factors.check_governor("powersave", sysfs=str(tmp_path))
+
+
+def test_unavailable_governor(sysfs):
+    root, _ = sysfs
+    with pytest.raises(FactorError, match="available governors are performance, powersave"):
+        factors.check_governor("ondemand", sysfs=str(root))
