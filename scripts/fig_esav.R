@@ -1,7 +1,6 @@
 # Energy saving E_sav(n) against the read-to-write ratio n (paper Figure 3).
 source("scripts/theme.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 esav <- first_setting(fread(snakemake@input[["esav"]]))
 summary <- read_summary(snakemake@input[["summary"]])

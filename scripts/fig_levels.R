@@ -1,7 +1,6 @@
 # Energy and time of compress-write against the compression level (SYSTOR '11 Figure 3).
 source("scripts/theme.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 summary <- first_setting(read_summary(snakemake@input[["summary"]])[op == "compress-write" & n > 0])
 summary[, level_num := suppressWarnings(as.numeric(level))]

@@ -1,7 +1,6 @@
 # Compression ratio per codec and file type (paper Table 3 as a picture).
 source("scripts/theme.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 summary <- read_summary(snakemake@input[["summary"]])
 dt <- first_setting(summary[op == "compress-write" & n > 0])

@@ -1,7 +1,6 @@
 # Several testbeds side by side: compress-write and decompress-read energy relative to plain.
 source("scripts/theme.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 summary <- rbindlist(lapply(snakemake@input[["summaries"]], read_summary), fill = TRUE)
 summary <- summary[n > 0, .SD[setting == sort(unique(setting))[1]], by = testbed]

@@ -1,7 +1,6 @@
 # Power and block-I/O rates during chosen runs (SYSTOR '11 Figures 4-7), from the traces.
 source("scripts/theme.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 runs <- fread(snakemake@input[["runs"]])
 setnames(runs, "repeat", "repeat_") # `repeat` is a reserved word in R

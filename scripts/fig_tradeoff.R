@@ -1,7 +1,6 @@
 # Energy against compression ratio: the trade-off of the paper's summary (5.7).
 source("scripts/theme.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 summary <- first_setting(read_summary(snakemake@input[["summary"]])[n > 0])
 plain <- summary[codec == "plain", .(plain_j = sum(mean_energy_j)), by = file_type]

@@ -1,8 +1,7 @@
 # Break-even read-to-write ratios reproduced beside an original table (Tables 4/5, the slides).
 source("scripts/theme.R")
 source("scripts/tex.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 metrics <- snakemake@params[["metrics"]]
 be <- first_setting(fread(snakemake@input[["breakeven"]], encoding = "UTF-8"))
@@ -16,19 +15,13 @@ pair <- function(d, col) {
 }
 mine <- pair(be, "display")
 orig <- pair(ref, "display")
-dt <- merge(mine, orig, by = c("codec", "file_type"), suffixes = c("", "_paper"), all.x = TRUE)
-dt[, cell := ifelse(is.na(cell_paper), cell, sprintf("%s {\\scriptsize(%s)}", cell, cell_paper))]
-dt <- merge(dt, tools, by = "codec")
-dt[, codec := order_codecs(dt)]
-types <- intersect(c("text", "binary", "random", "zero"), unique(dt$file_type))
-types <- c(types, setdiff(sort(unique(dt$file_type)), types))
-wide <- dcast(dt, codec ~ factor(file_type, levels = types), value.var = "cell", fill = "--")
-setorder(wide, codec)
-wide[, codec := as.character(codec)]
+setnames(orig, "cell", "paper")
+dt <- merge(merge(mine, orig, by = c("codec", "file_type"), all.x = TRUE), tools, by = "codec")
+wide <- wide_by_file_type(dt)
 estimated <- any(be$estimated)
 write_tabular(
-  wide, snakemake@output[[1]], paste0("l", strrep("c", length(types))),
-  header = c("Tool", types),
+  wide, snakemake@output[[1]], paste0("l", strrep("c", ncol(wide) - 1)),
+  header = c("Tool", names(wide)[-1]),
   note = paste(
     sprintf("$n_{be}$ for %s on this testbed; the original (%s) in parentheses.",
             paste(metrics, collapse = " / "), tex_escape(snakemake@params[["original"]])),

@@ -1,8 +1,7 @@
 # The original papers' claims and their verdicts on this testbed.
 source("scripts/theme.R")
 source("scripts/tex.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 claims <- fread(snakemake@input[["claims"]], encoding = "UTF-8")
 claims <- claims[setting == "all" | setting == sort(unique(setting[setting != "all"]))[1]]

@@ -1,8 +1,7 @@
 # The testbed: hardware, software, meter and the tools' versions.
 source("scripts/theme.R")
 source("scripts/tex.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 prov <- fread(snakemake@input[["provenance"]], colClasses = "character", encoding = "UTF-8")
 prov[, value := tex_text(value)]

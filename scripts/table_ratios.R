@@ -1,8 +1,7 @@
 # Compression ratios reproduced beside SYSTOR '09 Table 3 (and SYSTOR '11 Table 1 where levels ran).
 source("scripts/theme.R")
 source("scripts/tex.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 summary <- first_setting(read_summary(snakemake@input[["summary"]])[op == "compress-write" & n > 0])
 ref <- rbind(
@@ -13,16 +12,11 @@ ref <- unique(ref, by = c("codec", "file_type"))
 dt <- merge(summary[, .(codec, tool, level, file_type, compression_ratio)], ref,
             by = c("codec", "file_type"), all.x = TRUE)
 fmt <- function(x) ifelse(x >= 100, sprintf("$\\sim\\!10^{%d}$", round(log10(x))), sprintf("%.2f", x))
-dt[, cell := ifelse(is.na(paper), fmt(compression_ratio),
-                    sprintf("%s {\\scriptsize(%s)}", fmt(compression_ratio), tex_display(paper)))]
-dt[, codec := order_codecs(dt)]
-types <- intersect(c("text", "binary", "random", "zero"), unique(dt$file_type))
-types <- c(types, setdiff(sort(unique(dt$file_type)), types))
-wide <- dcast(dt, codec ~ factor(file_type, levels = types), value.var = "cell", fill = "--")
-setorder(wide, codec)
-wide[, codec := as.character(codec)]
+dt[, cell := fmt(compression_ratio)]
+dt[, paper := fifelse(is.na(paper), NA_character_, tex_display(paper))]
+wide <- wide_by_file_type(dt)
 write_tabular(
-  wide, snakemake@output[[1]], paste0("l", strrep("r", length(types))),
-  header = c("Tool", types),
+  wide, snakemake@output[[1]], paste0("l", strrep("r", ncol(wide) - 1)),
+  header = c("Tool", names(wide)[-1]),
   note = "This testbed's ratio, the original paper's in parentheses (SYSTOR '09 Table 3; SYSTOR '11 Table 1 for other levels)."
 )

@@ -1,8 +1,7 @@
 # Text-file break-even (E / T) of every testbed beside the slides' server, desktop and laptop.
 source("scripts/theme.R")
 source("scripts/tex.R")
-log <- file(snakemake@log[[1]], open = "wt")
-sink(log, type = "message")
+open_log()
 
 be <- rbindlist(lapply(snakemake@input[["breakeven"]], fread, encoding = "UTF-8"), fill = TRUE)
 be <- be[file_type == "text", .SD[setting == sort(unique(setting))[1]], by = testbed]

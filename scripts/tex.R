@@ -48,6 +48,19 @@ write_tabular <- function(dt, path, align, header = names(dt), note = NULL) {
   writeLines(lines, path)
 }
 
+# One row per codec in the paper's order, one column per file type (the paper's
+# four first), each cell "this testbed (original)" where an original exists.
+wide_by_file_type <- function(dt) {
+  dt[, cell := fifelse(is.na(paper), cell, sprintf("%s {\\scriptsize(%s)}", cell, paper))]
+  dt[, codec := order_codecs(dt)]
+  types <- intersect(c("text", "binary", "random", "zero"), unique(dt$file_type))
+  types <- c(types, setdiff(sort(unique(dt$file_type)), types))
+  wide <- dcast(dt, codec ~ factor(file_type, levels = types), value.var = "cell", fill = "--")
+  setorder(wide, codec)
+  wide[, codec := as.character(codec)]
+  wide
+}
+
 read_reference <- function(path) fread(path, skip = 1, encoding = "UTF-8")
 
 estimated_note <- function(flag) {

@@ -87,6 +87,38 @@ stacked_bars <- function(parts, totals, ylab, fill_values) {
     theme_wattzip()
 }
 
+# Messages of a rule's script go to its log.
+open_log <- function() {
+  sink(file(snakemake@log[[1]], open = "wt"), type = "message")
+}
+
+# The summary rows of the rule's file type (first setting), ready to plot.
+file_type_summary <- function() {
+  summary <- read_summary(snakemake@input[["summary"]])
+  dt <- first_setting(summary[file_type == snakemake@wildcards[["ftype"]] & n > 0])
+  dt[, codec := order_codecs(dt)]
+  dt[, op_class := op_class(op)]
+  dt
+}
+
+# A total split into its active and passive shares (E, ET), as the paper draws them.
+# The active share of a total is E_active / E of the same runs.
+active_passive_plot <- function(dt, mean_col, hw_col, what, title) {
+  dt <- copy(dt)
+  dt[, total := get(mean_col)]
+  dt[, share := pmin(pmax(mean_energy_active_j / mean_energy_j, 0), 1)]
+  unit <- energy_unit(dt$total)
+  parts <- melt(
+    dt[, .(codec, op_class, active = total * share * unit$scale,
+           passive = total * (1 - share) * unit$scale)],
+    id.vars = c("codec", "op_class"), variable.name = "part"
+  )
+  totals <- dt[, .(codec, op_class, mean = total * unit$scale,
+                   hw = fifelse(is.na(get(hw_col)), 0, get(hw_col)) * unit$scale)]
+  stacked_bars(parts, totals, sprintf(what, unit$label), part_colours) +
+    labs(title = title, subtitle = estimated_subtitle(dt))
+}
+
 save_pdf <- function(plot, path, width = 6.5, height = 3.2) {
   dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
   ggsave(path, plot, width = width, height = height, units = "in", device = cairo_pdf)

@@ -108,3 +108,27 @@ def test_no_generated_file_is_committed():
     tracked = subprocess.run(["git", "ls-files", "figures", "paper/generated", "results"],
                              cwd=REPO, capture_output=True, text=True, check=False).stdout
     assert [f for f in tracked.split() if not f.endswith(".gitkeep")] == []
+
+
+def test_results_of_another_machine_are_picked_up(tmp_path):
+    """A laptop's runs.csv copied into results/laptop/ joins the analysis and comparisons."""
+    root = workflow_copy(tmp_path / "wf")
+    shutil.copytree(FIXTURE, root / "results")
+    (root / "results" / "laptop").mkdir()
+    rows = fixture_rows("runs")
+    with open(root / "results" / "laptop" / "runs.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows({**r, "testbed": "laptop"} for r in rows)
+    proc = subprocess.run(
+        ["snakemake", "figures/testbeds.pdf", "paper/generated/testbeds.tex",
+         "figures/laptop/energy_text.pdf", "--cores", "2", "--allowed-rules", "analyze",
+         "figure_testbeds", "table_testbeds", "figure_per_file_type",
+         "--configfile", str(TINY)],
+        cwd=root, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = (root / "paper" / "generated" / "testbeds.tex").read_text()
+    header = [line for line in table.splitlines() if line.startswith("Tool")][0]
+    assert "tiny" in header and "laptop" in header and "paper server" in header
+    assert (root / "results" / "laptop" / "breakeven.csv").exists()
+    assert (root / "figures" / "testbeds.pdf").read_bytes()[:5] == b"%PDF-"

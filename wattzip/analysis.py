@@ -157,25 +157,32 @@ def _bootstrap_means(values: list[float], rng: random.Random, b: int) -> list[fl
     return [math.fsum(rng.choices(values, k=n)) / n for _ in range(b)]
 
 
+def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]]]]:
+    """Per cell (testbed, setting, file type, codec): its verified runs of the four
+    operations, w = plain-write, r = plain-read (the baseline), c = compress-write,
+    d = decompress-read; cells missing any of them are left out."""
+    by_group: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r.get("verified") and r.get("energy_j") is not None:
+            by_group[_key(r, GROUP)].append(r)
+    out = []
+    for cell in sorted({k[:4] for k in by_group if k[3] != "plain"},
+                       key=lambda k: tuple(map(str, k))):
+        baseline = (*cell[:3], "plain")
+        ops = {"w": by_group.get((*baseline, "plain-write"), []),
+               "r": by_group.get((*baseline, "plain-read"), []),
+               "c": by_group.get((*cell, "compress-write"), []),
+               "d": by_group.get((*cell, "decompress-read"), [])}
+        if all(ops.values()):
+            out.append((cell, ops))
+    return out
+
+
 def breakeven_table(rows: list[dict], seed: int = 2009, bootstrap: int = 1000) -> list[dict]:
     """n_be per testbed x setting x file type x codec and metric, with a bootstrap interval."""
-    good = [r for r in rows if r.get("verified")]
-    by_group: dict[tuple, list[dict]] = defaultdict(list)
-    for r in good:
-        by_group[_key(r, GROUP)].append(r)
     out = []
-    cells = sorted({_key(r, CELL) for r in good if r["codec"] != "plain"},
-                   key=lambda k: tuple(map(str, k)))
-    for cell in cells:
+    for cell, ops in _four_operations(rows):
         testbed, setting, file_type, codec = cell
-        ops = {
-            "w": by_group.get((testbed, setting, file_type, "plain", "plain-write"), []),
-            "r": by_group.get((testbed, setting, file_type, "plain", "plain-read"), []),
-            "c": by_group.get((*cell, "compress-write"), []),
-            "d": by_group.get((*cell, "decompress-read"), []),
-        }
-        if not all(ops.values()):
-            continue
         estimated = _is_estimated(sum(ops.values(), []))
         for metric, stem in BREAKEVEN_METRICS.items():
             values = {k: [METRICS[stem](r) for r in v] for k, v in ops.items()}
@@ -207,24 +214,11 @@ def breakeven_table(rows: list[dict], seed: int = 2009, bootstrap: int = 1000) -
 
 def esav_table(rows: list[dict], seed: int = 2009, bootstrap: int = 1000) -> list[dict]:
     """E_sav(n) = n (E_r - E_d) + (E_w - E_c) for n = 0..30 (Figure 3), 95% bootstrap band."""
-    good = [r for r in rows if r.get("verified") and r.get("energy_j") is not None]
-    by_group: dict[tuple, list[float]] = defaultdict(list)
-    for r in good:
-        by_group[_key(r, GROUP)].append(r["energy_j"])
-    estimated = _is_estimated(good)
     out = []
-    cells = sorted({_key(r, CELL) for r in good if r["codec"] != "plain"},
-                   key=lambda k: tuple(map(str, k)))
-    for cell in cells:
+    for cell, ops in _four_operations(rows):
         testbed, setting, file_type, codec = cell
-        e = {
-            "w": by_group.get((testbed, setting, file_type, "plain", "plain-write"), []),
-            "r": by_group.get((testbed, setting, file_type, "plain", "plain-read"), []),
-            "c": by_group.get((*cell, "compress-write"), []),
-            "d": by_group.get((*cell, "decompress-read"), []),
-        }
-        if not all(e.values()):
-            continue
+        estimated = _is_estimated(sum(ops.values(), []))
+        e = {k: [r["energy_j"] for r in v] for k, v in ops.items()}
         m = {k: mean(v) for k, v in e.items()}
         rng = random.Random(f"{seed}:{cell}:esav")
         boots = {k: _bootstrap_means(v, rng, bootstrap) for k, v in e.items()}
