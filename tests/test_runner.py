@@ -106,6 +106,34 @@ def test_repeated_identical_output_is_verified_by_identity_not_trusted_blindly(
     assert not ok and "decompress" in why
 
 
+def cached_bytes(path):
+    """Bytes of the file in the page cache, as util-linux's fincore reports them."""
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    return int(out.strip())
+
+
+def test_cache_drop_falls_back_to_per_file_eviction(tmp_path, monkeypatch):
+    """Without write access to drop_caches (not root), each file is evicted with fadvise."""
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(4 << 20))
+    path.read_bytes()
+    assert cached_bytes(path) > 0
+    monkeypatch.setattr(runner, "DROP_CACHES", str(tmp_path / "no" / "drop_caches"))
+    assert runner.drop_caches([str(path), str(tmp_path / "missing")]) == "per-file"
+    assert cached_bytes(path) == 0
+
+
+def test_global_cache_drop_empties_the_cache(tmp_path):
+    if not os.access(runner.DROP_CACHES, os.W_OK):
+        pytest.skip("needs root for /proc/sys/vm/drop_caches")
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(4 << 20))
+    path.read_bytes()
+    assert runner.drop_caches([]) == "global"
+    assert cached_bytes(path) == 0
+
+
 def test_failing_command_is_recorded(small_inputs, tmp_path, model_meter):
     op = runner.Operation("compress-write", [["gzip", "--no-such-flag"]],
                           [str(small_inputs["text"][0])], [str(tmp_path / "o")])
