@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
+import sys
 import threading
 import time
 
@@ -248,3 +251,52 @@ def test_idle_calibration_mean_and_spread(tmp_path):
     assert result.mean_w == pytest.approx(40)
     assert result.sd_w == pytest.approx(0, abs=1e-9)
     assert result.method == "estimated"
+
+
+FAKE_PERF = """#!{python}
+# Behaves like `perf stat -a -x, -o FILE -e EVENTS`: counts until SIGINT, then
+# writes one CSV line per event (20 W package, 5 W dram) and exits.
+import signal, sys, time
+args = sys.argv[1:]
+out = args[args.index("-o") + 1]
+events = args[args.index("-e") + 1].split(",")
+start = time.monotonic()
+def stop(*_):
+    t = time.monotonic() - start
+    watts = {{"power/energy-pkg/": 20.0, "power/energy-ram/": 5.0}}
+    with open(out, "w") as f:
+        f.write("# started\\n\\n")
+        for e in events:
+            f.write(f"{{watts[e] * t:.4f}},Joules,{{e}},{{int(t * 1e9)}},100.00,,\\n")
+    sys.exit(0)
+signal.signal(signal.SIGINT, stop)
+while True:
+    time.sleep(0.01)
+"""
+
+
+def test_perf_meter_around_a_run(tmp_path):
+    perf = tmp_path / "perf"
+    perf.write_text(FAKE_PERF.format(python=sys.executable))
+    perf.chmod(perf.stat().st_mode | stat.S_IEXEC)
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / "energy-pkg").write_text("event=0x02\n")
+    (events / "energy-ram").write_text("event=0x03\n")
+    opts = meters.MeterOptions(perf_command=str(perf), perf_events_dir=str(events))
+    meter = meters.PerfMeter(opts)
+    assert meter.scope == "package+dram"
+    meter.start()
+    time.sleep(0.5)
+    reading = meter.stop()
+    # 25 W over the perf process's own lifetime, which brackets the run
+    assert reading.energy_j == pytest.approx(25 * reading.elapsed_s, rel=0.3)
+    assert reading.method == "measured"
+
+
+def test_cli_meters_with_a_powercap_root(powercap):
+    out = subprocess.run([sys.executable, "-m", "wattzip", "meters", "--json",
+                          "--powercap-root", str(powercap)],
+                         capture_output=True, text=True, check=True).stdout
+    rows = {r["meter"]: r for r in json.loads(out)}
+    assert rows["powercap"]["available"] and rows["model"]["method"] == "estimated"
