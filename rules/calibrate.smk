@@ -39,9 +39,9 @@ rule provenance:
         meter=meter_args(),
         description=config["testbed"].get("description", ""),
     shell:
-        "mkdir -p {params.target} && wattzip provenance {params.meter} "
-        "--target-dir {params.target} --codecs {params.codecs} "
-        "--testbed {wildcards.testbed} --description '{params.description}' "
+        "mkdir -p {params.target:q} && wattzip provenance {params.meter} "
+        "--target-dir {params.target:q} --codecs {params.codecs} "
+        "--testbed {wildcards.testbed} --description {params.description:q} "
         "--out {output.json} --csv {output.csv} 2> {log}"
 
 

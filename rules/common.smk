@@ -4,6 +4,7 @@ import csv
 import glob
 import itertools
 import os
+import shlex
 import sys
 
 from wattzip import codecs as codec_registry
@@ -102,7 +103,7 @@ def meter_args():
     if m.get("trace_path"):
         args += ["--trace", m["trace_path"]]
     if m.get("ipmi_command"):
-        args += ["--ipmi-command", f"'{m['ipmi_command']}'"]
+        args += ["--ipmi-command", m["ipmi_command"]]
     if m.get("model"):
         args += [
             "--model-idle-w",
@@ -110,16 +111,31 @@ def meter_args():
             "--model-max-w",
             str(m["model"]["max_power_w"]),
         ]
-    return " ".join(args)
+    return shlex.join(args)
 
 
 def setting_args(wildcards):
+    """The factors of a setting as wattzip flags, quoted for the shell."""
     s = SETTINGS[wildcards.setting]
-    return (
-        f"--setting {wildcards.setting} --medium {s['medium']} "
-        f"--target-dir {s['target_dir']} --io-scheduler {s['io_scheduler']} "
-        f"--governor {s['governor']}"
+    return shlex.join(
+        [
+            "--setting",
+            wildcards.setting,
+            "--medium",
+            s["medium"],
+            "--target-dir",
+            s["target_dir"],
+            "--io-scheduler",
+            s["io_scheduler"],
+            "--governor",
+            s["governor"],
+        ]
     )
+
+
+def input_sources(wildcards):
+    sources = config.get("sources", {}).get(wildcards.ftype, [])
+    return shlex.join(arg for source in sources for arg in ("--source", source))
 
 
 def copies(wildcards):
@@ -128,11 +144,6 @@ def copies(wildcards):
 
 def codec_threads():
     return config.get("threads", 0) or os.cpu_count() or 1
-
-
-def input_sources(wildcards):
-    sources = config.get("sources", {}).get(wildcards.ftype, [])
-    return " ".join(f"--source {s}" for s in sources)
 
 
 def input_manifest(wildcards):

@@ -84,6 +84,8 @@ def test_no_intervals_overlap(tiny_study):
 def test_provenance_manifest_and_crosscheck(tiny_study):
     prov = json.loads((tiny_study / "results/tiny/provenance.json").read_text())
     assert prov["testbed"] == "tiny" and prov["cpu_count"] >= 1
+    assert prov["description"] == "workflow test on Dell's box (quotes reach the shell safely)"
+    assert prov["target_dir"].endswith("results/tiny/target dir")
     assert prov["tool_versions"]["gz-1"]
     manifest = json.loads((tiny_study / "results/tiny/manifest.json").read_text())
     assert {e["file_type"] for e in manifest["inputs"]} == {"text", "random"}
