@@ -2,9 +2,7 @@
 
 
 rule preflight:
-    """Stop before any run if a codec, the meter, a factor or disk space is missing."""
-    input:
-        expand(f"{INPUT_DIR}/{{ftype}}.bin.json", ftype=FILE_TYPES),
+    """Stop before any work if a codec, the meter, a factor or disk space is missing."""
     output:
         f"{RESULTS}/{{testbed}}/preflight.json",
     log:
@@ -18,6 +16,8 @@ rule preflight:
         settings=SETTINGS,
         file_size=FILE_SIZE,
         meter_args=meter_args(),
+        input_dir=INPUT_DIR,
+        input_files=[f"{INPUT_DIR}/{ftype}.bin" for ftype in FILE_TYPES],
     script:
         "../scripts/preflight.py"
 
@@ -48,7 +48,7 @@ rule provenance:
 rule idle_power:
     """Average idle power of the testbed in one setting (paper 5.1), alone on the machine."""
     input:
-        f"{RESULTS}/{{testbed}}/preflight.json",
+        ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
     output:
         f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
     log:

@@ -3,6 +3,8 @@
 
 rule input_file:
     """One input file of exact size and its manifest entry (not measured)."""
+    input:
+        ancient(f"{RESULTS}/{TESTBED}/preflight.json"),
     output:
         data=f"{INPUT_DIR}/{{ftype}}.bin",
         manifest=f"{INPUT_DIR}/{{ftype}}.bin.json",

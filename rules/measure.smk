@@ -6,7 +6,7 @@ rule measure_runs:
     input:
         manifest=input_manifest,
         idle=f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
-        preflight=f"{RESULTS}/{{testbed}}/preflight.json",
+        preflight=ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
     output:
         f"{RESULTS}/{{testbed}}/runs/{{setting}}/{{ftype}}/{{codec}}.jsonl",
     log:

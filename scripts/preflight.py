@@ -68,6 +68,19 @@ for name, setting in snakemake.params.settings.items():
         )
     report["settings"][name] = {"disk": disk, "free_bytes": free, "needed_bytes": needed}
 
+# The inputs: what is not generated yet must fit where they go.
+os.makedirs(snakemake.params.input_dir, exist_ok=True)
+missing_inputs = [p for p in snakemake.params.input_files if not os.path.exists(p)]
+needed = snakemake.params.file_size * len(missing_inputs)
+free = shutil.disk_usage(snakemake.params.input_dir).free
+if free < needed:
+    fail(
+        f"input_dir {snakemake.params.input_dir} has {free / 2**30:.2f} GiB free, the "
+        f"{len(missing_inputs)} input file(s) to generate need {needed / 2**30:.2f} GiB; "
+        "free space or set input_dir elsewhere"
+    )
+report["inputs"] = {"dir": snakemake.params.input_dir, "to_generate": len(missing_inputs)}
+
 with open(snakemake.output[0], "w") as f:
     json.dump(report, f, indent=2)
 print(json.dumps(report, indent=2), file=log)

@@ -124,6 +124,19 @@ def test_unsettable_factor_stops_before_any_run(tmp_path):
     assert proc.returncode != 0
     assert "governor=powersave" in proc.stderr
     assert not list((root / "results/tiny").glob("runs/**/*.jsonl"))
+    assert not list((root / "results/tiny").glob("inputs/*.bin")), "nothing generated either"
+
+
+def test_a_study_requiring_a_meter_stops_before_generating_anything(tmp_path):
+    """paper.yaml on a machine without a meter: a clear message, and no input written."""
+    root = workflow_copy(tmp_path / "wf")
+    overlay = tmp_path / "measured.yaml"
+    overlay.write_text("meter:\n  order: [powercap, ipmi, model]\n  require_measured: true\n"
+                       f"  powercap_root: {tmp_path / 'no-powercap'}\n")
+    proc = snakemake(root, overlays=[overlay], check=False)
+    assert proc.returncode != 0
+    assert "requires a measured meter" in proc.stderr
+    assert not list((root / "results/tiny").glob("inputs/*.bin"))
 
 
 def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
