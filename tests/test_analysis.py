@@ -195,6 +195,16 @@ def test_claim_refuted_and_estimated_is_said():
     assert "ESTIMATED" in claims["random_never"]["note"]
 
 
+def test_claim_over_undecided_cells_says_so():
+    rows = paper_like_server()
+    for r in rows:  # lzo-1 on random: a read saving of ~1 J against a spread of 50 J
+        if (r["file_type"], r["codec"]) == ("random", "lzo-1") and r["op"] == "decompress-read":
+            r["energy_j"] = 39_999 + 25 * (r["repeat"] - 2)
+    claim = claims_by_id(rows)["random_never"]
+    assert "lzo-1" in claim["evidence"] and "?" in claim["evidence"]
+    assert "undecided" in claim["note"]
+
+
 def test_comparison_joins_reference_tables():
     rows = paper_like_server()
     summary = analysis.summarize(rows)

@@ -353,9 +353,12 @@ def claims_table(summary: list[dict], breakeven: list[dict], correlation: list[d
 
     def add(cid, claim, where, ok, evidence, energy=True, why=""):
         verdict = _verdict(ok, why)
-        note = ""
+        notes = []
         if energy and estimated and ok is not None:
-            note = "rests on ESTIMATED energy (utilization model, no power meter)"
+            notes.append("rests on ESTIMATED energy (utilization model, no power meter)")
+        if ok is not None and "?" in evidence:
+            notes.append("break-even cells marked ? are undecided at 95% (bootstrap)")
+        note = "; ".join(notes)
         claims.append({"testbed": testbed, "setting": setting, "claim_id": cid, "claim": claim,
                        "source": where, "verdict": verdict, "evidence": evidence,
                        "estimated": bool(energy and estimated and ok is not None),
