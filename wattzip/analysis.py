@@ -178,6 +178,15 @@ def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]
     return out
 
 
+def _means_and_bootstraps(ops: dict[str, list[dict]], value, rng_key: str,
+                          bootstrap: int) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Per operation: the mean of value(run) and its bootstrap means (seeded by rng_key)."""
+    values = {k: [value(r) for r in v] for k, v in ops.items()}
+    rng = random.Random(rng_key)
+    return ({k: mean(v) for k, v in values.items()},
+            {k: _bootstrap_means(v, rng, bootstrap) for k, v in values.items()})
+
+
 def breakeven_table(rows: list[dict], seed: int = 2009, bootstrap: int = 1000) -> list[dict]:
     """n_be per testbed x setting x file type x codec and metric, with a bootstrap interval."""
     out = []
@@ -185,11 +194,9 @@ def breakeven_table(rows: list[dict], seed: int = 2009, bootstrap: int = 1000) -
         testbed, setting, file_type, codec = cell
         estimated = _is_estimated(sum(ops.values(), []))
         for metric, stem in BREAKEVEN_METRICS.items():
-            values = {k: [METRICS[stem](r) for r in v] for k, v in ops.items()}
-            means = {k: mean(v) for k, v in values.items()}
+            means, boots = _means_and_bootstraps(ops, METRICS[stem], f"{seed}:{cell}:{metric}",
+                                                 bootstrap)
             point = break_even(means["w"], means["c"], means["r"], means["d"])
-            rng = random.Random(f"{seed}:{cell}:{metric}")
-            boots = {k: _bootstrap_means(v, rng, bootstrap) for k, v in values.items()}
             kinds, ns = [], []
             for i in range(bootstrap):
                 be = break_even(boots["w"][i], boots["c"][i], boots["r"][i], boots["d"][i])
@@ -218,10 +225,8 @@ def esav_table(rows: list[dict], seed: int = 2009, bootstrap: int = 1000) -> lis
     for cell, ops in _four_operations(rows):
         testbed, setting, file_type, codec = cell
         estimated = _is_estimated(sum(ops.values(), []))
-        e = {k: [r["energy_j"] for r in v] for k, v in ops.items()}
-        m = {k: mean(v) for k, v in e.items()}
-        rng = random.Random(f"{seed}:{cell}:esav")
-        boots = {k: _bootstrap_means(v, rng, bootstrap) for k, v in e.items()}
+        m, boots = _means_and_bootstraps(ops, METRICS["energy_j"], f"{seed}:{cell}:esav",
+                                         bootstrap)
         for n in range(ESAV_MAX_N + 1):
             curve = sorted(n * (boots["r"][i] - boots["d"][i]) + (boots["w"][i] - boots["c"][i])
                            for i in range(bootstrap))
