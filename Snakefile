@@ -1,8 +1,17 @@
 """The compression energy study: inputs, calibration, measurement, analysis, figures, paper."""
 
+import os
+import sys
+
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
+
+# The rules' commands (wattzip) come from the environment this Snakemake runs
+# in, so `.venv/bin/snakemake` works without activating the venv first.
+os.environ.update(
+    PATH=f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ.get('PATH')}"
+)
 
 
 configfile: "config.yaml"

@@ -10,6 +10,7 @@ import sys
 from wattzip import codecs as codec_registry
 from wattzip import inputs as input_types
 from wattzip.errors import ConfigError
+from wattzip.media import Medium
 
 TESTBED = config["testbed"]["name"]
 RESULTS = "results"
@@ -36,16 +37,28 @@ def _settings():
         factors.get("copies", [1]),
     )
     settings = {}
-    for (medium, target), scheduler, governor, copies in combos:
+    for (medium, spec), scheduler, governor, copies in combos:
         name = f"{medium}.io-{scheduler}.gov-{governor}.x{copies}"
+        target = _medium(medium, spec)
         settings[name] = {
-            "medium": medium,
-            "target_dir": target.format(testbed=TESTBED),
+            "medium": target.to_spec(),
+            "target_dir": target.path,
             "io_scheduler": scheduler,
             "governor": governor,
             "copies": copies,
         }
     return settings
+
+
+def _medium(name, spec):
+    """A medium of the config: a directory string, or kind/path/fs/... ({testbed} replaced)."""
+    if isinstance(spec, str):
+        spec = {"path": spec}
+    spec = {
+        k: v.format(testbed=TESTBED) if isinstance(v, str) else v
+        for k, v in spec.items()
+    }
+    return Medium.from_spec(name, spec)
 
 
 SETTINGS = _settings()
@@ -117,20 +130,22 @@ def meter_args():
 def setting_args(wildcards):
     """The factors of a setting as wattzip flags, quoted for the shell."""
     s = SETTINGS[wildcards.setting]
-    return shlex.join(
-        [
-            "--setting",
-            wildcards.setting,
-            "--medium",
-            s["medium"],
-            "--target-dir",
-            s["target_dir"],
-            "--io-scheduler",
-            s["io_scheduler"],
-            "--governor",
-            s["governor"],
-        ]
-    )
+    m = Medium.from_spec(s["medium"]["name"], s["medium"])
+    args = ["--setting", wildcards.setting, "--medium", m.name, "--target-dir", m.path]
+    args += ["--io-scheduler", s["io_scheduler"], "--governor", s["governor"]]
+    args += ["--medium-kind", m.kind, "--flush", m.flush]
+    optional = {
+        "--medium-image": m.image,
+        "--medium-device": m.device,
+        "--medium-size": m.size,
+        "--medium-fs": m.fs,
+        "--mkfs-options": m.mkfs_options,
+        "--mount-options": m.mount_options,
+    }
+    args += [x for flag, value in optional.items() if value for x in (flag, value)]
+    if m.format:
+        args.append("--format")
+    return shlex.join(args)
 
 
 def input_sources(wildcards):

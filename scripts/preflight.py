@@ -13,6 +13,7 @@ import sys
 
 from wattzip import cli, codecs, factors, system
 from wattzip.errors import WattzipError
+from wattzip.media import Medium
 
 log = open(snakemake.log[0], "w")
 
@@ -51,20 +52,26 @@ meter.close()
 
 for name, setting in snakemake.params.settings.items():
     target = setting["target_dir"]
-    os.makedirs(target, exist_ok=True)
-    disk = system.block_device(target)["disk"]
+    spec = setting["medium"]
+    medium = Medium.from_spec(spec["name"], spec)
+    # A medium of its own is created and mounted once here, as the jobs will.
     try:
+        medium.attach()
+        disk = system.block_device(target)["disk"]
+        free = shutil.disk_usage(target).free
         factors.check_io_scheduler(disk, setting["io_scheduler"])
         factors.check_governor(setting["governor"])
     except WattzipError as exc:
         fail(f"setting {name}: {exc}")
+    finally:
+        medium.detach()
     # A compressed file can outgrow its input (compress on random data: 1.25x).
     needed = int(2.5 * snakemake.params.file_size * setting["copies"])
-    free = shutil.disk_usage(target).free
     if free < needed:
         fail(
             f"setting {name}: target directory {target} has {free / 2**30:.2f} GiB free, "
-            f"the runs need {needed / 2**30:.2f} GiB; free space or choose another target_dir"
+            f"the runs need {needed / 2**30:.2f} GiB; free space, or choose another "
+            "target_dir or a larger medium size"
         )
     report["settings"][name] = {"disk": disk, "free_bytes": free, "needed_bytes": needed}
 

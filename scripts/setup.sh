@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Installs what the study needs and is missing: Debian packages (compressors,
-# R with data.table and ggplot2, LaTeX, hyperfine, the kernel source for the
-# text input) and the Python package with Snakemake. Safe to run again.
+# Installs what the study needs and is missing, on Debian 12 as root (or through
+# sudo): Debian packages (Python, the compressors, filesystem tools, R with
+# data.table and ggplot2, LaTeX, hyperfine, the kernel source for the text
+# input), then a virtual environment in the checkout, .venv, holding wattzip,
+# Snakemake and the test tools. Never a system-wide pip install. Run again, it
+# checks and changes nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 debs=(
+  python3 python3-venv
   gzip lzop bzip2 ncompress 7zip zstd lz4 xz-utils brotli pigz pbzip2 lbzip2
   hyperfine linux-source-6.1 ipmitool
+  e2fsprogs xfsprogs btrfs-progs btrfs-compsize mount util-linux kmod
   r-base-core r-cran-data.table r-cran-ggplot2
   latexmk texlive-latex-base texlive-latex-recommended texlive-fonts-recommended
   poppler-utils
@@ -17,13 +22,28 @@ for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
-  echo "setup: installing Debian packages: ${missing[*]}" >&2
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c "import wattzip, snakemake, scipy, snakefmt" 2>/dev/null; then
-  echo "setup: installing the wattzip package with Snakemake and the test tools" >&2
-  python3 -m pip install -q -e ".[workflow,test]"
+# The venv is built on Debian's Python, whatever else is first on PATH, so that
+# every machine runs the same interpreter.
+venv=.venv
+stamp="$venv/.wattzip-setup"
+want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import sys" 2>/dev/null; then
+  echo "setup: creating the virtual environment $venv (Debian's /usr/bin/python3)" >&2
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
 fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] \
+  || ! "$venv/bin/python" -c "import wattzip, snakemake, scipy, snakefmt, pytest" 2>/dev/null; then
+  echo "setup: installing wattzip, Snakemake and the test tools into $venv" >&2
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q -e ".[workflow,test]"
+  echo "$want" >"$stamp"
+fi
+echo "setup: ready; run the study with $venv/bin/snakemake --cores all" >&2

@@ -12,7 +12,7 @@ okabe_ito <- c(
 )
 part_colours <- c(
   user = "#0072B2", system = "#E69F00", wait = "#BBBBBB",
-  active = "#D55E00", passive = "#56B4E9"
+  active = "#D55E00", passive = "#56B4E9", "elapsed (parallel)" = "#009E73"
 )
 tool_order <- c(
   "plain", "gzip", "lzop", "bzip2", "compress", "ppmd", "7zz", "zstd", "lz4", "xz",

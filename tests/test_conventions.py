@@ -1,14 +1,17 @@
 """The ecosystem's conventions hold: ruff, snakefmt, snakemake --lint, schema descriptions."""
 
 import subprocess
+import sys
 
 import yaml
 
 from .test_workflow import REPO
 
 
-def run(*argv):
-    return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=False)
+def run(tool, *argv):
+    """A Python tool of the project's environment, whether or not it is on PATH."""
+    return subprocess.run([sys.executable, "-m", tool, *argv], cwd=REPO, capture_output=True,
+                          text=True, check=False)
 
 
 def test_ruff_clean():

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from .test_workflow import REPO, TINY, workflow_copy
+from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 
 FIXTURE = REPO / "tests" / "data" / "fixture" / "results"
 STAGES = ["figure_per_file_type", "figure_of_testbed", "figure_timeline", "table_of_testbed",
@@ -23,7 +23,7 @@ def built(tmp_path_factory):
     root = workflow_copy(tmp_path_factory.mktemp("paper") / "wf")
     shutil.copytree(FIXTURE, root / "results")
     proc = subprocess.run(
-        ["snakemake", "results/paper.pdf", "--cores", "2", "--allowed-rules", *STAGES,
+        [*SNAKEMAKE, "results/paper.pdf", "--cores", "2", "--allowed-rules", *STAGES,
          "--configfile", str(TINY)],
         cwd=root, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -97,7 +97,7 @@ def test_tex_helpers_in_r(tmp_path):
 
 def test_report_html(built):
     proc = subprocess.run(
-        ["snakemake", "results/paper.pdf", "--cores", "1", "--allowed-rules", *STAGES,
+        [*SNAKEMAKE, "results/paper.pdf", "--cores", "1", "--allowed-rules", *STAGES,
          "--configfile", str(TINY), "--report", "report.html"],
         cwd=built, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -121,7 +121,7 @@ def test_results_of_another_machine_are_picked_up(tmp_path):
         writer.writeheader()
         writer.writerows({**r, "testbed": "laptop"} for r in rows)
     proc = subprocess.run(
-        ["snakemake", "figures/testbeds.pdf", "paper/generated/testbeds.tex",
+        [*SNAKEMAKE, "figures/testbeds.pdf", "paper/generated/testbeds.tex",
          "figures/laptop/energy_text.pdf", "--cores", "2", "--allowed-rules", "analyze",
          "figure_testbeds", "table_testbeds", "figure_per_file_type",
          "--configfile", str(TINY)],

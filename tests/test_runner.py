@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from wattzip import codecs, meters, records, runner, study
+from wattzip import codecs, media, meters, records, runner, study
 
 
 @pytest.fixture
@@ -25,9 +25,10 @@ def make_job(small_inputs, tmp_path, codec_name, file_type="text", **kw):
     codec = None if codec_name == "plain" else codecs.get(codec_name)
     defaults = dict(min_repeats=2, max_repeats=2, ci_target=0.05, idle_power_w=20.0)
     defaults.update(kw)
+    medium = defaults.pop("medium", None) or media.Medium(path=str(tmp_path / "target"))
     return study.Job(testbed="t", file_type=file_type, input_path=str(path),
                      input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
-                     target_dir=str(tmp_path / "target"), codec=codec, **defaults)
+                     medium=medium, codec=codec, **defaults)
 
 
 def test_one_compress_write_record(small_inputs, tmp_path, model_meter):
@@ -37,7 +38,7 @@ def test_one_compress_write_record(small_inputs, tmp_path, model_meter):
     assert rec["succeeded"] and rec["exit_code"] == 0
     assert rec["user_s"] > 0
     assert rec["wait_s"] == pytest.approx(rec["elapsed_s"] - rec["user_s"] - rec["sys_s"])
-    assert rec["energy_passive_j"] == pytest.approx(20.0 * rec["elapsed_s"])
+    assert rec["energy_passive_j"] == pytest.approx(20.0 * rec["meter_interval_s"])
     assert rec["energy_active_j"] == pytest.approx(rec["energy_j"] - rec["energy_passive_j"])
     assert rec["meter_method"] == "estimated"
     assert rec["started_at"] < rec["ended_at"]
@@ -185,7 +186,7 @@ def test_cli_meters_lists_every_backend():
     proc = subprocess.run([sys.executable, "-m", "wattzip", "meters", "--json"],
                           capture_output=True, text=True, check=True)
     names = [row["meter"] for row in json.loads(proc.stdout)]
-    assert names == ["powercap", "perf", "ipmi", "wattsup", "trace", "model"]
+    assert names == ["powercap", "perf", "ipmi", "wattsup", "trace", "model", "none"]
 
 
 def test_overlap_check(tmp_path):

@@ -9,11 +9,13 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "tests" / "data" / "tiny.yaml"
 WORKFLOW_FILES = ("Snakefile", "config.yaml", "config", "rules", "scripts", "profiles",
@@ -37,7 +39,7 @@ def workflow_copy(root: Path) -> Path:
 def snakemake(cwd: Path, *args: str, check: bool = True, targets=("runs",),
               overlays=()) -> subprocess.CompletedProcess:
     # Targets first: --configfile takes every value that follows it.
-    argv = ["snakemake", *[f"results/tiny/{t}" for t in _targets(targets)], "--cores", "2",
+    argv = [*SNAKEMAKE, *[f"results/tiny/{t}" for t in _targets(targets)], "--cores", "2",
             *args, "--configfile", str(TINY), *map(str, overlays)]
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
@@ -75,6 +77,14 @@ def test_every_expected_run_is_there_and_verified(tiny_study):
     assert all(r["verified"] == "true" for r in runs)
     assert {r["meter_method"] for r in runs} == {"estimated"}
     assert all(float(r["energy_passive_j"]) > 0 for r in runs)
+    # the paper's target: a fresh ext2 on a loop device, unmounted inside every write
+    assert {r["target_fs"] for r in runs} == {"ext2"}
+    assert {r["flush"] for r in runs} == {"unmount"}
+    assert {r["target_device"].startswith("/dev/loop") for r in runs} == {True}
+    plain = [r for r in runs if r["codec"] == "plain"]
+    assert {r["tool"] for r in plain} == {"dd"} and {r["copy_buffer_bytes"] for r in plain} == {
+        "131072"}
+    assert {r["own_blocks"] for r in runs if r["op"].endswith("write")} == {"true"}
 
 
 def test_no_intervals_overlap(tiny_study):
@@ -141,7 +151,7 @@ def test_a_study_requiring_a_meter_stops_before_generating_anything(tmp_path):
 
 def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
     root = workflow_copy(tmp_path / "wf")
-    argv = ["snakemake", "results/tiny/runs.csv", "--cores", "2", "--configfile", str(TINY)]
+    argv = [*SNAKEMAKE, "results/tiny/runs.csv", "--cores", "2", "--configfile", str(TINY)]
     proc = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     runs_dir = root / "results/tiny/runs"

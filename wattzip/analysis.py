@@ -25,6 +25,7 @@ METRICS = {  # summary column stem -> per-run value
     "user_s": lambda r: r["user_s"],
     "sys_s": lambda r: r["sys_s"],
     "wait_s": lambda r: r["wait_s"],
+    "cpu_utilization": lambda r: r["cpu_utilization"],
     "energy_j": lambda r: r["energy_j"],
     "energy_active_j": lambda r: r["energy_active_j"],
     "energy_passive_j": lambda r: r["energy_passive_j"],
@@ -75,9 +76,11 @@ def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
             row[f"mean_{stem}"] = mean(values) if values else math.nan
             row[f"hw_{stem}"] = half_width(values) if len(values) > 1 else math.nan
         out_bytes = [r["output_bytes"] for r in good if r.get("output_bytes")]
+        row["copies"] = int(first.get("copies") or 1)
         if row["op"] == "compress-write" and out_bytes:
+            # output_bytes is every copy's file together: the ratio of totals.
             row["output_bytes"] = mean(out_bytes)
-            row["compression_ratio"] = row["input_bytes"] / row["output_bytes"]
+            row["compression_ratio"] = row["input_bytes"] * row["copies"] / row["output_bytes"]
         else:
             row["output_bytes"] = mean(out_bytes) if out_bytes else math.nan
             row["compression_ratio"] = 1.0 if row["op"].startswith("plain") else math.nan

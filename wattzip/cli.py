@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
-from wattzip import __version__, codecs, inputs, meters, records, runner, system
+from wattzip import __version__, codecs, inputs, media, meters, records, runner, system
 from wattzip.errors import WattzipError
 
 DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
@@ -18,10 +19,11 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _add_meter_options(p: argparse.ArgumentParser) -> None:
+def _add_meter_options(p: argparse.ArgumentParser, default_order=DEFAULT_METER_ORDER) -> None:
     g = p.add_argument_group("energy meter")
-    g.add_argument("--meter", default=DEFAULT_METER_ORDER,
-                   help="meter name, or comma-separated order to try (default: %(default)s)")
+    g.add_argument("--meter", default=default_order,
+                   help="meter name, or comma-separated order to try; 'none' measures time "
+                        "only (default: %(default)s)")
     g.add_argument("--require-measured", action="store_true",
                    help="fail rather than fall back to the estimated model")
     g.add_argument("--powercap-root", default="/sys/class/powercap", metavar="DIR")
@@ -37,21 +39,49 @@ def _add_meter_options(p: argparse.ArgumentParser) -> None:
                    help="estimated model: full-load power coefficient")
     g.add_argument("--interval", type=float, default=0.1, metavar="S",
                    help="sampling period of polled meters (default: %(default)s)")
+    g.add_argument("--trace-wait", type=float, default=5.0, metavar="S",
+                   help="how long to wait after a run for a lagging power logger to cover it "
+                        "(default: %(default)s)")
 
 
 def _add_setting_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("factors (set before, restored after)")
     g.add_argument("--setting", default="default", help="name of the factor combination")
-    g.add_argument("--medium", default="default", help="name of the storage medium")
-    g.add_argument("--target-dir", default=".", help="directory on the medium under test")
     g.add_argument("--io-scheduler", default="keep")
     g.add_argument("--governor", default="keep")
+    m = p.add_argument_group("the medium the runs write to")
+    m.add_argument("--medium", default="default", help="name of the storage medium")
+    m.add_argument("--target-dir", default=".",
+                   help="directory the runs write to (the mount point of a medium of its own)")
+    m.add_argument("--medium-kind", default="directory", choices=media.KINDS,
+                   help="directory, image (a file the job formats and loop-mounts), block "
+                        "(a device mounted at --target-dir) or tmpfs (default: %(default)s)")
+    m.add_argument("--medium-image", help="image file (default: TARGET_DIR.img)")
+    m.add_argument("--medium-device", help="block device (kind block)")
+    m.add_argument("--medium-size", help="size of an image or tmpfs, e.g. 2GiB")
+    m.add_argument("--medium-fs", choices=media.FILESYSTEMS, help="filesystem (default ext2)")
+    m.add_argument("--mkfs-options", default="", help="extra mkfs arguments")
+    m.add_argument("--mount-options", default="", help="mount -o options, e.g. compress=zstd:3")
+    m.add_argument("--format", action="store_true",
+                   help="format a block device before the job (destroys its data)")
+    m.add_argument("--flush", default="fsync", choices=media.FLUSHES,
+                   help="fsync file and directory, or unmount the medium's own filesystem "
+                        "inside the measured region as SYSTOR '09 did (default: %(default)s)")
+
+
+def _medium(a: argparse.Namespace) -> media.Medium:
+    return media.Medium(
+        name=a.medium, kind=a.medium_kind, path=a.target_dir, image=a.medium_image,
+        device=a.medium_device, size=a.medium_size, fs=a.medium_fs,
+        mkfs_options=a.mkfs_options, mount_options=a.mount_options, flush=a.flush,
+        format=a.format,
+    )
 
 
 def _meter_options(a: argparse.Namespace) -> meters.MeterOptions:
     opts = meters.MeterOptions(
         interval_s=a.interval, powercap_root=a.powercap_root, powercap_psys=a.psys,
-        wattsup_port=a.wattsup_port, trace_path=a.trace,
+        wattsup_port=a.wattsup_port, trace_path=a.trace, trace_wait_s=a.trace_wait,
         model_idle_power_w=a.model_idle_w, model_max_power_w=a.model_max_w,
     )
     if a.ipmi_command:
@@ -63,6 +93,8 @@ def _open_meter(a: argparse.Namespace) -> meters.Meter:
     meter = meters.open_meter(a.meter.split(","), _meter_options(a), a.require_measured)
     if meter.method == "estimated":
         _log(f"note: energy comes from the {meter.name} meter and is ESTIMATED, not measured")
+    if meter.method == "none":
+        _log("note: no energy meter is used, so this measures time only (energy is empty)")
     return meter
 
 
@@ -143,8 +175,14 @@ def cmd_measure(a) -> int:
     out = a.stdout
     operation = runner.Operation(a.op, [a.command], [a.stdin], [out], [out] if out else [])
     cache = runner.drop_caches([p for p in (a.stdin, out) if p and os.path.exists(p)])
+    if cache == "global":
+        runner.warm(runner.tool_files(a.command[0]))
     target = os.path.dirname(os.path.abspath(out)) if out else os.getcwd()
-    result = runner.measure(operation, meter, a.idle_power, system.block_device(target)["disk"])
+    try:
+        result = runner.measure(operation, meter, a.idle_power,
+                                system.block_device(target)["disk"])
+    finally:
+        meter.close()
     record = {k: v for k, v in result.items() if not k.startswith("_")}
     record["factors"] = {"cache_drop": cache}
     record["output_bytes"] = os.path.getsize(out) if out and os.path.exists(out) else None
@@ -153,10 +191,15 @@ def cmd_measure(a) -> int:
     if a.json:
         print(json.dumps(record, indent=2))
     else:
+        wait = "" if record["wait_s"] is None else f", {record['wait_s']:.3f} wait"
+        energy = ("energy not measured (no meter)" if record["energy_j"] is None else
+                  f"{record['energy_j']:.2f} J {record['meter_method']} by "
+                  f"{record['meter_source']} ({record['meter_scope']})")
         print(f"{record['elapsed_s']:.3f} s elapsed ({record['user_s']:.3f} user, "
-              f"{record['sys_s']:.3f} sys, {record['wait_s']:.3f} wait), "
-              f"{record['energy_j']:.2f} J {record['meter_method']} by {record['meter_source']} "
-              f"({record['meter_scope']}), exit {record['exit_code']}")
+              f"{record['sys_s']:.3f} sys{wait}; CPU {record['cpu_utilization']:.2f}x), "
+              f"{energy}, exit {record['exit_code']}")
+        if record.get("error"):
+            _log(f"failed: {record['error']}")
     return 0 if result["succeeded"] else 1
 
 
@@ -199,25 +242,33 @@ def cmd_job(a) -> int:
     codec = None if a.codec == "plain" else codecs.get(a.codec)
     if codec:
         codecs.require(codec)
-    idle = json.loads(Path(a.idle).read_text())["idle_power_w"] if a.idle else a.idle_power
-    target = os.path.abspath(a.target_dir)
-    os.makedirs(target, exist_ok=True)
-    disk = system.block_device(target)["disk"]
+    medium = _medium(a)
+    meter = _open_meter(a)
+    idle = a.idle_power
+    if a.idle:
+        calibration = json.loads(Path(a.idle).read_text())
+        meters.check_same_meter(calibration, meter, a.idle)
+        idle = calibration["idle_power_w"]
+    # A kill by Snakemake (SIGTERM) unwinds like an exception, so the medium is
+    # unmounted and the factors restored.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     job = study.Job(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
-        input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], target_dir=target,
+        input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
         codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
         ci_target=a.ci_target, copies=a.copies, threads=a.threads, idle_power_w=idle,
-        disk_device=disk, trace_dir=a.trace_dir,
+        trace_dir=a.trace_dir, copy_buffer_bytes=inputs.parse_size(a.copy_buffer),
         factors={"setting": a.setting, "io_scheduler": a.io_scheduler, "governor": a.governor,
-                 "medium": a.medium, "target_dir": target},
+                 "medium": a.medium, "target_dir": medium.path},
     )
-    study.check_free_space(target, 2 * job.input_bytes * job.copies)
-    meter = _open_meter(a)
     try:
-        with factors.applied(disk, a.io_scheduler, a.governor):
+        medium.attach()
+        job.disk_device = system.block_device(medium.path)["disk"]
+        study.check_free_space(medium.path, 2 * job.input_bytes * job.copies)
+        with factors.applied(job.disk_device, a.io_scheduler, a.governor):
             summary = study.run_job(job, meter, a.journal, log=_log)
     finally:
+        medium.detach()
         meter.close()
     runs = study.read_journal(a.journal, job.key())
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
@@ -346,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_idle)
 
     s = sub.add_parser("measure", help="run one command under the meter; print its run record")
-    _add_meter_options(s)
+    _add_meter_options(s, DEFAULT_METER_ORDER + ",none")
     s.add_argument("--idle-power", type=float, metavar="W",
                    help="idle power for the passive/active split")
     s.add_argument("--stdin", default=os.devnull, metavar="FILE")
@@ -387,6 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--copies", type=int, default=1)
     s.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     s.add_argument("--trace-dir")
+    s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
+                   help="buffer of the plain baseline's user-space copy (default: %(default)s)")
     _add_setting_options(s)
     s.set_defaults(fn=cmd_job)
 

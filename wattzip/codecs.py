@@ -255,6 +255,12 @@ def _version_output(argv: tuple[str, ...]) -> str:
     return proc.stdout + proc.stderr
 
 
+def plain_copy_version() -> str | None:
+    """The version of dd, the user-space copy of the plain baseline."""
+    match = re.search(r"(\d+(?:\.\d+)+)", _version_output(("dd", "--version")))
+    return match.group(1) if match else None
+
+
 def version(codec: Codec) -> str | None:
     """The tool's own version string, or None when it is not installed."""
     if binary_path(codec) is None:

@@ -424,5 +424,22 @@ def sha256_file(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def copy_through_user_space(src: str | os.PathLike, dst: str | os.PathLike) -> str:
+    """Copy with read and write (never copy_file_range or a reflink); the copy's sha256.
+
+    Written to a .partial file and renamed, so a killed copy is never taken for whole.
+    """
+    digest = hashlib.sha256()
+    partial = Path(f"{dst}.partial")
+    with open(src, "rb") as fin, open(partial, "wb") as fout:
+        while chunk := fin.read(CHUNK):
+            digest.update(chunk)
+            fout.write(chunk)
+        fout.flush()
+        os.fsync(fout.fileno())
+    os.replace(partial, dst)
+    return digest.hexdigest()
+
+
 def write_manifest_entry(entry: dict, path: str | os.PathLike) -> None:
     Path(path).write_text(json.dumps(entry, indent=2) + "\n")

@@ -15,11 +15,19 @@ from pathlib import Path
 
 RUN_COLUMNS = (
     "testbed", "setting", "file_type", "input_bytes", "input_sha256", "codec", "tool", "level",
-    "op", "repeat", "started_at", "ended_at", "elapsed_s", "user_s", "sys_s", "wait_s",
-    "energy_j", "idle_power_w", "energy_passive_j", "energy_active_j", "meter_source",
-    "meter_scope", "meter_method", "samples", "output_bytes", "verified", "exit_code", "failure",
-    "threads", "copies", "tool_version", "trace",
+    "op", "repeat", "started_at", "ended_at", "elapsed_s", "meter_interval_s", "user_s",
+    "sys_s", "wait_s", "cpu_utilization", "energy_j", "idle_power_w", "energy_passive_j",
+    "energy_active_j", "meter_source", "meter_scope", "meter_method", "meter_flags", "samples",
+    "output_bytes", "verified", "exit_code", "failure", "own_blocks", "tools_warmed",
+    "threads", "copies", "copy_buffer_bytes", "medium_kind", "flush", "target_device",
+    "target_fs", "mount_options", "tool_version", "trace",
 )
+NUMERIC_COLUMNS = frozenset({
+    "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
+    "cpu_utilization", "energy_j", "idle_power_w", "energy_passive_j", "energy_active_j",
+    "samples", "output_bytes", "exit_code", "threads", "copies", "copy_buffer_bytes",
+})
+BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed"})
 FACTOR_PREFIX = "factor_"
 
 
@@ -69,9 +77,6 @@ def _cell(value):
 
 def read_runs_csv(path: str | os.PathLike) -> list[dict]:
     """runs.csv back into records with numbers and booleans restored."""
-    numeric = {"input_bytes", "repeat", "elapsed_s", "user_s", "sys_s", "wait_s", "energy_j",
-               "idle_power_w", "energy_passive_j", "energy_active_j", "samples",
-               "output_bytes", "exit_code", "threads", "copies"}
     out = []
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
@@ -79,9 +84,9 @@ def read_runs_csv(path: str | os.PathLike) -> list[dict]:
             for k, v in row.items():
                 if v == "":
                     rec[k] = None
-                elif k in numeric:
+                elif k in NUMERIC_COLUMNS:
                     rec[k] = float(v) if "." in v or "e" in v.lower() else int(v)
-                elif k == "verified":
+                elif k in BOOLEAN_COLUMNS:
                     rec[k] = v == "true"
                 else:
                     rec[k] = v

@@ -1,8 +1,9 @@
 """One measured run of one operation, the way SYSTOR '09 section 4.3 measured it.
 
 The measured region starts with the meter and ends after the output is flushed
-to the device (the paper unmounted the partition); caches are dropped before
-it and the output is verified after it, both outside the region.
+to the device (fsync of file and directory, or, as the paper did, unmounting
+the target's own filesystem); caches are dropped before it and the output is
+verified after it, both outside the region.
 """
 
 from __future__ import annotations
@@ -12,18 +13,24 @@ import datetime as dt
 import gzip
 import hashlib
 import os
+import re
+import shutil
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wattzip.errors import MeterError, WattzipError
+from wattzip.media import Medium
 from wattzip.meters import Meter
 from wattzip.system import DiskSampler
 
 OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
 WRITE_OPS = ("plain-write", "compress-write")
 DROP_CACHES = "/proc/sys/vm/drop_caches"
+# GNU cat's own read size; plain I/O copies through user space in blocks of it.
+DEFAULT_COPY_BUFFER = 128 * 1024
 
 
 @dataclass
@@ -31,7 +38,8 @@ class Operation:
     """What one run executes: an argv per copy with its standard input and output.
 
     `stdout_paths[i]` None sends that copy's output to /dev/null (reads);
-    `flush_paths` are the files that must reach the device inside the region.
+    `flush_paths` are the files that must reach the device inside the region,
+    by fsync, or by unmounting `unmount` (a medium that is its own filesystem).
     """
 
     op: str
@@ -40,10 +48,33 @@ class Operation:
     stdout_paths: list[str | None]
     flush_paths: list[str] = field(default_factory=list)
     ok_exit_codes: frozenset[int] = frozenset({0})
+    unmount: Medium | None = None
+
+
+def plain_copy_argv(buffer_bytes: int = DEFAULT_COPY_BUFFER) -> list[str]:
+    """A copy through user space: read(2) and write(2) of a fixed buffer, stdin to stdout.
+
+    Not cat: GNU cat 9 calls copy_file_range, which copies inside the kernel
+    (no user time) or, on XFS and btrfs, makes a reflink that writes no data.
+    dd never does either (checked with strace: only read and write calls).
+    """
+    return ["dd", f"bs={buffer_bytes}", "status=none"]
 
 
 def utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def evict(paths: list[str]) -> None:
+    """Drop these files' pages from the page cache (written back first)."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fdatasync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
 
 
 def drop_caches(paths: list[str]) -> str:
@@ -58,18 +89,35 @@ def drop_caches(paths: list[str]) -> str:
         return "global"
     except OSError:
         pass
-    for path in paths:
-        with contextlib.suppress(OSError):
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fdatasync(fd)
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
+    evict(paths)
     return "per-file"
 
 
-def _flush(paths: list[str]) -> None:
+_LDD_PATH = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x")
+
+
+def tool_files(argv0: str) -> list[str]:
+    """The executable and the shared libraries it loads (as ldd lists them)."""
+    exe = shutil.which(argv0)
+    if exe is None:
+        return []
+    files = [os.path.realpath(exe)]
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=20,
+                             check=False).stdout
+        files += [os.path.realpath(m.group(1)) for m in _LDD_PATH.finditer(out)]
+    return list(dict.fromkeys(files))
+
+
+def warm(files: list[str]) -> None:
+    """Read files into the page cache, so a tool does not load from disk inside the region."""
+    for path in files:
+        with contextlib.suppress(OSError), open(path, "rb") as f:
+            while f.read(1 << 20):
+                pass
+
+
+def _fsync_files_and_dirs(paths: list[str]) -> None:
     dirs = set()
     for path in paths:
         fd = os.open(path, os.O_RDONLY)
@@ -86,11 +134,19 @@ def _flush(paths: list[str]) -> None:
             os.close(fd)
 
 
+def _flush(operation: Operation) -> None:
+    if operation.unmount is not None:
+        operation.unmount.unmount()
+    else:
+        _fsync_files_and_dirs([p for p in operation.flush_paths if os.path.exists(p)])
+
+
 def measure(operation: Operation, meter: Meter, idle_power_w: float | None = None,
             disk_device: str | None = None, trace_interval_s: float = 0.1) -> dict:
     """Run `operation` once under `meter`; return the timing and energy fields of a run record.
 
-    Never raises for a failing command: its exit code is recorded instead.
+    Never raises for a failing command, flush or meter reading: the run is
+    recorded as failed with the reason instead.
     """
     stack = contextlib.ExitStack()
     stdins = [stack.enter_context(open(p, "rb")) for p in operation.stdin_paths]
@@ -100,6 +156,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
     ]
     stderrs = [stack.enter_context(tempfile.TemporaryFile()) for _ in operation.argvs]
     disk = DiskSampler(disk_device, trace_interval_s)
+    flush_error = meter_error = None
     with stack:
         disk.start()
         meter.start()
@@ -115,19 +172,32 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
                 break
         user_s = sys_s = 0.0
         exit_codes = []
-        for proc in procs:
-            _, status, usage = os.wait4(proc.pid, 0)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            exit_codes.append(proc.returncode)
-            user_s += usage.ru_utime
-            sys_s += usage.ru_stime
+        try:
+            for proc in procs:
+                _, status, usage = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                exit_codes.append(proc.returncode)
+                user_s += usage.ru_utime
+                sys_s += usage.ru_stime
+        except BaseException:  # killed: no tool may outlive the job and keep the target busy
+            for proc in procs:
+                if proc.returncode is None:
+                    proc.kill()
+                    proc.wait()
+            raise
         for fout in stdouts:
-            fout.flush()
+            fout.close()  # an open file would keep its filesystem busy at unmount
         if launch_error is None and all(c in operation.ok_exit_codes for c in exit_codes):
-            _flush([p for p in operation.flush_paths if os.path.exists(p)])
+            try:
+                _flush(operation)
+            except (OSError, WattzipError) as exc:
+                flush_error = f"flush: {exc}"
         elapsed_s = time.perf_counter() - t0
         ended_at = utc_now()
-        reading = meter.stop()
+        try:
+            reading = meter.stop()
+        except MeterError as exc:
+            reading, meter_error = None, f"meter {meter.name}: {exc}"
         disk_samples = disk.stop()
         errors = []
         for ferr in stderrs:
@@ -138,31 +208,41 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         exit_code = 127  # the shell's "command not found"
     else:  # the first copy's code that means failure, else the first copy's code
         exit_code = failing[0] if failing else (exit_codes[0] if exit_codes else 0)
-    ok = launch_error is None and not failing
-    energy = reading.energy_j
-    passive = idle_power_w * elapsed_s if idle_power_w is not None else None
+    ok = launch_error is None and not failing and flush_error is None and meter_error is None
+    error = launch_error or ("; ".join(e for e in errors if e) if failing else None)
+    error = "; ".join(e for e in (error, flush_error, meter_error) if e) or None
+    energy = reading.energy_j if reading else None
+    meter_interval_s = reading.elapsed_s if reading else None
+    # Passive energy covers the meter's interval, the same one the energy covers.
+    passive = (idle_power_w * meter_interval_s
+               if idle_power_w is not None and energy is not None else None)
+    cpu_s = user_s + sys_s
     return {
         "op": operation.op,
         "started_at": started_at,
         "ended_at": ended_at,
         "elapsed_s": elapsed_s,
+        "meter_interval_s": meter_interval_s,
         "user_s": user_s,
         "sys_s": sys_s,
-        "wait_s": elapsed_s - user_s - sys_s,
+        # Undefined when the run used more CPU time than wall time (several threads or copies).
+        "wait_s": elapsed_s - cpu_s if cpu_s <= elapsed_s else None,
+        "cpu_utilization": cpu_s / elapsed_s if elapsed_s > 0 else None,
         "energy_j": energy,
         "idle_power_w": idle_power_w,
         "energy_passive_j": passive,
         "energy_active_j": energy - passive if passive is not None else None,
-        "meter_source": reading.source,
-        "meter_scope": reading.scope,
-        "meter_method": reading.method,
-        "samples": len(reading.samples),
+        "meter_source": meter.name,
+        "meter_scope": meter.scope,
+        "meter_method": meter.method,
+        "meter_flags": "; ".join(reading.flags) if reading and reading.flags else None,
+        "samples": len(reading.samples) if reading else 0,
         "exit_code": exit_code,
         "succeeded": ok,
-        "error": launch_error or ("; ".join(e for e in errors if e) if not ok else None) or None,
+        "error": error,
         "argv": operation.argvs[0],
         "copies": len(operation.argvs),
-        "_power_samples": reading.samples,
+        "_power_samples": reading.samples if reading else [],
         "_disk_samples": disk_samples,
     }
 

@@ -5,6 +5,10 @@ finds the file its write just flushed.  Every finished run is appended to a
 journal at once; a rerun of a job that died finds its runs there and goes on
 from the next repeat.  The journal is not a Snakemake output, so Snakemake
 never deletes it when it cleans up an interrupted job.
+
+Before every run the caches are made cold without making the tools cold;
+after every write the stored files are checked to own their blocks and to
+give back the input, all outside the measured region.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wattzip import codecs as codec_registry
+from wattzip import runner
 from wattzip.codecs import Codec
 from wattzip.errors import ConfigError
-from wattzip.inputs import sha256_file
+from wattzip.extents import check_owns_blocks
+from wattzip.inputs import copy_through_user_space, sha256_file
+from wattzip.media import Medium
 from wattzip.meters import Meter
-from wattzip.runner import Operation, drop_caches, measure, sha256_of_command, write_trace
+from wattzip.runner import Operation, measure, sha256_of_command, write_trace
 from wattzip.statistics import need_more_repeats, relative_half_width
 
 MAX_CONSECUTIVE_FAILURES = 2
@@ -38,7 +45,7 @@ class Job:
     input_path: str
     input_sha256: str
     input_bytes: int
-    target_dir: str
+    medium: Medium
     codec: Codec | None
     min_repeats: int = 3
     max_repeats: int = 10
@@ -49,7 +56,14 @@ class Job:
     idle_power_w: float | None = None
     disk_device: str | None = None
     trace_dir: str | None = None
+    copy_buffer_bytes: int = runner.DEFAULT_COPY_BUFFER
+    # Each copy reads its own input file (made outside the region); [input_path] for one.
+    input_paths: list[str] = field(default_factory=list)
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
+
+    @property
+    def target_dir(self) -> str:
+        return self.medium.path
 
     @property
     def codec_name(self) -> str:
@@ -63,11 +77,12 @@ class Job:
 
     def key(self) -> str:
         """Identifies runs that belong to this exact job (input, invocation, factors)."""
+        argv = (list(self.codec.compress) + list(self.codec.decompress) if self.codec
+                else runner.plain_copy_argv(self.copy_buffer_bytes))
         ident = {
             "testbed": self.testbed, "file_type": self.file_type, "sha": self.input_sha256,
-            "codec": self.codec_name,
-            "argv": list(self.codec.compress) + list(self.codec.decompress) if self.codec else [],
-            "factors": self.factors, "copies": self.copies, "threads": self.threads,
+            "codec": self.codec_name, "argv": argv, "factors": self.factors,
+            "copies": self.copies, "threads": self.threads, "medium": self.medium.to_spec(),
         }
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -77,21 +92,27 @@ class Job:
         return [os.path.join(self.target_dir, f"{stem}.{i}" if self.copies > 1 else stem)
                 for i in range(self.copies)]
 
+    def sources(self) -> list[str]:
+        return self.input_paths or [self.input_path] * self.copies
+
     def write_operation(self) -> Operation:
         stored = self.stored_paths()
+        unmount = self.medium if self.medium.flush == "unmount" else None
         if self.codec is None:
-            argvs = [["cat"] for _ in stored]
-            return Operation("plain-write", argvs, [self.input_path] * self.copies, stored, stored)
+            argvs = [runner.plain_copy_argv(self.copy_buffer_bytes) for _ in stored]
+            return Operation("plain-write", argvs, self.sources(), stored, stored,
+                             unmount=unmount)
         c = self.codec
         argvs = [c.compress_argv(p, self.threads) for p in stored]
         stdouts = [None] * self.copies if c.writes_out_path else stored
-        return Operation("compress-write", argvs, [self.input_path] * self.copies, stdouts,
-                         stored, c.ok_exit_codes)
+        return Operation("compress-write", argvs, self.sources(), stdouts, stored,
+                         c.ok_exit_codes, unmount=unmount)
 
     def read_operation(self) -> Operation:
         stored = self.stored_paths()
         if self.codec is None:
-            return Operation("plain-read", [["cat"]] * self.copies, stored, [None] * self.copies)
+            argvs = [runner.plain_copy_argv(self.copy_buffer_bytes) for _ in stored]
+            return Operation("plain-read", argvs, stored, [None] * self.copies)
         c = self.codec
         argvs = [c.decompress_argv(p, self.threads) for p in stored]
         stdins = [os.devnull] * self.copies if c.reads_in_path else stored
@@ -163,69 +184,127 @@ def _series(runs: list[dict], ops: tuple[str, str]) -> dict[str, list[float]]:
     return series
 
 
+class ColdCache:
+    """Makes the caches cold before each run without making the tools cold.
+
+    A target that is its own filesystem with the unmount flush is unmounted
+    and mounted again (which empties its cache alone) and the inputs are
+    evicted file by file. Otherwise the page cache is dropped globally when
+    permitted; that also evicts the tools and their libraries, which are read
+    back at once so that no run loads its tool from disk inside the region.
+    Without permission, the job's own files are evicted one by one.
+    """
+
+    def __init__(self, job: Job):
+        self.job = job
+        argv0s = {op.argvs[0][0] for op in (job.write_operation(), job.read_operation())}
+        self.tool_files = sorted({f for a in argv0s for f in runner.tool_files(a)})
+
+    def __call__(self) -> tuple[str, bool]:
+        """(the method, whether the tools were read back) for the run's record."""
+        job = self.job
+        if job.medium.flush == "unmount":
+            os.sync()
+            job.medium.cycle()
+            runner.evict(job.sources())
+            return "unmount", False
+        method = runner.drop_caches([*job.sources(), *job.stored_paths()])
+        if method == "global":
+            runner.warm(self.tool_files)
+            return method, True
+        return method, False
+
+
+def prepare_input_copies(job: Job, log: Callable[[str], None]) -> None:
+    """One input file per copy (copies > 1), so the N readers do real I/O each.
+
+    Made outside every measured region, through user space (never a reflink),
+    beside the input and named by its sha256, and kept for the next job.
+    """
+    if job.copies == 1:
+        job.input_paths = [job.input_path]
+        return
+    folder = Path(job.input_path).parent / "copies"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(job.copies):
+        path = folder / f"{job.input_sha256[:16]}.{i}"
+        if not (path.exists() and path.stat().st_size == job.input_bytes):
+            log(f"{job.file_type}: making input copy {i + 1}/{job.copies} at {path}")
+            digest = copy_through_user_space(job.input_path, path)
+            if digest != job.input_sha256:
+                raise ConfigError(f"the copy {path} of {job.input_path} differs from it "
+                                  "(sha256); the input changed while copying?")
+        paths.append(str(path))
+    job.input_paths = paths
+
+
 def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
     """Repeat the job's write/read pair until the paper's stopping rule says enough.
 
     Returns a summary: repeats done, whether the confidence target was met,
     and failed runs.  Failed or unverified runs are recorded, never dropped.
+    The medium is attached first and detached last, also when the job dies.
     """
     Path(journal).parent.mkdir(parents=True, exist_ok=True)
-    os.makedirs(job.target_dir, exist_ok=True)
     key = job.key()
     runs = read_journal(journal, key)
     last_repeat = max((r["repeat"] for r in runs), default=0)
     if runs:
         log(f"{job.file_type}/{job.codec_name}: resuming after {last_repeat} repeat(s) "
             f"found in {journal}")
-    version = codec_registry.version(job.codec) if job.codec else None
-    consecutive_failures = 0
-    write_op, read_op = job.write_operation(), job.read_operation()
-    # The stopping rule counts verified runs per operation, so a repeat cut
-    # short by a kill (a write without its read) is simply made up for.
-    while (need_more_repeats(_series(runs, job.ops), job.min_repeats, job.max_repeats,
-                             job.ci_target) and last_repeat < 2 * job.max_repeats):
-        repeat = last_repeat + 1
-        for path in job.stored_paths():
-            if os.path.exists(path):
-                os.unlink(path)
-        pair_ok = True
-        written_ok = False
-        for operation in (write_op, read_op):
-            if operation is read_op and not written_ok:
-                record = _skipped_read(job, operation.op, repeat)
-            else:
-                cache = drop_caches([job.input_path, *job.stored_paths()])
-                result = measure(operation, meter, job.idle_power_w, job.disk_device)
-                record = _record(job, result, repeat, version, cache, key)
-                if operation is write_op:
-                    verified, why = job.verify() if result["succeeded"] else (False,
-                                                                              result["error"])
-                    written_ok = verified
-                    record["output_bytes"] = sum(os.path.getsize(p) for p in job.stored_paths()
-                                                 if os.path.exists(p))
+    version = (codec_registry.version(job.codec) if job.codec
+               else codec_registry.plain_copy_version())
+    prepare_input_copies(job, log)
+    job.medium.attach()
+    try:
+        medium_info = job.medium.describe()
+        cold_cache = ColdCache(job)
+        consecutive_failures = 0
+        write_op, read_op = job.write_operation(), job.read_operation()
+        # The stopping rule counts verified runs per operation, so a repeat cut
+        # short by a kill (a write without its read) is simply made up for.
+        while (need_more_repeats(_series(runs, job.ops), job.min_repeats, job.max_repeats,
+                                 job.ci_target) and last_repeat < 2 * job.max_repeats):
+            repeat = last_repeat + 1
+            _remove(job.stored_paths())
+            pair_ok = True
+            written_ok = False
+            for operation in (write_op, read_op):
+                if operation is read_op and not written_ok:
+                    record = _skipped_read(job, operation.op, repeat)
                 else:
-                    verified, why = written_ok and result["succeeded"], result["error"]
-                    record["output_bytes"] = job.input_bytes * job.copies
-                record["verified"] = bool(verified)
-                record["failure"] = None if verified else (why or "failed")
-                if job.trace_dir:
-                    trace = os.path.join(job.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
-                    write_trace(trace, result["_power_samples"], result["_disk_samples"])
-                    record["trace"] = trace
-            _append(journal, record)
-            runs.append(record)
-            pair_ok &= record["verified"]
-            log(_progress_line(job, record))
-        last_repeat = repeat
-        consecutive_failures = 0 if pair_ok else consecutive_failures + 1
-        if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
-            log(f"{job.file_type}/{job.codec_name}: {consecutive_failures} failed repeats in a "
-                "row; stopping this job (the failures are recorded)")
-            break
-    for path in job.stored_paths():
-        if os.path.exists(path):
-            os.unlink(path)
+                    cache, warmed = cold_cache()
+                    result = measure(operation, meter, job.idle_power_w, job.disk_device)
+                    job.medium.mount()  # after an unmount flush, outside the region
+                    record = _record(job, result, repeat, version, cache, key)
+                    record.update(medium_info, tools_warmed=warmed)
+                    if operation is write_op:
+                        verified, why = _check_written(job, result, record)
+                        written_ok = verified
+                    else:
+                        verified, why = written_ok and result["succeeded"], result["error"]
+                        record["output_bytes"] = job.input_bytes * job.copies
+                    record["verified"] = bool(verified)
+                    record["failure"] = None if verified else (why or "failed")
+                    if job.trace_dir:
+                        trace = os.path.join(job.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
+                        write_trace(trace, result["_power_samples"], result["_disk_samples"])
+                        record["trace"] = trace
+                _append(journal, record)
+                runs.append(record)
+                pair_ok &= record["verified"]
+                log(_progress_line(job, record))
+            last_repeat = repeat
+            consecutive_failures = 0 if pair_ok else consecutive_failures + 1
+            if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
+                log(f"{job.file_type}/{job.codec_name}: {consecutive_failures} failed repeats "
+                    "in a row; stopping this job (the failures are recorded)")
+                break
+        _remove(job.stored_paths())
+    finally:
+        job.medium.detach()
     series = _series(runs, job.ops)
     repeats_done = min(len(v) for v in series.values())
     widths = {k: relative_half_width(v) for k, v in series.items()}
@@ -238,6 +317,25 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             "relative_half_widths": widths}
 
 
+def _remove(paths: list[str]) -> None:
+    for path in paths:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def _check_written(job: Job, result: dict, record: dict) -> tuple[bool, str]:
+    """After a write, outside the region: its size, whether it owns its blocks, its bytes."""
+    stored = [p for p in job.stored_paths() if os.path.exists(p)]
+    record["output_bytes"] = sum(os.path.getsize(p) for p in stored)
+    if not result["succeeded"]:
+        return False, result["error"]
+    owns, why = check_owns_blocks(stored)
+    record["own_blocks"] = owns
+    if owns is False:
+        return False, why
+    return job.verify()
+
+
 def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str,
             key: str) -> dict:
     record = {k: v for k, v in result.items() if not k.startswith("_")}
@@ -247,11 +345,12 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
         "input_bytes": job.input_bytes,
         "input_sha256": job.input_sha256,
         "codec": job.codec_name,
-        "tool": job.codec.tool if job.codec else "cat",
+        "tool": job.codec.tool if job.codec else "dd",
         "level": job.codec.level if job.codec else None,
         "repeat": repeat,
         "tool_version": version,
         "threads": job.threads if job.codec and job.codec.multithreaded else 1,
+        "copy_buffer_bytes": None if job.codec else job.copy_buffer_bytes,
         "factors": {**job.factors, "cache_drop": cache, "copies": job.copies},
         "job_key": key,
     })
@@ -273,8 +372,10 @@ def _progress_line(job: Job, r: dict) -> str:
     if r.get("elapsed_s") is None:
         return f"{job.file_type}/{job.codec_name} r{r['repeat']} {r['op']}: {r['failure']}"
     status = "ok" if r["verified"] else f"FAILED ({r['failure']})"
+    energy = ("no energy" if r.get("energy_j") is None
+              else f"{r['energy_j']:.1f} J ({r['meter_method']})")
     return (f"{job.file_type}/{job.codec_name} r{r['repeat']} {r['op']}: "
-            f"{r['elapsed_s']:.3f} s, {r['energy_j']:.1f} J ({r['meter_method']}) {status}")
+            f"{r['elapsed_s']:.3f} s, {energy} {status}")
 
 
 def check_free_space(target_dir: str, needed_bytes: int) -> None:

@@ -40,17 +40,17 @@ def block_device(path: str | os.PathLike) -> dict:
 def filesystem_of(path: str | os.PathLike) -> dict:
     """Mount point, type and source of the filesystem holding `path`."""
     path = os.path.realpath(path)
-    best = {"mount_point": "/", "fstype": None, "source": None}
+    best = {"mount_point": "/", "fstype": None, "source": None, "options": None}
     try:
         lines = Path("/proc/self/mounts").read_text().splitlines()
     except OSError:
         return best
     for line in lines:
-        source, mount, fstype = line.split()[:3]
+        source, mount, fstype, options = line.split()[:4]
         if (path == mount or path.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(
             best["mount_point"]
         ):
-            best = {"mount_point": mount, "fstype": fstype, "source": source}
+            best = {"mount_point": mount, "fstype": fstype, "source": source, "options": options}
     return best
 
 

@@ -1,0 +1,199 @@
+"""What the operations really do, on real filesystems on loop devices (needs root).
+
+Checked from outside the code: filefrag for shared extents, fincore for the page
+cache, /proc/self/mounts for the unmount flush, rusage for CPU time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from wattzip import analysis, inputs, media, meters, records, runner, study
+from wattzip.extents import check_owns_blocks
+
+from .test_runner import cached_bytes, make_job
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists("/dev/loop-control"),
+    reason="mounting a loop device needs root and the loop driver")
+
+
+@pytest.fixture
+def model_meter():
+    return meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60,
+                                                 interval_s=0.05))
+
+
+@pytest.fixture
+def xfs(tmp_path):
+    """A fresh XFS (reflinks on, as mkfs.xfs makes it) loop-mounted for one test."""
+    if shutil.which("mkfs.xfs") is None:
+        pytest.skip("xfsprogs is not installed")
+    medium = media.Medium(name="xfs", kind="image", path=str(tmp_path / "xfs"), size="600MiB",
+                          fs="xfs")
+    medium.attach()
+    yield medium
+    medium.detach()
+
+
+def filefrag_says_shared(path) -> bool:
+    out = subprocess.run(["filefrag", "-v", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    return "shared" in out
+
+
+@needs_root
+def test_cat_reflinks_on_xfs_and_the_extent_check_sees_it(xfs, small_inputs):
+    src = os.path.join(xfs.path, "input.bin")
+    shutil.copyfile(small_inputs["random"][0], src)
+    with open(src, "rb") as fin, open(os.path.join(xfs.path, "by-cat"), "wb") as fout:
+        subprocess.run(["cat"], stdin=fin, stdout=fout, check=True)
+    with open(src, "rb") as fin, open(os.path.join(xfs.path, "by-dd"), "wb") as fout:
+        subprocess.run(runner.plain_copy_argv(), stdin=fin, stdout=fout, check=True)
+    os.sync()
+    by_cat, by_dd = os.path.join(xfs.path, "by-cat"), os.path.join(xfs.path, "by-dd")
+    assert filefrag_says_shared(by_cat) and not filefrag_says_shared(by_dd)
+    owns, why = check_owns_blocks([by_cat])
+    assert owns is False and "reflink" in why
+    assert check_owns_blocks([by_dd]) == (True, "")
+
+
+@needs_root
+def test_plain_write_on_xfs_owns_its_blocks_and_a_reflinking_copy_fails(
+        xfs, small_inputs, tmp_path, model_meter, monkeypatch):
+    """The input on the same XFS as the target, where a reflink is possible."""
+    src = os.path.join(xfs.path, "input.bin")
+    shutil.copyfile(small_inputs["text"][0], src)
+    entry = small_inputs["text"][1]
+    job = study.Job(testbed="t", file_type="text", input_path=src,
+                    input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
+                    codec=None, min_repeats=1, max_repeats=1)
+    study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    runs = records.read_jsonl([tmp_path / "j.jsonl"])
+    write = runs[0]
+    assert write["verified"] and write["own_blocks"] is True and write["tool"] == "dd"
+    assert write["target_fs"] == "xfs" and write["copy_buffer_bytes"] == 128 * 1024
+    assert write["user_s"] + write["sys_s"] > 0
+
+    xfs.attach()  # run_job detached it; the next job reformats
+    shutil.copyfile(small_inputs["text"][0], src)
+    monkeypatch.setattr(runner, "plain_copy_argv", lambda *a: ["cat"])
+    job = study.Job(testbed="t", file_type="text", input_path=src,
+                    input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
+                    codec=None, min_repeats=1, max_repeats=1)
+    study.run_job(job, model_meter, tmp_path / "k.jsonl", log=lambda m: None)
+    write = records.read_jsonl([tmp_path / "k.jsonl"])[0]
+    assert not write["verified"] and write["own_blocks"] is False
+    assert "shared with another file" in write["failure"]
+
+
+@needs_root
+def test_unmount_flush_on_a_fresh_ext2_image(small_inputs, tmp_path, model_meter, monkeypatch):
+    """SYSTOR '09's flush: the ext2 target is unmounted inside the measured region of every
+    write, mounted again outside it, and every read starts with its file out of the cache."""
+    medium = media.Medium(name="ext2", kind="image", path=str(tmp_path / "ext2"),
+                          size="64MiB", fs="ext2", flush="unmount")
+    job = make_job(small_inputs, tmp_path, "gz-1", medium=medium)
+    unmounts, cached_before_read = [], []
+    real_unmount, real_measure = media.Medium.unmount, study.measure
+
+    def unmount(self):
+        unmounts.append(runner.utc_now())
+        real_unmount(self)
+
+    def measure(operation, *a, **kw):
+        if operation.op == "decompress-read":
+            cached_before_read.append(cached_bytes(job.stored_paths()[0]))
+        return real_measure(operation, *a, **kw)
+
+    monkeypatch.setattr(media.Medium, "unmount", unmount)
+    monkeypatch.setattr(study, "measure", measure)
+    study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    runs = records.read_jsonl([tmp_path / "j.jsonl"])
+    assert all(r["verified"] for r in runs) and len(runs) == 4
+    writes = [r for r in runs if r["op"] == "compress-write"]
+    for w in writes:
+        assert any(w["started_at"] < t < w["ended_at"] for t in unmounts), "unmount inside"
+        assert w["flush"] == "unmount" and w["target_fs"] == "ext2"
+        assert w["medium_kind"] == "image" and w["factors"]["cache_drop"] == "unmount"
+    assert cached_before_read == [0, 0]
+    assert not medium.is_mounted(), "detached after the job"
+
+
+def test_global_drop_reads_the_tools_back_but_not_the_data(small_inputs, tmp_path):
+    if not os.access(runner.DROP_CACHES, os.W_OK):
+        pytest.skip("needs root for /proc/sys/vm/drop_caches")
+    job = make_job(small_inputs, tmp_path, "gz-1")
+    cold = study.ColdCache(job)
+    gzip = os.path.realpath(shutil.which("gzip"))
+    assert gzip in cold.tool_files and any("libc" in f for f in cold.tool_files)
+    assert cold() == ("global", True)
+    assert cached_bytes(gzip) >= os.path.getsize(gzip)  # whole pages
+    assert cached_bytes(job.input_path) == 0
+
+
+def test_copies_read_their_own_inputs_and_the_ratio_counts_every_copy(
+        small_inputs, tmp_path, model_meter):
+    path, entry = small_inputs["text"]
+    local = tmp_path / "in" / "text.bin"
+    local.parent.mkdir()
+    shutil.copyfile(path, local)
+    single = make_job(small_inputs, tmp_path / "one", "gz-1", max_repeats=1, min_repeats=1)
+    single.input_path = str(local)
+    study.run_job(single, model_meter, tmp_path / "one.jsonl", log=lambda m: None)
+    job = make_job(small_inputs, tmp_path / "three", "gz-1", copies=3, max_repeats=1,
+                   min_repeats=1)
+    job.input_path = str(local)
+    study.run_job(job, model_meter, tmp_path / "three.jsonl", log=lambda m: None)
+    assert len(set(job.input_paths)) == 3
+    assert len({os.stat(p).st_ino for p in job.input_paths}) == 3
+    assert all(inputs.sha256_file(p) == entry["sha256"] for p in job.input_paths)
+    rows = records.load_runs([tmp_path / "one.jsonl", tmp_path / "three.jsonl"])
+    for r in rows:
+        r["setting"] = f"x{r['copies']}"
+    ratios = {s["setting"]: s["compression_ratio"] for s in analysis.summarize(rows)
+              if s["op"] == "compress-write"}
+    assert ratios["x3"] == pytest.approx(ratios["x1"], rel=1e-9)
+    assert ratios["x1"] > 1.5
+
+
+def test_parallel_run_has_utilization_not_a_negative_wait(model_meter):
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs two CPUs")
+    argv = ["sh", "-c", "timeout 0.6 sh -c 'while :; do :; done' & "
+                        "timeout 0.6 sh -c 'while :; do :; done'; wait"]
+    record = runner.measure(runner.Operation("command", [argv], [os.devnull], [None]),
+                            model_meter)
+    assert record["cpu_utilization"] > 1.3
+    assert record["wait_s"] is None
+
+
+@needs_root
+def test_a_killed_job_leaves_no_mount_behind(small_inputs, tmp_path):
+    path, entry = small_inputs["random"]
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({**entry, "path": str(path)}))
+    mount_point = tmp_path / "ext2"
+    argv = [sys.executable, "-m", "wattzip", "job", "--testbed", "t", "--manifest",
+            str(manifest), "--codec", "bz-9", "--journal", str(tmp_path / "j.jsonl"),
+            "--out", str(tmp_path / "o.jsonl"), "--meter", "model", "--model-idle-w", "10",
+            "--model-max-w", "20", "--min-repeats", "50", "--max-repeats", "50",
+            "--target-dir", str(mount_point), "--medium-kind", "image", "--medium-size",
+            "64MiB", "--flush", "unmount"]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while media.mount_entry(str(mount_point)) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    assert media.mount_entry(str(mount_point)) is None
+    assert records.read_jsonl([tmp_path / "j.jsonl"]), "the runs before the kill are kept"

@@ -1,0 +1,388 @@
+"""Meters at the edges of a run, fed what real hardware feeds.
+
+Power that steps inside the run (constant power hides every edge error), a
+serial meter whose record for the last second arrives after the run, a logger
+that writes behind real time or stops early, perf that takes half a second to
+start, and a BMC whose reading is deactivated.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import stat
+import sys
+import threading
+import time
+
+import pytest
+
+from wattzip import meters, runner
+from wattzip.errors import MeterError
+
+
+def step_energy(t0, t1, step_at, before_w, after_w):
+    """The exact energy of [t0, t1] under a power step at step_at."""
+    a = max(0.0, min(t1, step_at) - t0)
+    b = max(0.0, t1 - max(t0, step_at))
+    return before_w * a + after_w * b
+
+
+# --- WattsUp: one record a second, each the mean of the second before it -------------
+
+
+class FakeWattsUp:
+    """A WattsUp Pro on a pseudo-terminal: after #L,W,3,E it sends, at L + k seconds,
+    the mean power of (L + k - 1, L + k], the true power stepping at L + step_s."""
+
+    def __init__(self, before_w, after_w, step_s, period_s=1.0):
+        self.master, self.slave = os.openpty()
+        self.port = os.ttyname(self.slave)
+        self.before_w, self.after_w, self.step_s, self.period_s = (before_w, after_w, step_s,
+                                                                   period_s)
+        self.received: list[str] = []
+        self.logging_since: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def true_power_mean(self, a, b):
+        return step_energy(a, b, self.logging_since + self.step_s, self.before_w,
+                           self.after_w) / (b - a)
+
+    def _run(self):
+        buffer, k = b"", 0
+        while not self._stop.is_set():
+            ready, _, _ = select.select([self.master], [], [], 0.005)
+            if ready:
+                buffer += os.read(self.master, 1024)
+                while b";" in buffer:
+                    cmd, buffer = buffer.split(b";", 1)
+                    self.received.append(cmd.decode())
+                    if cmd.startswith(b"#L,W,3,E"):
+                        self.logging_since, k = time.monotonic(), 0
+                    elif cmd.startswith(b"#L,W,3,I"):
+                        self.logging_since = None
+            if self.logging_since is not None:
+                due = self.logging_since + (k + 1) * self.period_s
+                if time.monotonic() >= due:
+                    k += 1
+                    watts = self.true_power_mean(due - self.period_s, due)
+                    os.write(self.master, f"#d,-,18,{round(watts * 10)},2301,536,0,0,0,0,0,0,"
+                                          "0,0,0,0,99,0,0,500,0;\r\n".encode())
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+        os.close(self.master)
+        os.close(self.slave)
+
+
+def test_wattsup_power_step_inside_a_run_and_the_late_last_record():
+    """100 W, then 250 W from the second record on; the run ends half a second after
+    the step, so its last half second is only in the record that arrives after it."""
+    device = FakeWattsUp(before_w=100.0, after_w=250.0, step_s=2.0)
+    try:
+        meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=device.port))
+        meter.start()  # returns after the first record, at L + 1 s
+        t0 = time.monotonic()
+        step_at = device.logging_since + 2.0
+        time.sleep(step_at + 0.5 - t0)
+        t1 = time.monotonic()
+        reading = meter.stop()
+        meter.close()
+    finally:
+        device.close()
+    assert device.received[:2] == ["#R,W,0", "#L,W,3,E,,1"]
+    assert device.received[-1].startswith("#L,W,3,I")
+    expected = step_energy(t0, t1, step_at, 100.0, 250.0)
+    assert reading.energy_j == pytest.approx(expected, rel=0.03)
+    assert reading.elapsed_s == pytest.approx(t1 - t0, abs=0.01)
+    assert reading.flags == []
+
+
+def test_wattsup_run_shorter_than_a_second_is_flagged():
+    device = FakeWattsUp(before_w=80.0, after_w=80.0, step_s=0.0)
+    try:
+        meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=device.port))
+        meter.start()
+        time.sleep(0.3)
+        reading = meter.stop()
+        meter.close()
+    finally:
+        device.close()
+    assert reading.energy_j == pytest.approx(80.0 * reading.elapsed_s, rel=0.03)
+    assert any("resolution" in f for f in reading.flags)
+
+
+# --- IPMI DCMI ----------------------------------------------------------------------
+
+
+def fake_ipmitool(tmp_path, state="activated", period="00000001 Seconds."):
+    """ipmitool dcmi power reading, printing the watts the test writes to a file."""
+    watts = tmp_path / "watts"
+    watts.write_text("100\n")
+    tool = tmp_path / "ipmitool"
+    tool.write_text(
+        "#!/bin/sh\n"
+        f"w=$(cat {watts})\n"
+        "cat <<EOF\n\n"
+        "    Instantaneous power reading:                   $w Watts\n"
+        "    Minimum during sampling period:                 90 Watts\n"
+        "    Maximum during sampling period:                310 Watts\n"
+        "    Average power reading over sample period:      200 Watts\n"
+        "    IPMI timestamp:                           Sun Nov 22 06:00:00 2026\n"
+        f"    Sampling period:                          {period}\n"
+        f"    Power reading state is:                   {state}\n\nEOF\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    return tool, watts
+
+
+def test_ipmi_power_step_inside_a_run(tmp_path):
+    tool, watts = fake_ipmitool(tmp_path)
+    opts = meters.MeterOptions(ipmi_command=(str(tool), "dcmi", "power", "reading"),
+                               ipmi_interval_s=0.05)
+    assert meters.IpmiMeter.probe(opts) is None
+    meter = meters.IpmiMeter(opts)
+    meter.start()
+    t0 = time.monotonic()
+    time.sleep(0.5)
+    watts.write_text("300\n")
+    step_at = time.monotonic()
+    time.sleep(0.5)
+    t1 = time.monotonic()
+    reading = meter.stop()
+    # polled every 50 ms: the step smears over at most one poll (200 W x 0.05 s)
+    assert reading.energy_j == pytest.approx(step_energy(t0, t1, step_at, 100, 300), abs=12)
+    assert reading.flags == []
+
+
+def test_ipmi_deactivated_reading_is_no_reading(tmp_path):
+    tool, _ = fake_ipmitool(tmp_path, state="deactivated")
+    opts = meters.MeterOptions(ipmi_command=(str(tool), "dcmi", "power", "reading"))
+    assert "deactivated" in meters.IpmiMeter.probe(opts)
+    with pytest.raises(MeterError, match="deactivated"):
+        meters.parse_ipmi_dcmi(tool.read_text().replace("$w", "0"))
+
+
+def test_ipmi_run_shorter_than_the_bmc_sampling_period_is_flagged(tmp_path):
+    tool, _ = fake_ipmitool(tmp_path, period="00000005 Seconds.")
+    opts = meters.MeterOptions(ipmi_command=(str(tool), "dcmi", "power", "reading"),
+                               ipmi_interval_s=0.05)
+    meter = meters.IpmiMeter(opts)
+    meter.start()
+    time.sleep(0.2)
+    reading = meter.stop()
+    assert any("5 s" in f for f in reading.flags)
+    assert meters.parse_ipmi_dcmi(tool.read_text().replace("$w", "7")).sampling_period_s == 5
+
+
+# --- a power trace written by an external logger ------------------------------------
+
+
+def lagging_logger(path, lag_s, period_s, power, stop):
+    """Writes (t, power(t)) every period, each row lag_s after the moment it describes."""
+    with open(path, "w") as f:
+        f.write("timestamp,watts\n")
+        f.flush()
+        t = time.time() - 2.0
+        while not stop.is_set():
+            while t <= time.time() - lag_s:
+                f.write(f"{t:.4f},{power(t):.3f}\n")
+                t += period_s
+            f.flush()
+            time.sleep(0.01)
+
+
+def test_trace_from_a_lagging_logger_with_a_step(tmp_path):
+    path = tmp_path / "power.csv"
+    step_at = time.time() + 0.3
+    stop = threading.Event()
+    logger = threading.Thread(target=lagging_logger, daemon=True,
+                              args=(path, 0.6, 0.05, lambda t: 60.0 if t < step_at else 180.0,
+                                    stop))
+    logger.start()
+    time.sleep(0.1)
+    try:
+        meter = meters.TraceMeter(meters.MeterOptions(trace_path=str(path), trace_wait_s=3))
+        meter.start()
+        w0 = time.time()
+        time.sleep(0.6)
+        w1 = time.time()
+        reading = meter.stop()  # the logger is 0.6 s behind: stop waits for it
+    finally:
+        stop.set()
+        logger.join()
+    # one 50 ms ramp at the step: at most 120 W x 0.05 s off
+    assert reading.energy_j == pytest.approx(step_energy(w0, w1, step_at, 60, 180), abs=7)
+
+
+def test_trace_that_stops_before_the_run_ends_fails_the_run(tmp_path):
+    path = tmp_path / "power.csv"
+    now = time.time()
+    path.write_text("timestamp,watts\n" + "".join(f"{now - 5 + 0.1 * i:.2f},50\n"
+                                                  for i in range(53)))  # ends at now + 0.2
+    meter = meters.TraceMeter(meters.MeterOptions(trace_path=str(path), trace_wait_s=0.3))
+    op = runner.Operation("command", [["sleep", "0.5"]], [os.devnull], [None])
+    record = runner.measure(op, meter)
+    assert not record["succeeded"] and record["energy_j"] is None
+    assert "before the run ended" in record["error"]
+
+
+def test_trace_that_starts_after_the_run_began_fails(tmp_path):
+    path = tmp_path / "power.csv"
+    path.write_text("timestamp,watts\n")
+    meter = meters.TraceMeter(meters.MeterOptions(trace_path=str(path), trace_wait_s=0))
+    meter.start()
+    time.sleep(0.2)
+    now = time.time()
+    path.write_text("timestamp,watts\n" + "".join(f"{now - 0.1 + 0.05 * i:.3f},50\n"
+                                                  for i in range(10)))
+    with pytest.raises(MeterError, match="after the run started"):
+        meter.stop()
+
+
+# --- perf stat with a control FIFO ----------------------------------------------------
+
+
+FAKE_PERF = """#!{python}
+# Behaves like `perf stat -a -x, -o FILE -D -1 --control fifo:CTL,ACK -e EVENTS`:
+# takes {startup} s to start (perf opens an event per CPU), counts only while its
+# events are enabled, answers every command with "ack", writes its counts on
+# SIGINT. Power: 20 W package + 5 W dram, 80 W + 20 W from the unix time STEP_AT.
+import os, signal, sys, time
+args = sys.argv[1:]
+out = args[args.index("-o") + 1]
+events = args[args.index("-e") + 1].split(",")
+ctl, ack = args[args.index("--control") + 1][len("fifo:"):].split(",")
+assert args[args.index("-D") + 1] == "-1", "events must start disabled"
+step_at = float(os.environ.get("FAKE_PERF_STEP_AT", "1e12"))
+before = {{"power/energy-pkg/": 20.0, "power/energy-ram/": 5.0}}
+after = {{"power/energy-pkg/": 80.0, "power/energy-ram/": 20.0}}
+counts = dict.fromkeys(events, 0.0)
+enabled_at = None
+def count(t0, t1):
+    for e in events:
+        a = max(0.0, min(t1, step_at) - t0)
+        b = max(0.0, t1 - max(t0, step_at))
+        counts[e] += before[e] * a + after[e] * b
+def finish(*_):
+    if enabled_at is not None:
+        count(enabled_at, time.time())
+    with open(out, "w") as f:
+        f.write("# started\\n\\n")
+        for e in events:
+            value = "{not_counted}" if e == "{not_counted_event}" else f"{{counts[e]:.4f}}"
+            f.write(f"{{value}},Joules,{{e}},1000,100.00,,\\n")
+    sys.exit(0)
+signal.signal(signal.SIGINT, finish)
+time.sleep({startup})
+cfd, afd = os.open(ctl, os.O_RDWR), os.open(ack, os.O_WRONLY)
+buf = b""
+while True:
+    buf += os.read(cfd, 64)
+    while b"\\n" in buf:
+        cmd, buf = buf.split(b"\\n", 1)
+        now = time.time()
+        if cmd == b"enable" and enabled_at is None:
+            enabled_at = now
+        elif cmd == b"disable" and enabled_at is not None:
+            count(enabled_at, now)
+            enabled_at = None
+        os.write(afd, b"ack\\n")
+"""
+
+
+def fake_perf(tmp_path, startup=0.5, not_counted="", not_counted_event=""):
+    perf = tmp_path / "perf"
+    perf.write_text(FAKE_PERF.format(python=sys.executable, startup=startup,
+                                     not_counted=not_counted,
+                                     not_counted_event=not_counted_event))
+    perf.chmod(perf.stat().st_mode | stat.S_IEXEC)
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / "energy-pkg").write_text("event=0x02\n")
+    (events / "energy-ram").write_text("event=0x03\n")
+    return meters.MeterOptions(perf_command=str(perf), perf_events_dir=str(events))
+
+
+def test_perf_that_starts_slowly_counts_the_whole_run_with_a_step(tmp_path, monkeypatch):
+    opts = fake_perf(tmp_path, startup=0.5)
+    step_at = time.time() + 0.5 + 0.3
+    monkeypatch.setenv("FAKE_PERF_STEP_AT", repr(step_at))
+    meter = meters.PerfMeter(opts)
+    assert meter.scope == "package+dram"
+    meter.start()  # returns once perf acknowledged 'enable', after its slow start
+    w0 = time.time()
+    time.sleep(0.6)
+    w1 = time.time()
+    reading = meter.stop()
+    assert reading.energy_j == pytest.approx(step_energy(w0, w1, step_at, 25, 100), rel=0.05)
+    assert reading.elapsed_s == pytest.approx(w1 - w0, abs=0.05)
+
+
+def test_perf_measures_a_run_shorter_than_its_start_up(tmp_path):
+    opts = fake_perf(tmp_path, startup=0.5)
+    op = runner.Operation("command", [["true"]], [os.devnull], [None])
+    record = runner.measure(op, meters.PerfMeter(opts))
+    assert record["succeeded"] and record["elapsed_s"] < 0.5
+    assert record["energy_j"] == pytest.approx(25 * record["meter_interval_s"], rel=0.2)
+    assert record["energy_j"] > 0
+
+
+def test_perf_not_counted_event_is_an_error_not_a_smaller_scope(tmp_path):
+    opts = fake_perf(tmp_path, startup=0.0, not_counted="<not counted>",
+                     not_counted_event="power/energy-ram/")
+    op = runner.Operation("command", [["true"]], [os.devnull], [None])
+    record = runner.measure(op, meters.PerfMeter(opts))
+    assert not record["succeeded"] and record["energy_j"] is None
+    assert "power/energy-ram/ was <not counted>" in record["error"]
+
+
+def test_perf_output_parsing():
+    text = ("# started on Sun Nov 22\n\n"
+            "41.52,Joules,power/energy-pkg/,2003012345,100.00,,\n"
+            "3.25,Joules,power/energy-ram/,2003012345,100.00,,\n")
+    events = ("power/energy-pkg/", "power/energy-ram/")
+    assert meters.parse_perf_stat(text, events) == pytest.approx(44.77)
+    with pytest.raises(MeterError, match="not supported"):
+        meters.parse_perf_stat("<not supported>,Joules,power/energy-pkg/,0,0,,\n", events)
+    with pytest.raises(MeterError, match="no count for power/energy-ram/"):
+        meters.parse_perf_stat(text.splitlines()[2], events)
+
+
+def test_real_perf_honours_the_control_fifo():
+    """The real perf binary: software events, started disabled, enabled through the FIFO."""
+    if not os.path.exists("/usr/bin/perf"):
+        pytest.skip("linux-perf is not installed")
+    meter = meters.PerfMeter.__new__(meters.PerfMeter)
+    meter.options = meters.MeterOptions(perf_command="/usr/bin/perf")
+    meter.active_events = ("task-clock",)
+    meter.scope = "test"
+    meter.start()
+    time.sleep(0.3)
+    try:
+        meter.stop()
+    except MeterError as exc:  # task-clock is counted in msec, not Joules: parse fails late
+        assert "no count" in str(exc)
+
+
+# --- one interval, one meter -------------------------------------------------------------
+
+
+def test_passive_energy_covers_the_meters_interval(tmp_path):
+    opts = meters.MeterOptions(model_idle_power_w=30, model_max_power_w=30, interval_s=0.05)
+    op = runner.Operation("command", [["sleep", "0.2"]], [os.devnull], [None])
+    record = runner.measure(op, meters.ModelMeter(opts), idle_power_w=30.0)
+    assert record["meter_interval_s"] >= record["elapsed_s"]
+    assert record["energy_passive_j"] == pytest.approx(30.0 * record["meter_interval_s"])
+    assert record["energy_active_j"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_idle_from_another_meter_stops_the_job():
+    opts = meters.MeterOptions(model_idle_power_w=30, model_max_power_w=60)
+    model = meters.ModelMeter(opts)
+    idle = {"idle_power_w": 95.0, "meter_source": "ipmi", "meter_scope": "wall"}
+    with pytest.raises(MeterError, match="measured with the ipmi meter"):
+        meters.check_same_meter(idle, model, "results/x/idle/s.json")
+    meters.check_same_meter({"meter_source": "model", "meter_scope": model.scope}, model, "x")

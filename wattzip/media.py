@@ -1,0 +1,196 @@
+"""The storage a run writes to: a directory, or a filesystem of its own.
+
+SYSTOR '09 wrote to a dedicated ext2 partition and unmounted it after each run,
+which both flushes every byte to the device and empties that filesystem's
+page cache. A medium that is its own filesystem (a block device, a loop-mounted
+image file the job creates, or tmpfs) offers that flush; a plain directory is
+flushed by fsync of the file and its directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from wattzip.errors import ConfigError, WattzipError
+from wattzip.inputs import parse_size
+
+KINDS = ("directory", "image", "block", "tmpfs")
+FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs")
+FLUSHES = ("fsync", "unmount")
+_MKFS_QUIET = {"ext2": ["-F", "-q"], "ext3": ["-F", "-q"], "ext4": ["-F", "-q"],
+               "xfs": ["-f", "-q"], "btrfs": ["-f", "-q"]}
+
+
+class MediumError(WattzipError):
+    """A medium cannot be created, mounted or unmounted."""
+
+
+@dataclass
+class Medium:
+    """Where the runs write: `path` is the directory (a mount point unless a directory).
+
+    kind image: `image` (default path + ".img") of `size` bytes is formatted
+    with `fs` when the job starts and loop-mounted at `path`; kind block:
+    `device` is mounted at `path` (formatted only when `format` is true);
+    kind tmpfs: a RAM filesystem of `size` at `path`.
+    """
+
+    name: str = "default"
+    kind: str = "directory"
+    path: str = "."
+    image: str | None = None
+    device: str | None = None
+    size: str | None = None
+    fs: str | None = None
+    mkfs_options: str = ""
+    mount_options: str = ""
+    flush: str = "fsync"
+    format: bool = False
+    _attached: bool = field(default=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.path = os.path.abspath(self.path)
+        if self.kind not in KINDS:
+            raise ConfigError(f"medium {self.name}: kind {self.kind!r}; valid: {', '.join(KINDS)}")
+        if self.flush not in FLUSHES:
+            raise ConfigError(f"medium {self.name}: flush {self.flush!r}; valid: "
+                              f"{', '.join(FLUSHES)}")
+        if self.kind == "directory" and self.flush == "unmount":
+            raise ConfigError(f"medium {self.name}: a plain directory cannot be unmounted; use "
+                              "kind image (a loop-mounted file), block or tmpfs for flush unmount")
+        if self.kind == "image":
+            self.image = os.path.abspath(self.image or self.path.rstrip("/") + ".img")
+            if not self.size:
+                raise ConfigError(f"medium {self.name}: an image needs a size (e.g. 2GiB)")
+        if self.kind in ("image", "block") and self.fs is None and (self.kind == "image"
+                                                                    or self.format):
+            self.fs = "ext2"
+        if self.fs is not None and self.fs not in FILESYSTEMS:
+            raise ConfigError(f"medium {self.name}: fs {self.fs!r}; valid: "
+                              f"{', '.join(FILESYSTEMS)}")
+        if self.kind == "block" and not self.device:
+            raise ConfigError(f"medium {self.name}: kind block needs device (e.g. /dev/sdb1)")
+        if self.kind == "tmpfs" and not self.size:
+            raise ConfigError(f"medium {self.name}: tmpfs needs a size (e.g. 2GiB)")
+
+    @classmethod
+    def from_spec(cls, name: str, spec: str | dict) -> Medium:
+        """A config value: a directory string, or a mapping of the fields above."""
+        if isinstance(spec, str):
+            return cls(name=name, path=spec)
+        unknown = set(spec) - set(cls.__dataclass_fields__) - {"name", "_attached"}
+        if unknown:
+            raise ConfigError(f"medium {name}: unknown keys {sorted(unknown)}")
+        return cls(name=name, **{k: v for k, v in spec.items() if k != "name"})
+
+    def to_spec(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "_attached"}
+
+    @property
+    def own_filesystem(self) -> bool:
+        return self.kind != "directory"
+
+    @property
+    def source(self) -> str:
+        return {"image": self.image, "block": self.device, "tmpfs": "tmpfs"}.get(self.kind, "")
+
+    def is_mounted(self) -> bool:
+        return mount_entry(self.path) is not None
+
+    def attach(self) -> None:
+        """Create and mount the medium (a fresh filesystem on an image); a directory is made.
+
+        Once per job: a second call before detach() changes nothing.
+        """
+        if self._attached:
+            return
+        os.makedirs(self.path, exist_ok=True)
+        self._attached = True
+        if not self.own_filesystem:
+            return
+        if self.is_mounted():
+            _run(["umount", self.path], f"medium {self.name}: unmount a stale mount")
+        if self.kind == "image":
+            Path(self.image).parent.mkdir(parents=True, exist_ok=True)
+            with open(self.image, "wb") as f:  # sparse; a fresh filesystem for every job
+                f.truncate(parse_size(self.size))
+            self._mkfs(self.image)
+        elif self.kind == "block" and self.format:
+            self._mkfs(self.device)
+        self.mount()
+
+    def _mkfs(self, target: str) -> None:
+        argv = [f"mkfs.{self.fs}", *_MKFS_QUIET[self.fs], *shlex.split(self.mkfs_options), target]
+        _run(argv, f"medium {self.name}: format {target} as {self.fs}")
+
+    def mount(self) -> None:
+        if not self.own_filesystem or self.is_mounted():
+            return
+        options = [o for o in self.mount_options.split(",") if o]
+        if self.kind == "image":
+            options.insert(0, "loop")
+        if self.kind == "tmpfs":
+            options.insert(0, f"size={parse_size(self.size)}")
+        argv = ["mount", *(["-t", self.fs] if self.fs else []),
+                *(["-t", "tmpfs"] if self.kind == "tmpfs" else []),
+                *(["-o", ",".join(options)] if options else []), self.source, self.path]
+        _run(argv, f"medium {self.name}: mount {self.source} at {self.path}")
+
+    def unmount(self) -> None:
+        """Unmount: every dirty byte reaches the device, and the filesystem's cache is emptied."""
+        if self.own_filesystem and self.is_mounted():
+            _run(["umount", self.path], f"medium {self.name}: unmount {self.path}")
+
+    def cycle(self) -> None:
+        """Unmount and mount again: a cold cache for this filesystem only."""
+        self.unmount()
+        self.mount()
+
+    def detach(self) -> None:
+        """Unmount after the job (the image file stays for inspection; the next job reformats)."""
+        self._attached = False
+        with contextlib.suppress(MediumError):
+            self.unmount()
+
+    def describe(self) -> dict:
+        """What the runs' provenance records of the medium while it is mounted."""
+        entry = mount_entry(self.path) if self.own_filesystem else None
+        info = {"medium_kind": self.kind, "flush": self.flush}
+        if entry:
+            info.update(target_device=entry[0], target_fs=entry[2], mount_options=entry[3])
+        else:
+            from wattzip.system import filesystem_of
+
+            fs = filesystem_of(self.path)
+            info.update(target_device=fs["source"], target_fs=fs["fstype"],
+                        mount_options=fs.get("options"))
+        if self.kind == "image":
+            info["image"] = self.image
+        return info
+
+
+def mount_entry(path: str) -> tuple[str, str, str, str] | None:
+    """(source, mount point, type, options) of the filesystem mounted exactly at path."""
+    path = os.path.realpath(path)
+    found = None
+    with contextlib.suppress(OSError), open("/proc/self/mounts") as f:
+        for line in f:
+            source, mount, fstype, options = line.split()[:4]
+            if mount.replace("\\040", " ") == path:
+                found = (source, mount, fstype, options)  # the last mount on top wins
+    return found
+
+
+def _run(argv: list[str], what: str) -> None:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
+    except FileNotFoundError:
+        raise MediumError(f"{what}: {argv[0]} is not installed") from None
+    if proc.returncode != 0:
+        raise MediumError(f"{what}: {' '.join(argv)} failed ({proc.returncode}): "
+                          f"{(proc.stderr or proc.stdout).strip()[:400]}")

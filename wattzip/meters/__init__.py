@@ -1,0 +1,122 @@
+"""Energy meters behind one interface: start(), stop() -> Reading.
+
+One module per backend (powercap RAPL, perf, IPMI DCMI, WattsUp, a power
+trace file, the estimated utilization model, and none for time only), chosen
+by name from METERS in a configured order.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from wattzip.errors import MeterError
+from wattzip.meters.base import (
+    CounterMeter,
+    Meter,
+    MeterOptions,
+    PowerSampleMeter,
+    Reading,
+    integrate_averages,
+    integrate_power,
+)
+from wattzip.meters.ipmi import IpmiMeter, parse_ipmi_dcmi
+from wattzip.meters.model import ModelMeter, read_cpu_times
+from wattzip.meters.none import NoMeter
+from wattzip.meters.perf import PerfMeter, parse_perf_stat
+from wattzip.meters.powercap import PowercapMeter, RaplZone, discover_rapl_zones
+from wattzip.meters.trace import TraceMeter, read_power_trace
+from wattzip.meters.wattsup import WattsUpMeter
+
+__all__ = [
+    "METERS", "CounterMeter", "IdleResult", "IpmiMeter", "Meter", "MeterOptions", "ModelMeter",
+    "NoMeter", "PerfMeter", "PowerSampleMeter", "PowercapMeter", "RaplZone", "Reading",
+    "TraceMeter", "WattsUpMeter", "discover_rapl_zones", "integrate_averages",
+    "integrate_power", "measure_idle", "open_meter", "parse_ipmi_dcmi", "parse_perf_stat",
+    "probe_all", "read_cpu_times", "read_power_trace",
+]
+
+METERS: dict[str, type[Meter]] = {
+    cls.name: cls
+    for cls in (PowercapMeter, PerfMeter, IpmiMeter, WattsUpMeter, TraceMeter, ModelMeter,
+                NoMeter)
+}
+
+
+def probe_all(options: MeterOptions) -> dict[str, str | None]:
+    return {name: cls.probe(options) for name, cls in METERS.items()}
+
+
+def open_meter(order: list[str], options: MeterOptions, require_measured: bool = False) -> Meter:
+    """The first usable meter of `order`; a clear error naming every reason otherwise."""
+    reasons = []
+    for name in order:
+        cls = METERS.get(name)
+        if cls is None:
+            raise MeterError(f"unknown meter {name!r}; valid: {', '.join(METERS)}")
+        if require_measured and cls.method != "measured":
+            reasons.append(f"{name}: gives {cls.method} energy, and this study requires a "
+                           "measured meter")
+            continue
+        reason = cls.probe(options)
+        if reason is None:
+            return cls(options)
+        reasons.append(reason)
+    if require_measured:
+        hint = ("; this study requires a measured meter (meter.require_measured: true): run it "
+                "on a machine with RAPL, IPMI or an external meter, or set require_measured: "
+                "false to accept estimated energy")
+    else:
+        hint = "; for time only, without energy, use --meter none"
+    raise MeterError("no usable energy meter: " + "; ".join(reasons) + hint)
+
+
+@dataclass
+class IdleResult:
+    """Average idle power over count windows of seconds each (paper 5.1)."""
+
+    windows_w: list[float] = field(default_factory=list)
+    source: str = ""
+    scope: str = ""
+    method: str = ""
+    seconds: float = 0.0
+
+    @property
+    def mean_w(self) -> float:
+        return sum(self.windows_w) / len(self.windows_w)
+
+    @property
+    def sd_w(self) -> float:
+        n = len(self.windows_w)
+        if n < 2:
+            return 0.0
+        m = self.mean_w
+        return (sum((w - m) ** 2 for w in self.windows_w) / (n - 1)) ** 0.5
+
+
+def measure_idle(meter: Meter, count: int, seconds: float, progress=None) -> IdleResult:
+    if meter.method == "none":
+        raise MeterError("idle power needs an energy meter; --meter none measures time only")
+    result = IdleResult(source=meter.name, scope=meter.scope, method=meter.method,
+                        seconds=seconds)
+    for i in range(count):
+        meter.start()
+        time.sleep(seconds)
+        reading = meter.stop()
+        result.windows_w.append(reading.mean_power_w)
+        if progress:
+            progress(f"idle window {i + 1}/{count}: {reading.mean_power_w:.2f} W")
+    return result
+
+
+def check_same_meter(idle: dict, meter: Meter, idle_path: str) -> None:
+    """Idle power and runs must come from one meter and scope, or passive energy is meaningless."""
+    have = (idle.get("meter_source"), idle.get("meter_scope"))
+    want = (meter.name, meter.scope)
+    if have != want:
+        raise MeterError(
+            f"the idle calibration {idle_path} was measured with the {have[0]} meter "
+            f"(scope {have[1]}), but this job measures with the {want[0]} meter (scope "
+            f"{want[1]}); idle power from another meter cannot be subtracted from its energy. "
+            f"Delete {idle_path} so the calibration runs again with this meter"
+        )

@@ -1,0 +1,89 @@
+"""The BMC's DCMI power reading (wall power of a server) through ipmitool."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from wattzip.errors import MeterError
+from wattzip.meters.base import Poller, PowerSampleMeter
+
+_WATTS = re.compile(r"Instantaneous power reading:\s*([\d.]+)\s*Watts", re.IGNORECASE)
+_STATE = re.compile(r"Power reading state is:\s*(\w+)", re.IGNORECASE)
+_PERIOD = re.compile(r"Sampling period:\s*(\d+)\s*(Milliseconds|Seconds)", re.IGNORECASE)
+
+
+@dataclass
+class DcmiReading:
+    watts: float
+    sampling_period_s: float | None
+
+
+def parse_ipmi_dcmi(text: str) -> DcmiReading:
+    """The instantaneous watts and the BMC's sampling period of `ipmitool dcmi power reading`.
+
+    A BMC whose power reading state is 'deactivated' prints numbers that are
+    no reading (often 0 W): that is an error, not a sample.
+    """
+    state = _STATE.search(text)
+    if state and state.group(1).lower() != "activated":
+        raise MeterError(f"ipmi: the BMC's power reading state is {state.group(1)!r}, so its "
+                         "numbers are no reading; activate it (ipmitool dcmi power activate)")
+    match = _WATTS.search(text)
+    if not match:
+        raise MeterError(f"ipmi: no 'Instantaneous power reading' in: {text.strip()[:200]}")
+    period = _PERIOD.search(text)
+    period_s = None
+    if period:
+        period_s = int(period.group(1)) / (1000.0 if period.group(2).lower().startswith("milli")
+                                           else 1.0)
+    return DcmiReading(float(match.group(1)), period_s)
+
+
+class IpmiMeter(PowerSampleMeter):
+    """Polled DCMI readings (about 1 Hz), integrated linearly over the run.
+
+    One reading is taken as the run starts and one after it ends, so the
+    samples always cover the run. The BMC averages over its own sampling
+    period: a run shorter than that period is flagged in its record.
+    """
+
+    name = "ipmi"
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.scope = "wall"
+        self.resolution_s = None
+
+    @classmethod
+    def probe(cls, options):
+        if shutil.which(options.ipmi_command[0]) is None:
+            return f"ipmi: {options.ipmi_command[0]} is not installed (apt-get install ipmitool)"
+        try:
+            parse_ipmi_dcmi(cls._query(options))
+        except (MeterError, OSError, subprocess.SubprocessError) as exc:
+            return f"ipmi: no DCMI power reading ({exc})"
+        return None
+
+    @staticmethod
+    def _query(options) -> str:
+        proc = subprocess.run(list(options.ipmi_command), capture_output=True, text=True,
+                              timeout=10, check=False)
+        return proc.stdout + proc.stderr
+
+    def _read(self) -> None:
+        reading = parse_ipmi_dcmi(self._query(self.options))
+        if reading.sampling_period_s:
+            self.resolution_s = reading.sampling_period_s
+        self._append(reading.watts)
+
+    def _begin(self) -> None:
+        self._read()
+        self._poller = Poller(self._read, self.options.ipmi_interval_s)
+        self._poller.start()
+
+    def _end(self, t1: float) -> None:
+        self._poller.stop()
+        self._read()

@@ -1,0 +1,99 @@
+"""A power log written by any external logger (smart plug, PDU, bench meter)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import os
+import time
+
+from wattzip.errors import MeterError
+from wattzip.meters.base import Meter, Reading, integrate_power
+
+
+def read_power_trace(path: str) -> list[tuple[float, float]]:
+    """(unix time, watts) rows of a CSV with timestamp and watts columns.
+
+    Timestamps may be unix seconds or ISO 8601 (UTC assumed when no offset).
+    A torn last line (the logger is writing it) is skipped.
+    """
+    rows: list[tuple[float, float]] = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            stamp, watts = row.get("timestamp"), row.get("watts")
+            if "timestamp" not in row or "watts" not in row:
+                raise MeterError(f"trace: {path} needs the columns timestamp,watts")
+            if not stamp or not watts:
+                continue
+            try:
+                t = float(stamp)
+            except ValueError:
+                try:
+                    parsed = dt.datetime.fromisoformat(stamp)
+                except ValueError:
+                    continue
+                if parsed.tzinfo is None:
+                    parsed = parsed.replace(tzinfo=dt.timezone.utc)
+                t = parsed.timestamp()
+            try:
+                rows.append((t, float(watts)))
+            except ValueError:
+                continue
+    return rows
+
+
+class TraceMeter(Meter):
+    """Power samples (timestamp, instantaneous watts) that must cover the run's interval.
+
+    A logger writes behind real time, so stop() waits up to trace_wait_s for
+    a sample at or after the run's end. A trace that starts after the run
+    began, or still ends before it finished, fails the run: never extrapolate.
+    """
+
+    name = "trace"
+
+    def __init__(self, options):
+        super().__init__(options)
+        reason = self.probe(options)
+        if reason:
+            raise MeterError(reason)
+        self.scope = "wall"
+
+    @classmethod
+    def probe(cls, options):
+        if not options.trace_path:
+            return "trace: no power trace file configured (meter.trace_path)"
+        if not os.path.isfile(options.trace_path):
+            return f"trace: {options.trace_path} does not exist"
+        return None
+
+    def start(self) -> None:
+        self._wall0 = time.time()
+        self._t0 = time.monotonic()
+
+    def stop(self) -> Reading:
+        elapsed = time.monotonic() - self._t0
+        wall1 = self._wall0 + elapsed
+        deadline = time.monotonic() + self.options.trace_wait_s
+        while True:
+            samples = read_power_trace(self.options.trace_path)
+            last = max((t for t, _ in samples), default=float("-inf"))
+            if last >= wall1 or time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+        try:
+            energy = integrate_power(samples, self._wall0, wall1, hold_edges=False)
+        except MeterError as exc:
+            raise MeterError(f"trace {self.options.trace_path}: {exc} (waited "
+                             f"{self.options.trace_wait_s:g} s for the logger)") from None
+        inside = [(t - self._wall0, w) for t, w in samples if self._wall0 <= t <= wall1]
+        self.resolution_s = _median_spacing(samples)
+        return Reading(energy, inside, self.name, self.scope, self.method, elapsed,
+                       self.short_run_flags(elapsed))
+
+
+def _median_spacing(samples: list[tuple[float, float]]) -> float | None:
+    """The logger's sampling period, as its samples show it."""
+    times = sorted(t for t, _ in samples)
+    gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False) if b > a)
+    return gaps[len(gaps) // 2] if gaps else None

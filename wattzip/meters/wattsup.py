@@ -1,0 +1,117 @@
+"""A WattsUp Pro style serial meter in external logging mode (the paper's meter)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from wattzip.errors import MeterError
+from wattzip.meters.base import PowerSampleMeter, integrate_averages
+
+
+class WattsUpMeter(PowerSampleMeter):
+    """Wall power, one record a second, each the average of the second before it.
+
+    Protocol: ``#R,W,0;`` clears the meter's memory, ``#L,W,3,E,,1;`` asks for
+    one record a second on the port, each ``#d,...;`` record's fourth field is
+    tenths of watts, and ``#L,W,3,I,,1;`` returns the meter to internal logging.
+    The record that covers a run's last moments arrives up to a second after
+    the run; stop() waits for it (bounded) instead of guessing that second.
+    """
+
+    name = "wattsup"
+
+    def __init__(self, options):
+        super().__init__(options)
+        import serial  # pyserial
+
+        if not options.wattsup_port:
+            raise MeterError("wattsup: no serial port configured (meter.wattsup_port)")
+        self.scope = "wall"
+        self.resolution_s = options.wattsup_interval_s
+        self._port = serial.Serial(options.wattsup_port, options.wattsup_baud, timeout=0.05)
+        self._reader: threading.Thread | None = None
+
+    @classmethod
+    def probe(cls, options):
+        if not options.wattsup_port:
+            return "wattsup: no serial port configured (meter.wattsup_port, e.g. /dev/ttyUSB0)"
+        if not os.path.exists(options.wattsup_port):
+            return f"wattsup: {options.wattsup_port} does not exist"
+        try:
+            import serial  # noqa: F401
+        except ImportError:
+            return "wattsup: pyserial is not installed"
+        return None
+
+    def _command(self, text: str) -> None:
+        self._port.write(text.encode("ascii"))
+        self._port.flush()
+
+    def _read_loop(self) -> None:
+        import serial
+
+        buffer = b""
+        while not self._stop_reading.is_set():
+            try:
+                buffer += self._port.read(256)
+            except serial.SerialException:
+                time.sleep(0.01)  # a pty reports readiness with no data while it settles
+                continue
+            while b";" in buffer:
+                record, buffer = buffer.split(b";", 1)
+                fields = record.decode("ascii", "replace").strip().split(",")
+                if fields and fields[0].endswith("#d") and len(fields) > 3:
+                    try:
+                        self._append(float(fields[3]) / 10.0)
+                    except ValueError:
+                        continue
+                    with self._arrived:
+                        self._arrived.notify_all()
+
+    def _latest(self) -> float:
+        with self._lock:
+            return self._samples[-1][0] if self._samples else float("-inf")
+
+    def _wait_for_record_after(self, t: float, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        with self._arrived:
+            while not self._latest() > t:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._arrived.wait(left)
+        return True
+
+    def _begin(self) -> None:
+        self._stop_reading = threading.Event()
+        self._arrived = threading.Condition()
+        self._command("#R,W,0;")
+        self._command("#L,W,3,E,,1;")
+        self._reader = threading.Thread(target=self._read_loop, daemon=True)
+        self._reader.start()
+        # The first record closes the period the run starts in; wait for it.
+        if not self._wait_for_record_after(float("-inf"), 3 * self.resolution_s + 1):
+            self._stop()
+            raise MeterError(f"wattsup: no record from {self.options.wattsup_port} within "
+                             f"{3 * self.resolution_s + 1:g} s")
+
+    def _end(self, t1: float) -> None:
+        got = self._wait_for_record_after(t1, 2 * self.resolution_s + 0.5)
+        self._stop()
+        if not got:
+            raise MeterError(f"wattsup: no record arrived within {2 * self.resolution_s + 0.5:g}"
+                             " s after the run ended, so its last moments were not metered")
+
+    def _energy(self, samples, t0, t1):
+        return integrate_averages(samples, t0, t1, self.resolution_s)
+
+    def _stop(self) -> None:
+        self._command("#L,W,3,I,,1;")
+        self._stop_reading.set()
+        if self._reader:
+            self._reader.join()
+
+    def close(self) -> None:
+        self._port.close()
