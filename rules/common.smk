@@ -315,6 +315,8 @@ def macro_inputs(wildcards):
     inputs["provenance"] = f"{base}/provenance.json"
     inputs["manifest"] = f"{base}/manifest.json"
     inputs["idle"] = f"{base}/idle/{next(iter(SETTINGS))}.json"
+    inputs["table3"] = "paper/reference/systor09_table3_ratios.csv"
+    inputs["table4"] = "paper/reference/systor09_table4_breakeven_server.csv"
     if CROSSCHECK.get("codecs"):
         inputs["crosscheck"] = f"{base}/crosscheck.csv"
     return inputs

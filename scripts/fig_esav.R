@@ -10,7 +10,8 @@ be <- fread(snakemake@input[["breakeven"]], encoding = "UTF-8")[
 tools <- unique(summary[codec != "plain", .(codec, tool, level)])
 esav <- merge(esav, tools, by = "codec")
 esav[, codec := order_codecs(esav)]
-unit <- energy_unit(abs(c(esav$lo_j, esav$hi_j)))
+# A band is unbounded where an operation has a single run: drawn to the panel's edge.
+unit <- energy_unit(abs(Filter(is.finite, c(esav$lo_j, esav$hi_j, esav$esav_j))))
 esav[, meter_method := fifelse(estimated, "estimated", "measured")]
 labels <- merge(be[, .(file_type, codec, value, display)], tools, by = "codec")
 

@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from wattzip.reference import read_reference
+
 sys.stderr = open(snakemake.log[0], "w")
 inp = snakemake.input
 par = snakemake.params
@@ -50,6 +52,17 @@ idle = json.loads(Path(inp.idle).read_text())
 manifest = json.loads(Path(inp.manifest).read_text())
 runs = rows(inp.runs)
 crosscheck = rows(inp.crosscheck) if inp.get("crosscheck") else []
+table3 = read_reference(inp.table3)[1]
+table4 = read_reference(inp.table4)[1]
+
+
+def original(table, file_type, codec, metric=None):
+    """A cell of an original paper's table, as the paper printed it."""
+    for r in table:
+        if (r["file_type"], r["codec"]) == (file_type, codec) and metric in (None, r.get("metric")):
+            return display(r["display"])
+    return "--"
+
 
 estimated = any(r["meter_method"] == "estimated" for r in summary)
 n_runs = len(runs)
@@ -131,6 +144,9 @@ macros = {
     "BeGzSixText": be("text", "gz-6"),
     "BeLzoOneText": be("text", "lzo-1"),
     "BeLzoOneBinary": be("binary", "lzo-1"),
+    "PaperCrPpmdText": original(table3, "text", "ppmd"),
+    "PaperBeGzOneText": original(table4, "text", "gz-1", "E"),
+    "PaperBeLzoOneText": original(table4, "text", "lzo-1", "E"),
     "ClaimsTotal": len(claims),
     "ClaimsHold": holds,
     "ClaimsRefuted": refuted,
@@ -156,9 +172,9 @@ abstract = [
     f"{len(par.file_types)} file types of \\FileSize{{}} each, {len(par.codecs)} compression "
     f"settings and the plain baseline, {n_runs} measured runs in all ({n_failed} failed or "
     f"unverified), with {energy_word} from the \\MeterSource{{}} meter (scope \\MeterScope).",
-    "On text, PPMd's compression ratio is \\CrPpmdText{} (the paper: 7.6); the energy break-even "
-    "read-to-write ratio of gz-1 is \\BeGzOneText{} (the paper's server: 20.2) and that of lzo-1 "
-    "is \\BeLzoOneText{} (the paper: $\\forall$).",
+    "On text, PPMd's compression ratio is \\CrPpmdText{} (the paper: \\PaperCrPpmdText); the "
+    "energy break-even read-to-write ratio of gz-1 is \\BeGzOneText{} (the paper's server: "
+    "\\PaperBeGzOneText) and that of lzo-1 is \\BeLzoOneText{} (the paper: \\PaperBeLzoOneText).",
     "Energy and time correlate with $R = \\EnergyTimeR$ over all runs. Of the original papers' "
     "\\ClaimsTotal{} claims checked, \\ClaimsHold{} hold here, "
     "\\ClaimsRefuted{} are refuted and \\ClaimsUntestable{} cannot be tested on this testbed.",

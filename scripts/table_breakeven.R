@@ -26,7 +26,7 @@ write_tabular(
     sprintf("$n_{be}$ for %s on this testbed; the original (%s) in parentheses.",
             paste(metrics, collapse = " / "), tex_escape(snakemake@params[["original"]])),
     "$\\forall$: compression pays at any ratio; $\\times$: never; $\\le$: pays only up to that many reads per write;",
-    "$\\sim\\!10^{k}$: magnitude; \\textsuperscript{?}: the 95\\% bootstrap cannot decide the kind.",
+    "$\\sim\\!10^{k}$: magnitude; \\textsuperscript{?}: the 95\\% Student-$t$ (Welch) intervals of the extra write cost and the saving per read cannot decide the kind.",
     estimated_note(estimated)
   )
 )

@@ -36,8 +36,13 @@ def test_every_schema_key_is_described():
         for name, sub in (node.get("properties") or {}).items():
             assert sub.get("description"), f"{path}{name} has no description"
             walk(sub, f"{path}{name}.")
+        for alternative in node.get("oneOf") or []:
+            walk(alternative, path)
 
     walk(schema, "")
+    for name, definition in schema.get("$defs", {}).items():
+        assert definition.get("description"), f"$defs.{name} has no description"
+        walk(definition, f"$defs.{name}.")
 
 
 def test_every_config_overlay_is_valid():

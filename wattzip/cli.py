@@ -50,23 +50,30 @@ def _add_setting_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--io-scheduler", default="keep")
     g.add_argument("--governor", default="keep")
     m = p.add_argument_group("the medium the runs write to")
-    m.add_argument("--medium", default="default", help="name of the storage medium")
-    m.add_argument("--target-dir", default=".",
-                   help="directory the runs write to (the mount point of a medium of its own)")
-    m.add_argument("--medium-kind", default="directory", choices=media.KINDS,
-                   help="directory, image (a file the job formats and loop-mounts), block "
-                        "(a device mounted at --target-dir) or tmpfs (default: %(default)s)")
-    m.add_argument("--medium-image", help="image file (default: TARGET_DIR.img)")
-    m.add_argument("--medium-device", help="block device (kind block)")
-    m.add_argument("--medium-size", help="size of an image or tmpfs, e.g. 2GiB")
-    m.add_argument("--medium-fs", choices=media.FILESYSTEMS, help="filesystem (default ext2)")
-    m.add_argument("--mkfs-options", default="", help="extra mkfs arguments")
-    m.add_argument("--mount-options", default="", help="mount -o options, e.g. compress=zstd:3")
-    m.add_argument("--format", action="store_true",
-                   help="format a block device before the job (destroys its data)")
-    m.add_argument("--flush", default="fsync", choices=media.FLUSHES,
-                   help="fsync file and directory, or unmount the medium's own filesystem "
-                        "inside the measured region as SYSTOR '09 did (default: %(default)s)")
+    for flag, kwargs in MEDIUM_OPTIONS:
+        m.add_argument(flag, **kwargs)
+
+
+MEDIUM_OPTIONS = [
+    ("--medium", dict(default="default", help="name of the storage medium")),
+    ("--target-dir", dict(default=".", help="directory the runs write to (the mount point of "
+                                            "a medium of its own)")),
+    ("--medium-kind", dict(default="directory", choices=media.KINDS,
+                           help="directory, image (a file the job formats and loop-mounts), "
+                                "block (a device mounted at --target-dir) or tmpfs "
+                                "(default: %(default)s)")),
+    ("--medium-image", dict(help="image file (default: TARGET_DIR.img)")),
+    ("--medium-device", dict(help="block device (kind block)")),
+    ("--medium-size", dict(help="size of an image or tmpfs, e.g. 2GiB")),
+    ("--medium-fs", dict(choices=media.FILESYSTEMS, help="filesystem (default ext2)")),
+    ("--mkfs-options", dict(default="", help="extra mkfs arguments")),
+    ("--mount-options", dict(default="", help="mount -o options, e.g. compress=zstd:3")),
+    ("--format", dict(action="store_true", help="format a block device before the job "
+                                                "(destroys its data)")),
+    ("--flush", dict(default="fsync", choices=media.FLUSHES,
+                     help="fsync file and directory, or unmount the medium's own filesystem "
+                          "inside the measured region as SYSTOR '09 did (default: %(default)s)")),
+]
 
 
 def _medium(a: argparse.Namespace) -> media.Medium:
@@ -368,8 +375,8 @@ def _write_provenance_csv(info: dict, path: str) -> None:
 def cmd_analyze(a) -> int:
     from wattzip import analysis
 
-    written = analysis.analyze(a.runs, a.out, reference_dir=a.reference, seed=a.seed,
-                               ci_target=a.ci_target, bootstrap=a.bootstrap)
+    written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
+                               ci_target=a.ci_target)
     for path in written:
         _log(f"wrote {path}")
     return 0
@@ -467,9 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
     s.add_argument("--out", required=True)
     s.add_argument("--reference", default="paper/reference")
-    s.add_argument("--seed", type=int, default=2009)
     s.add_argument("--ci-target", type=float, default=0.05)
-    s.add_argument("--bootstrap", type=int, default=1000)
     s.set_defaults(fn=cmd_analyze)
     return p
 

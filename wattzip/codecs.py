@@ -130,56 +130,24 @@ def _entries() -> list[Codec]:
         suffix=".7z",
         note="PPMd (var. H) as implemented in 7-Zip; Debian ships no stand-alone ppmd binary",
     )
-    for level in (1, 3, 9, 19):
-        add(
-            f"zstd-{level}",
-            "zstd",
-            level,
-            ["zstd", f"-{level}", "-T1", "-q", "-c"],
-            ["zstd", "-d", "-q", "-c"],
-            "zstd",
-            ["zstd", "--version"],
-            ["modern", "all"],
-            version_pattern=r"v(\d+(?:\.\d+)+)",
-            suffix=".zst",
-        )
-    for level in (1, 9):
-        add(
-            f"lz4-{level}",
-            "lz4",
-            level,
-            ["lz4", f"-{level}", "-q", "-c"],
-            ["lz4", "-d", "-q", "-c"],
-            "lz4",
-            ["lz4", "--version"],
-            ["modern", "all"],
-            version_pattern=r"v(\d+(?:\.\d+)+)",
-            suffix=".lz4",
-        )
-    for level in (1, 6, 9):
-        add(
-            f"xz-{level}",
-            "xz",
-            level,
-            ["xz", f"-{level}", "-T1", "-c"],
-            ["xz", "-d", "-c"],
-            "xz-utils",
-            ["xz", "--version"],
-            ["modern", "all"],
-            suffix=".xz",
-        )
-    for quality in (1, 5, 9, 11):
-        add(
-            f"br-{quality}",
-            "brotli",
-            quality,
-            ["brotli", "-q", str(quality), "-c"],
-            ["brotli", "-d", "-c"],
-            "brotli",
-            ["brotli", "--version"],
-            ["modern", "all"],
-            suffix=".br",
-        )
+    # The modern field: (short name, tool, levels, compress flags before/after the level,
+    # decompress argv, package, version pattern, suffix)
+    vee = r"v(\d+(?:\.\d+)+)"
+    modern = [
+        ("zstd", "zstd", (1, 3, 9, 19), ["-{level}", "-T1", "-q", "-c"], ["zstd", "-d", "-q", "-c"],
+         "zstd", vee, ".zst"),
+        ("lz4", "lz4", (1, 9), ["-{level}", "-q", "-c"], ["lz4", "-d", "-q", "-c"], "lz4", vee,
+         ".lz4"),
+        ("xz", "xz", (1, 6, 9), ["-{level}", "-T1", "-c"], ["xz", "-d", "-c"], "xz-utils",
+         Codec.version_pattern, ".xz"),
+        ("br", "brotli", (1, 5, 9, 11), ["-q", "{level}", "-c"], ["brotli", "-d", "-c"],
+         "brotli", Codec.version_pattern, ".br"),
+    ]
+    for short, tool, levels, flags, decomp, package, pattern, suffix in modern:
+        for level in levels:
+            add(f"{short}-{level}", tool, level,
+                [tool, *(f.replace("{level}", str(level)) for f in flags)], decomp, package,
+                [tool, "--version"], ["modern", "all"], version_pattern=pattern, suffix=suffix)
     parallel = [
         ("pigz-6", "pigz", 6, ["pigz", "-6", "-p", "{threads}", "-c"], ["pigz", "-d", "-c"],
          "pigz", ["pigz", "--version"], ".gz"),

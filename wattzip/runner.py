@@ -117,21 +117,19 @@ def warm(files: list[str]) -> None:
                 pass
 
 
+def _fsync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_files_and_dirs(paths: list[str]) -> None:
-    dirs = set()
     for path in paths:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        dirs.add(os.path.dirname(os.path.abspath(path)))
-    for d in dirs:
-        fd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync(path)
+    for d in {os.path.dirname(os.path.abspath(p)) for p in paths}:
+        _fsync(d)
 
 
 def _flush(operation: Operation) -> None:

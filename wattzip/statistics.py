@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 
 def mean(xs: Sequence[float]) -> float:
@@ -126,3 +127,37 @@ def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
     sxx = math.fsum((x - mx) ** 2 for x in xs)
     syy = math.fsum((y - my) ** 2 for y in ys)
     return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its Student-t confidence interval (lo, hi) and degrees of freedom."""
+
+    estimate: float
+    lo: float
+    hi: float
+    df: float
+
+    def excludes_zero(self) -> bool:
+        return self.lo > 0 or self.hi < 0
+
+
+def welch_interval(terms: Sequence[tuple[float, Sequence[float]]],
+                   confidence: float = 0.95) -> Interval:
+    """Interval of sum(coef * mean(values)) over independent groups (Welch-Satterthwaite).
+
+    A difference of two operations' means (dw = M_c - M_w) or the energy saving
+    curve (n E_r - n E_d + E_w - E_c) are such sums. A group with fewer than two
+    values has unknown spread: the interval is then unbounded. Groups whose
+    values are all equal add no spread.
+    """
+    estimate = math.fsum(a * mean(v) for a, v in terms)
+    if any(len(v) < 2 for a, v in terms if a != 0):
+        return Interval(estimate, -math.inf, math.inf, 0.0)
+    parts = [(a * a * stdev(v) ** 2 / len(v), len(v)) for a, v in terms if a != 0]
+    var = math.fsum(p for p, _ in parts)
+    if var == 0:
+        return Interval(estimate, estimate, estimate, math.inf)
+    df = var * var / math.fsum(p * p / (n - 1) for p, n in parts if p > 0)
+    half = t_ppf(0.5 + confidence / 2.0, df) * math.sqrt(var)
+    return Interval(estimate, estimate - half, estimate + half, df)

@@ -176,11 +176,16 @@ def _append(path: str | os.PathLike, record: dict) -> None:
 
 
 def _series(runs: list[dict], ops: tuple[str, str]) -> dict[str, list[float]]:
+    """What the repeat rule watches: T, E and ET of each operation (T alone without a meter)."""
     good = [r for r in runs if r.get("verified")]
     series = {}
     for op in ops:
-        series[f"{op} elapsed"] = [r["elapsed_s"] for r in good if r["op"] == op]
-        series[f"{op} energy"] = [r["energy_j"] for r in good if r["op"] == op]
+        mine = [r for r in good if r["op"] == op]
+        series[f"{op} elapsed"] = [r["elapsed_s"] for r in mine]
+        if any(r.get("energy_j") is not None for r in mine) or not mine:
+            series[f"{op} energy"] = [r["energy_j"] for r in mine if r.get("energy_j") is not None]
+            series[f"{op} ET"] = [r["energy_j"] * r["elapsed_s"] for r in mine
+                                  if r.get("energy_j") is not None]
     return series
 
 

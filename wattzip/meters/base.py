@@ -11,6 +11,7 @@ given a number the meter did not see.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -77,6 +78,12 @@ class Meter:
         """None when usable here, else the reason it is not."""
         raise NotImplementedError
 
+    def require_usable(self) -> None:
+        """Raise the probe's reason as an error (for meters that probe as they open)."""
+        reason = self.probe(self.options)
+        if reason:
+            raise MeterError(reason)
+
     def start(self) -> None:
         raise NotImplementedError
 
@@ -91,6 +98,15 @@ class Meter:
             return [f"shorter than the {self.name} meter's resolution of "
                     f"{self.resolution_s:g} s"]
         return []
+
+
+def missing_path_reason(meter: str, path: str | None, key: str, example: str) -> str | None:
+    """Why a meter read from a configured file or device cannot be used, or None."""
+    if not path:
+        return f"{meter}: no {example} configured (meter.{key})"
+    if not os.path.exists(path):
+        return f"{meter}: {path} does not exist"
+    return None
 
 
 # --- from samples to energy ---------------------------------------------------------

@@ -36,9 +36,7 @@ class ModelMeter(CounterMeter):
 
     def __init__(self, options):
         super().__init__(options)
-        reason = self.probe(options)
-        if reason:
-            raise MeterError(reason)
+        self.require_usable()
         self.scope = "wall (CPU-utilization model)"
         self.idle_w = float(options.model_idle_power_w)
         self.max_w = float(options.model_max_power_w)

@@ -55,9 +55,7 @@ class PerfMeter(Meter):
 
     def __init__(self, options):
         super().__init__(options)
-        reason = self.probe(options)
-        if reason:
-            raise MeterError(reason)
+        self.require_usable()
         have_ram = os.path.exists(os.path.join(options.perf_events_dir, "energy-ram"))
         self.active_events = self.events if have_ram else self.events[:1]
         self.scope = "package+dram" if have_ram else "package"

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import os
 import time
 
 from wattzip.errors import MeterError
-from wattzip.meters.base import Meter, Reading, integrate_power
+from wattzip.meters.base import Meter, Reading, integrate_power, missing_path_reason
 
 
 def read_power_trace(path: str) -> list[tuple[float, float]]:
@@ -54,18 +53,13 @@ class TraceMeter(Meter):
 
     def __init__(self, options):
         super().__init__(options)
-        reason = self.probe(options)
-        if reason:
-            raise MeterError(reason)
+        self.require_usable()
         self.scope = "wall"
 
     @classmethod
     def probe(cls, options):
-        if not options.trace_path:
-            return "trace: no power trace file configured (meter.trace_path)"
-        if not os.path.isfile(options.trace_path):
-            return f"trace: {options.trace_path} does not exist"
-        return None
+        return missing_path_reason("trace", options.trace_path, "trace_path",
+                                   "power trace file")
 
     def start(self) -> None:
         self._wall0 = time.time()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
 from wattzip.errors import MeterError
-from wattzip.meters.base import PowerSampleMeter, integrate_averages
+from wattzip.meters.base import PowerSampleMeter, integrate_averages, missing_path_reason
 
 
 class WattsUpMeter(PowerSampleMeter):
@@ -35,10 +34,10 @@ class WattsUpMeter(PowerSampleMeter):
 
     @classmethod
     def probe(cls, options):
-        if not options.wattsup_port:
-            return "wattsup: no serial port configured (meter.wattsup_port, e.g. /dev/ttyUSB0)"
-        if not os.path.exists(options.wattsup_port):
-            return f"wattsup: {options.wattsup_port} does not exist"
+        reason = missing_path_reason("wattsup", options.wattsup_port, "wattsup_port",
+                                     "serial port (e.g. /dev/ttyUSB0)")
+        if reason:
+            return reason
         try:
             import serial  # noqa: F401
         except ImportError:
