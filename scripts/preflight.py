@@ -50,14 +50,22 @@ except WattzipError as exc:
 report["meter"] = {"source": meter.name, "scope": meter.scope, "method": meter.method}
 meter.close()
 
+fs_codecs = [codecs.get(n) for n in snakemake.params.codecs if codecs.get(n).filesystem]
 for name, setting in snakemake.params.settings.items():
     target = setting["target_dir"]
     spec = setting["medium"]
+    for codec in fs_codecs:
+        if spec.get("fs") != codec.filesystem:
+            fail(
+                f"setting {name}: codec {codec.name} compresses in {codec.filesystem}, but "
+                f"medium {spec['name']} is {spec.get('fs') or spec['kind']}; give it "
+                f"kind: image, fs: {codec.filesystem} (config factors.medium)"
+            )
     medium = Medium.from_spec(spec["name"], spec)
     # A medium of its own is created and mounted once here, as the jobs will.
     try:
         medium.attach()
-        disk = system.block_device(target)["disk"]
+        disk = system.scheduler_disk(target)
         free = shutil.disk_usage(target).free
         factors.check_io_scheduler(disk, setting["io_scheduler"])
         factors.check_governor(setting["governor"])

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 debs=(
-  python3 python3-venv
+  python3 python3-venv git
   gzip lzop bzip2 ncompress 7zip zstd lz4 xz-utils brotli pigz pbzip2 lbzip2
   hyperfine linux-source-6.1 ipmitool
   e2fsprogs xfsprogs btrfs-progs btrfs-compsize mount util-linux kmod

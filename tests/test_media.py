@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from wattzip import analysis, inputs, media, meters, records, runner, study
+from wattzip import analysis, inputs, media, meters, records, runner, study, throttle
 from wattzip.extents import check_owns_blocks
 
 from .test_runner import cached_bytes, make_job
@@ -197,3 +197,114 @@ def test_a_killed_job_leaves_no_mount_behind(small_inputs, tmp_path):
     proc.wait(timeout=30)
     assert media.mount_entry(str(mount_point)) is None
     assert records.read_jsonl([tmp_path / "j.jsonl"]), "the runs before the kill are kept"
+
+
+@needs_root
+def test_loop_image_bypasses_the_host_page_cache(small_inputs, tmp_path):
+    """The image's loop device does direct I/O, so a cold read from the medium is a real
+    read of the disk, not of the image file's pages in the host's cache."""
+    medium = media.Medium(name="e", kind="image", path=str(tmp_path / "e"), size="64MiB",
+                          fs="ext2")
+    medium.attach()
+    try:
+        info = medium.describe()
+        assert info["loop_direct_io"] is True and info["target_device"].startswith("/dev/loop")
+        shutil.copyfile(small_inputs["random"][0], os.path.join(medium.path, "f"))
+        medium.cycle()
+        assert cached_bytes(medium.image) == 0
+    finally:
+        medium.detach()
+    assert subprocess.run(["losetup", "--associated", medium.image], capture_output=True,
+                          text=True).stdout == "", "loop device freed"
+
+
+def throttle_available() -> bool:
+    return os.geteuid() == 0 and (os.path.exists("/sys/fs/cgroup/blkio/blkio.throttle."
+                                                 "read_bps_device")
+                                  or os.path.exists("/sys/fs/cgroup/cgroup.controllers"))
+
+
+@pytest.mark.skipif(not throttle_available(), reason="needs root and a blkio/io cgroup")
+def test_throttled_plain_read_takes_the_configured_bandwidth(tmp_path, model_meter):
+    """16 MiB read cold through a 20 MB/s cap: 0.84 s, within 10%; the cgroup is gone after."""
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(16 << 20))
+    disk = runner_disk(path)
+    rate = 20_000_000
+    with throttle.throttled([disk], rate) as t:
+        assert f"{rate}" in t.limits()
+        runner.drop_caches([str(path)])
+        op = runner.Operation("plain-read", [runner.plain_copy_argv()], [str(path)], [None])
+        record = runner.measure(op, model_meter, throttle=t)
+        cgroup = t.path
+    assert record["succeeded"]
+    assert record["elapsed_s"] == pytest.approx((16 << 20) / rate, rel=0.10)
+    assert not cgroup.exists()
+    runner.drop_caches([str(path)])
+    free = runner.measure(runner.Operation("plain-read", [runner.plain_copy_argv()],
+                                           [str(path)], [None]), model_meter)
+    assert free["elapsed_s"] < record["elapsed_s"] / 2, "the cap, not the disk, set the time"
+
+
+def runner_disk(path) -> str:
+    from wattzip import system
+
+    return system.block_device(os.path.dirname(path))["disk"]
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("mkfs.btrfs") is None or shutil.which("compsize") is None,
+                    reason="needs btrfs-progs and btrfs-compsize")
+def test_btrfs_compression_ratio_is_measured_on_disk(small_inputs, tmp_path, model_meter):
+    """compress-force=zstd:3: a zero file shrinks far, a random one not at all; both read
+    back the same bytes through the filesystem."""
+    from wattzip import codecs
+
+    ratios = {}
+    for ftype in ("zero", "random"):
+        medium = media.Medium(name="btrfs", kind="image", path=str(tmp_path / ftype),
+                              size="256MiB", fs="btrfs", mount_options="compress-force=zstd:3")
+        job = make_job(small_inputs, tmp_path / ftype, "plain", file_type=ftype,
+                       medium=medium, min_repeats=1, max_repeats=1)
+        job.codec = codecs.get("btrfs-zstd-3")
+        journal = tmp_path / f"{ftype}.jsonl"
+        study.run_job(job, model_meter, journal, log=lambda m: None)
+        runs = records.read_jsonl([journal])
+        assert [r["op"] for r in runs] == ["compress-write", "decompress-read"]
+        assert all(r["verified"] for r in runs), runs
+        assert "compress-force=zstd:3" in runs[0]["mount_options"]
+        ratios[ftype] = job.input_bytes / runs[0]["output_bytes"]
+    assert ratios["zero"] > 20
+    assert 0.9 < ratios["random"] < 1.05
+
+
+@needs_root
+def test_scheduler_of_a_loop_image_is_switched_on_its_disk_and_restored_after_a_kill(
+        small_inputs, tmp_path):
+    from wattzip import system
+
+    path, entry = small_inputs["random"]
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({**entry, "path": str(path)}))
+    mount_point = tmp_path / "ext2"
+    disk = system.scheduler_disk(str(tmp_path))
+    before = system.io_scheduler(disk)
+    want = "bfq" if before != "bfq" else "mq-deadline"
+    argv = [sys.executable, "-m", "wattzip", "job", "--testbed", "t", "--manifest",
+            str(manifest), "--codec", "bz-9", "--journal", str(tmp_path / "j.jsonl"),
+            "--out", str(tmp_path / "o.jsonl"), "--meter", "model", "--model-idle-w", "10",
+            "--model-max-w", "20", "--min-repeats", "50", "--max-repeats", "50",
+            "--target-dir", str(mount_point), "--medium-kind", "image", "--medium-size",
+            "64MiB", "--io-scheduler", want]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while system.io_scheduler(disk) != want and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert system.io_scheduler(disk) == want, "switched on the disk under the loop image"
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    assert system.io_scheduler(disk) == before, "restored after the kill"
+    runs = records.read_jsonl([tmp_path / "j.jsonl"])
+    assert runs and runs[0]["scheduler_disk"] == disk
+    assert runs[0]["io_scheduler_in_effect"] == want

@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from wattzip import __version__, codecs, inputs, media, meters, records, runner, system
+from wattzip import __version__, codecs, inputs, media, meters, records, runner, system, throttle
 from wattzip.errors import WattzipError
 
 DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
@@ -126,7 +126,7 @@ def cmd_idle(a) -> int:
 
     meter = _open_meter(a)
     os.makedirs(a.target_dir, exist_ok=True)
-    disk = system.block_device(a.target_dir)["disk"]
+    disk = system.scheduler_disk(a.target_dir)
     key = f"{meter.name}|{meter.scope}|{a.setting}|{a.seconds:g}"
     windows = _idle_journal(a.journal, key) if a.journal else []
     if windows:
@@ -250,6 +250,13 @@ def cmd_job(a) -> int:
     if codec:
         codecs.require(codec)
     medium = _medium(a)
+    if codec and codec.filesystem:
+        if medium.fs != codec.filesystem:
+            raise WattzipError(f"codec {codec.name} compresses in {codec.filesystem}: its medium "
+                               f"must be a {codec.filesystem} filesystem (kind image, fs "
+                               f"{codec.filesystem}), not {medium.fs or medium.kind}")
+        medium.mount_options = ",".join(o for o in (medium.mount_options, codec.mount_option)
+                                        if o)
     meter = _open_meter(a)
     idle = a.idle_power
     if a.idle:
@@ -265,14 +272,14 @@ def cmd_job(a) -> int:
         codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
         ci_target=a.ci_target, copies=a.copies, threads=a.threads, idle_power_w=idle,
         trace_dir=a.trace_dir, copy_buffer_bytes=inputs.parse_size(a.copy_buffer),
+        bandwidth_bytes_per_s=throttle.parse_bandwidth(a.bandwidth),
         factors={"setting": a.setting, "io_scheduler": a.io_scheduler, "governor": a.governor,
                  "medium": a.medium, "target_dir": medium.path},
     )
     try:
         medium.attach()
-        job.disk_device = system.block_device(medium.path)["disk"]
         study.check_free_space(medium.path, 2 * job.input_bytes * job.copies)
-        with factors.applied(job.disk_device, a.io_scheduler, a.governor):
+        with factors.applied(system.scheduler_disk(medium.path), a.io_scheduler, a.governor):
             summary = study.run_job(job, meter, a.journal, log=_log)
     finally:
         medium.detach()
@@ -445,6 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--copies", type=int, default=1)
     s.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     s.add_argument("--trace-dir")
+    s.add_argument("--bandwidth", default="unlimited",
+                   help="cap the target's and the input's devices, e.g. 30MB/s: a disk of "
+                        "that speed, emulated by a block-I/O cgroup (default: %(default)s)")
     s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
                    help="buffer of the plain baseline's user-space copy (default: %(default)s)")
     _add_setting_options(s)

@@ -38,6 +38,10 @@ class Codec:
     multithreaded: bool = False
     note: str = ""
     sets: tuple[str, ...] = field(default=())
+    # Filesystem-level compression: the filesystem the medium must have and the mount
+    # option that turns it on; its compress-write is a plain write onto that mount.
+    filesystem: str = ""
+    mount_option: str = ""
 
     @property
     def binary(self) -> str:
@@ -167,8 +171,23 @@ def _entries() -> list[Codec]:
     return entries
 
 
-REGISTRY: dict[str, Codec] = {c.name: c for c in _entries()}
-SET_NAMES = ("paper", "levels", "modern", "parallel", "all")
+def _filesystem_entries() -> list[Codec]:
+    """btrfs transparent compression (HPC '14's ZFS compression, the 2008 thesis's
+    compressed block device): written and read by the plain copy, compressed by the
+    kernel on a mount with compress-force, against compression off on the same btrfs."""
+    copy = ("dd", "bs=131072", "status=none")
+    options = ([(f"zlib-{n}", f"zlib:{n}") for n in (1, 3, 6, 9)] + [("lzo", "lzo")]
+               + [(f"zstd-{n}", f"zstd:{n}") for n in (1, 3, 9, 15)])
+    return [Codec(name=f"btrfs-{name}", tool="btrfs", level=option.partition(":")[2] or "-",
+                  compress=copy, decompress=copy, package="btrfs-progs",
+                  version_argv=("uname", "-r"), sets=("fs",), filesystem="btrfs",
+                  mount_option=f"compress-force={option}",
+                  note="the kernel's btrfs compression; the ratio is measured on disk "
+                       "(compsize)") for name, option in options]
+
+
+REGISTRY: dict[str, Codec] = {c.name: c for c in _entries() + _filesystem_entries()}
+SET_NAMES = ("paper", "levels", "modern", "parallel", "fs", "all")
 
 
 def get(name: str) -> Codec:

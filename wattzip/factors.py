@@ -16,6 +16,9 @@ from pathlib import Path
 from wattzip.errors import FactorError
 
 KEEP = "keep"  # the factor value that means "leave the machine as it is"
+# Schedulers of the legacy block layer, gone since Linux 5.0, and their blk-mq successors.
+LEGACY_SCHEDULERS = {"cfq": "bfq", "anticipatory": "bfq", "deadline": "mq-deadline",
+                     "noop": "none"}
 SYSFS = "/sys"
 
 
@@ -41,8 +44,13 @@ def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS) -> None
         raise FactorError(f"factor io_scheduler={value}: {path} is not readable") from None
     available = re.sub(r"[\[\]]", "", text).split()
     if value not in available:
+        hint = ""
+        if value in LEGACY_SCHEDULERS:
+            hint = (f"; {value} belonged to the legacy block layer removed in Linux 5.0 "
+                    f"(SYSTOR '11 used it), its blk-mq successor is "
+                    f"{LEGACY_SCHEDULERS[value]}")
         raise FactorError(f"factor io_scheduler={value}: {disk} offers only "
-                          f"{', '.join(available)}")
+                          f"{', '.join(available)}{hint}")
     if not _writable(path):
         raise FactorError(f"factor io_scheduler={value}: {path} is not writable (run as root)")
 
@@ -85,6 +93,10 @@ def applied(disk: str | None, io_scheduler: str = KEEP, governor: str = KEEP,
             path = _scheduler_file(disk, sysfs)
             restore.append((path, current_io_scheduler(disk, sysfs)))
             path.write_text(io_scheduler)
+            now = current_io_scheduler(disk, sysfs)
+            if now != io_scheduler:
+                raise FactorError(f"factor io_scheduler={io_scheduler}: {disk} still runs "
+                                  f"{now} after switching")
         if governor != KEEP:
             for path in _governor_files(sysfs):
                 restore.append((path, path.read_text().strip()))

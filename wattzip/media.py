@@ -51,7 +51,10 @@ class Medium:
     mount_options: str = ""
     flush: str = "fsync"
     format: bool = False
+    # A fresh filesystem on the image for every job; False keeps what it holds (inputs).
+    fresh: bool = True
     _attached: bool = field(default=False, repr=False, compare=False)
+    _loop: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.path = os.path.abspath(self.path)
@@ -83,13 +86,14 @@ class Medium:
         """A config value: a directory string, or a mapping of the fields above."""
         if isinstance(spec, str):
             return cls(name=name, path=spec)
-        unknown = set(spec) - set(cls.__dataclass_fields__) - {"name", "_attached"}
+        unknown = {k for k in spec if k.startswith("_") or k not in cls.__dataclass_fields__}
+        unknown.discard("name")
         if unknown:
             raise ConfigError(f"medium {name}: unknown keys {sorted(unknown)}")
         return cls(name=name, **{k: v for k, v in spec.items() if k != "name"})
 
     def to_spec(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "_attached"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
 
     @property
     def own_filesystem(self) -> bool:
@@ -97,7 +101,8 @@ class Medium:
 
     @property
     def source(self) -> str:
-        return {"image": self.image, "block": self.device, "tmpfs": "tmpfs"}.get(self.kind, "")
+        return {"image": self._loop or self.image, "block": self.device,
+                "tmpfs": "tmpfs"}.get(self.kind, "")
 
     def is_mounted(self) -> bool:
         return mount_entry(self.path) is not None
@@ -116,10 +121,16 @@ class Medium:
         if self.is_mounted():
             _run(["umount", self.path], f"medium {self.name}: unmount a stale mount")
         if self.kind == "image":
+            self._release_loops()  # left attached by a job that was killed
             Path(self.image).parent.mkdir(parents=True, exist_ok=True)
-            with open(self.image, "wb") as f:  # sparse; a fresh filesystem for every job
-                f.truncate(parse_size(self.size))
-            self._mkfs(self.image)
+            new = not os.path.exists(self.image)
+            if self.fresh or new:
+                with open(self.image, "wb") as f:  # sparse
+                    f.truncate(parse_size(self.size))
+                self._mkfs(self.image)
+            _evict(self.image)  # mkfs wrote through the host's cache; the loop will not
+            self._loop = _output(["losetup", "--find", "--show", "--direct-io=on", self.image],
+                                 f"medium {self.name}: attach {self.image} to a loop device")
         elif self.kind == "block" and self.format:
             self._mkfs(self.device)
         self.mount()
@@ -132,8 +143,6 @@ class Medium:
         if not self.own_filesystem or self.is_mounted():
             return
         options = [o for o in self.mount_options.split(",") if o]
-        if self.kind == "image":
-            options.insert(0, "loop")
         if self.kind == "tmpfs":
             options.insert(0, f"size={parse_size(self.size)}")
         argv = ["mount", *(["-t", self.fs] if self.fs else []),
@@ -152,10 +161,25 @@ class Medium:
         self.mount()
 
     def detach(self) -> None:
-        """Unmount after the job (the image file stays for inspection; the next job reformats)."""
+        """Unmount after the job and free its loop device (the image file stays)."""
         self._attached = False
         with contextlib.suppress(MediumError):
             self.unmount()
+        if self.kind == "image":
+            self._release_loops()
+            self._loop = None
+
+    def _release_loops(self) -> None:
+        """Detach every loop device backed by the image (after its filesystem is unmounted)."""
+        if not os.path.exists(self.image):
+            return
+        with contextlib.suppress(MediumError):
+            listed = _output(["losetup", "--associated", self.image, "--noheadings",
+                              "--output", "NAME"], f"medium {self.name}: list loop devices")
+            for loop in listed.split():
+                for mount in [m[1] for m in _mounts() if m[0] == loop]:
+                    _run(["umount", mount], f"medium {self.name}: unmount {mount}")
+                _run(["losetup", "--detach", loop], f"medium {self.name}: detach {loop}")
 
     def describe(self) -> dict:
         """What the runs' provenance records of the medium while it is mounted."""
@@ -171,22 +195,39 @@ class Medium:
                         mount_options=fs.get("options"))
         if self.kind == "image":
             info["image"] = self.image
+            if self._loop:
+                dio = Path(f"/sys/block/{os.path.basename(self._loop)}/loop/dio")
+                info["loop_direct_io"] = dio.exists() and dio.read_text().strip() == "1"
         return info
+
+
+def _mounts() -> list[tuple[str, str, str, str]]:
+    """(source, mount point, type, options) of every mount, in mount order."""
+    out = []
+    with contextlib.suppress(OSError), open("/proc/self/mounts") as f:
+        for line in f:
+            source, mount, fstype, options = line.split()[:4]
+            out.append((source, mount.replace("\\040", " "), fstype, options))
+    return out
 
 
 def mount_entry(path: str) -> tuple[str, str, str, str] | None:
     """(source, mount point, type, options) of the filesystem mounted exactly at path."""
     path = os.path.realpath(path)
-    found = None
-    with contextlib.suppress(OSError), open("/proc/self/mounts") as f:
-        for line in f:
-            source, mount, fstype, options = line.split()[:4]
-            if mount.replace("\\040", " ") == path:
-                found = (source, mount, fstype, options)  # the last mount on top wins
-    return found
+    found = [m for m in _mounts() if m[1] == path]
+    return found[-1] if found else None  # the last mount on top wins
 
 
-def _run(argv: list[str], what: str) -> None:
+def _evict(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def _output(argv: list[str], what: str) -> str:
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
     except FileNotFoundError:
@@ -194,3 +235,8 @@ def _run(argv: list[str], what: str) -> None:
     if proc.returncode != 0:
         raise MediumError(f"{what}: {' '.join(argv)} failed ({proc.returncode}): "
                           f"{(proc.stderr or proc.stdout).strip()[:400]}")
+    return proc.stdout.strip()
+
+
+def _run(argv: list[str], what: str) -> None:
+    _output(argv, what)

@@ -15,19 +15,22 @@ from pathlib import Path
 
 RUN_COLUMNS = (
     "testbed", "setting", "file_type", "input_bytes", "input_sha256", "codec", "tool", "level",
+    "mount_option",
     "op", "repeat", "started_at", "ended_at", "elapsed_s", "meter_interval_s", "user_s",
     "sys_s", "wait_s", "cpu_utilization", "energy_j", "idle_power_w", "energy_passive_j",
     "energy_active_j", "meter_source", "meter_scope", "meter_method", "meter_flags", "samples",
     "output_bytes", "verified", "exit_code", "failure", "own_blocks", "tools_warmed",
     "threads", "copies", "copy_buffer_bytes", "medium_kind", "flush", "target_device",
-    "target_fs", "mount_options", "tool_version", "trace",
+    "target_fs", "mount_options", "loop_direct_io", "scheduler_disk", "io_scheduler_in_effect",
+    "bandwidth_bytes_per_s", "tool_version", "trace",
 )
 NUMERIC_COLUMNS = frozenset({
     "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
     "cpu_utilization", "energy_j", "idle_power_w", "energy_passive_j", "energy_active_j",
     "samples", "output_bytes", "exit_code", "threads", "copies", "copy_buffer_bytes",
+    "bandwidth_bytes_per_s",
 })
-BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed"})
+BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io"})
 FACTOR_PREFIX = "factor_"
 
 

@@ -140,11 +140,13 @@ def _flush(operation: Operation) -> None:
 
 
 def measure(operation: Operation, meter: Meter, idle_power_w: float | None = None,
-            disk_device: str | None = None, trace_interval_s: float = 0.1) -> dict:
+            disk_devices: dict[str, str | None] | str | None = None,
+            trace_interval_s: float = 0.1, throttle=None) -> dict:
     """Run `operation` once under `meter`; return the timing and energy fields of a run record.
 
-    Never raises for a failing command, flush or meter reading: the run is
-    recorded as failed with the reason instead.
+    `throttle` (a wattzip.throttle.Throttle) puts the commands and the flush in
+    its cgroup. Never raises for a failing command, flush or meter reading:
+    the run is recorded as failed with the reason instead.
     """
     stack = contextlib.ExitStack()
     stdins = [stack.enter_context(open(p, "rb")) for p in operation.stdin_paths]
@@ -153,13 +155,17 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         for p in operation.stdout_paths
     ]
     stderrs = [stack.enter_context(tempfile.TemporaryFile()) for _ in operation.argvs]
-    disk = DiskSampler(disk_device, trace_interval_s)
+    disk = DiskSampler(disk_devices, trace_interval_s)
+    inside = throttle.entered() if throttle else contextlib.nullcontext()
     flush_error = meter_error = None
     with stack:
         disk.start()
         meter.start()
         started_at = utc_now()
         t0 = time.perf_counter()
+        region = contextlib.ExitStack()
+        stack.callback(region.close)  # leave the cgroup also when something raises
+        region.enter_context(inside)
         procs, launch_error = [], None
         for argv, fin, fout, ferr in zip(operation.argvs, stdins, stdouts, stderrs, strict=True):
             try:
@@ -192,6 +198,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
                 flush_error = f"flush: {exc}"
         elapsed_s = time.perf_counter() - t0
         ended_at = utc_now()
+        region.close()
         try:
             reading = meter.stop()
         except MeterError as exc:
@@ -262,12 +269,13 @@ def sha256_of_command(argv: list[str], stdin_path: str | None) -> tuple[str | No
 
 
 def write_trace(path: str | os.PathLike, power: list[tuple[float, float]],
-                disk: list[tuple[float, float, float]]) -> None:
-    """One run's samples as a tidy gzip'd CSV: t_s, series, value."""
+                disk: list[tuple[float, str, float, float]]) -> None:
+    """One run's samples as a tidy gzip'd CSV: t_s, series, device, value."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt", compresslevel=6) as f:
-        f.write("t_s,series,value\n")
+        f.write("t_s,series,device,value\n")
         for t, w in power:
-            f.write(f"{t:.4f},power_w,{w:.4f}\n")
-        for t, r, w in disk:
-            f.write(f"{t:.4f},read_bytes_per_s,{r:.0f}\n{t:.4f},write_bytes_per_s,{w:.0f}\n")
+            f.write(f"{t:.4f},power_w,,{w:.4f}\n")
+        for t, label, r, w in disk:
+            f.write(f"{t:.4f},read_bytes_per_s,{label},{r:.0f}\n"
+                    f"{t:.4f},write_bytes_per_s,{label},{w:.0f}\n")

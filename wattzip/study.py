@@ -13,17 +13,19 @@ give back the input, all outside the measured region.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from wattzip import codecs as codec_registry
-from wattzip import runner
+from wattzip import runner, system
 from wattzip.codecs import Codec
 from wattzip.errors import ConfigError
 from wattzip.extents import check_owns_blocks
@@ -32,6 +34,7 @@ from wattzip.media import Medium
 from wattzip.meters import Meter
 from wattzip.runner import Operation, measure, sha256_of_command, write_trace
 from wattzip.statistics import need_more_repeats, relative_half_width
+from wattzip.throttle import throttled
 
 MAX_CONSECUTIVE_FAILURES = 2
 
@@ -54,7 +57,8 @@ class Job:
     copies: int = 1
     threads: int = 1
     idle_power_w: float | None = None
-    disk_device: str | None = None
+    # A disk of a chosen speed: the target's and the input's devices capped (None: as is).
+    bandwidth_bytes_per_s: int | None = None
     trace_dir: str | None = None
     copy_buffer_bytes: int = runner.DEFAULT_COPY_BUFFER
     # Each copy reads its own input file (made outside the region); [input_path] for one.
@@ -95,12 +99,18 @@ class Job:
     def sources(self) -> list[str]:
         return self.input_paths or [self.input_path] * self.copies
 
+    @property
+    def copies_plainly(self) -> bool:
+        """Plain I/O moves the bytes: the baseline, and filesystem compression (the
+        kernel compresses what the plain copy writes)."""
+        return self.codec is None or bool(self.codec.filesystem)
+
     def write_operation(self) -> Operation:
         stored = self.stored_paths()
         unmount = self.medium if self.medium.flush == "unmount" else None
-        if self.codec is None:
+        if self.copies_plainly:
             argvs = [runner.plain_copy_argv(self.copy_buffer_bytes) for _ in stored]
-            return Operation("plain-write", argvs, self.sources(), stored, stored,
+            return Operation(self.ops[0], argvs, self.sources(), stored, stored,
                              unmount=unmount)
         c = self.codec
         argvs = [c.compress_argv(p, self.threads) for p in stored]
@@ -110,9 +120,9 @@ class Job:
 
     def read_operation(self) -> Operation:
         stored = self.stored_paths()
-        if self.codec is None:
+        if self.copies_plainly:
             argvs = [runner.plain_copy_argv(self.copy_buffer_bytes) for _ in stored]
-            return Operation("plain-read", argvs, stored, [None] * self.copies)
+            return Operation(self.ops[1], argvs, stored, [None] * self.copies)
         c = self.codec
         argvs = [c.decompress_argv(p, self.threads) for p in stored]
         stdins = [os.devnull] * self.copies if c.reads_in_path else stored
@@ -130,7 +140,7 @@ class Job:
             stored_digest = sha256_file(path)
             if stored_digest in self._verified_digests:
                 continue
-            if self.codec is None:
+            if self.copies_plainly:
                 ok = stored_digest == self.input_sha256
                 if not ok:
                     return False, f"{path}: written bytes differ from the input (sha256 mismatch)"
@@ -263,8 +273,18 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
                else codec_registry.plain_copy_version())
     prepare_input_copies(job, log)
     job.medium.attach()
+    stack = contextlib.ExitStack()
     try:
         medium_info = job.medium.describe()
+        scheduler_disk = system.scheduler_disk(job.medium.path)
+        medium_info.update(scheduler_disk=scheduler_disk,
+                           io_scheduler_in_effect=system.io_scheduler(scheduler_disk),
+                           bandwidth_bytes_per_s=job.bandwidth_bytes_per_s)
+        devices = {"target": system.block_device(job.medium.path)["disk"],
+                   "input": system.block_device(os.path.dirname(os.path.abspath(
+                       job.sources()[0])))["disk"]}
+        throttle = stack.enter_context(throttled(list(devices.values()),
+                                                 job.bandwidth_bytes_per_s))
         cold_cache = ColdCache(job)
         consecutive_failures = 0
         write_op, read_op = job.write_operation(), job.read_operation()
@@ -281,7 +301,8 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
                     record = _skipped_read(job, operation.op, repeat)
                 else:
                     cache, warmed = cold_cache()
-                    result = measure(operation, meter, job.idle_power_w, job.disk_device)
+                    result = measure(operation, meter, job.idle_power_w, devices,
+                                     throttle=throttle)
                     job.medium.mount()  # after an unmount flush, outside the region
                     record = _record(job, result, repeat, version, cache, key)
                     record.update(medium_info, tools_warmed=warmed)
@@ -309,6 +330,7 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
                 break
         _remove(job.stored_paths())
     finally:
+        stack.close()
         job.medium.detach()
     series = _series(runs, job.ops)
     repeats_done = min(len(v) for v in series.values())
@@ -322,6 +344,18 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             "relative_half_widths": widths}
 
 
+def on_disk_bytes(path: str) -> int:
+    """Bytes a file takes on a compressing btrfs (compsize's Disk Usage), after a sync."""
+    os.sync()
+    proc = subprocess.run(["compsize", "-b", path], capture_output=True, text=True, check=False)
+    for line in proc.stdout.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "TOTAL":
+            return int(fields[2])
+    raise ConfigError(f"compsize -b {path} gave no TOTAL line ({proc.stderr.strip()[:200]}); "
+                      "install btrfs-compsize")
+
+
 def _remove(paths: list[str]) -> None:
     for path in paths:
         if os.path.exists(path):
@@ -331,7 +365,10 @@ def _remove(paths: list[str]) -> None:
 def _check_written(job: Job, result: dict, record: dict) -> tuple[bool, str]:
     """After a write, outside the region: its size, whether it owns its blocks, its bytes."""
     stored = [p for p in job.stored_paths() if os.path.exists(p)]
-    record["output_bytes"] = sum(os.path.getsize(p) for p in stored)
+    if job.codec and job.codec.filesystem:  # what the filesystem stored, not the file's size
+        record["output_bytes"] = sum(on_disk_bytes(p) for p in stored)
+    else:
+        record["output_bytes"] = sum(os.path.getsize(p) for p in stored)
     if not result["succeeded"]:
         return False, result["error"]
     owns, why = check_owns_blocks(stored)
@@ -351,11 +388,12 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
         "input_sha256": job.input_sha256,
         "codec": job.codec_name,
         "tool": job.codec.tool if job.codec else "dd",
+        "mount_option": job.codec.mount_option if job.codec else None,
         "level": job.codec.level if job.codec else None,
         "repeat": repeat,
         "tool_version": version,
         "threads": job.threads if job.codec and job.codec.multithreaded else 1,
-        "copy_buffer_bytes": None if job.codec else job.copy_buffer_bytes,
+        "copy_buffer_bytes": job.copy_buffer_bytes if job.copies_plainly else None,
         "factors": {**job.factors, "cache_drop": cache, "copies": job.copies},
         "job_key": key,
     })

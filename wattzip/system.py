@@ -37,6 +37,24 @@ def block_device(path: str | os.PathLike) -> dict:
     return {"device": real.name, "disk": disk, "major_minor": f"{major}:{minor}"}
 
 
+def scheduler_disk(path: str | os.PathLike) -> str | None:
+    """The disk whose I/O scheduler orders the writes to `path`.
+
+    For a loop-mounted image that is the disk under its backing file (found
+    through /sys/block/loopN/loop/backing_file): a loop device's own queue
+    only passes requests on.
+    """
+    disk = block_device(path)["disk"]
+    seen = set()
+    while disk and disk.startswith("loop") and disk not in seen:
+        seen.add(disk)
+        backing = _read(f"/sys/block/{disk}/loop/backing_file")
+        if not backing or not os.path.exists(backing):
+            break
+        disk = block_device(os.path.dirname(backing))["disk"]
+    return disk
+
+
 def filesystem_of(path: str | os.PathLike) -> dict:
     """Mount point, type and source of the filesystem holding `path`."""
     path = os.path.realpath(path)
@@ -68,33 +86,47 @@ def read_diskstats(device: str, diskstats: str = "/proc/diskstats") -> tuple[int
 
 
 class DiskSampler:
-    """Samples a device's read and write rates on a thread, beside the meter."""
+    """Samples devices' read and write rates on a thread, beside the meter.
 
-    def __init__(self, device: str | None, interval_s: float = 0.1):
-        self.device, self.interval_s = device, interval_s
-        self.samples: list[tuple[float, float, float]] = []  # (t, read B/s, write B/s)
+    `devices` maps a label (target, input) to a device name of /proc/diskstats;
+    a device that two labels share is sampled once, under both labels joined.
+    """
+
+    def __init__(self, devices: dict[str, str | None] | str | None, interval_s: float = 0.1):
+        if not isinstance(devices, dict):
+            devices = {"target": devices}
+        by_device: dict[str, list[str]] = {}
+        for label, device in devices.items():
+            if device:
+                by_device.setdefault(device, []).append(label)
+        self.devices = {"+".join(labels): device for device, labels in by_device.items()}
+        self.interval_s = interval_s
+        self.samples: list[tuple[float, str, float, float]] = []  # (t, label, read, write B/s)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def _read_all(self) -> dict[str, tuple[int, int] | None]:
+        return {label: read_diskstats(dev) for label, dev in self.devices.items()}
+
     def _run(self) -> None:
-        last_t, last = time.monotonic(), read_diskstats(self.device)
-        while last is not None and not self._stop.wait(self.interval_s):
-            now, cur = time.monotonic(), read_diskstats(self.device)
-            if cur is None:
-                return
+        last_t, last = time.monotonic(), self._read_all()
+        while not self._stop.wait(self.interval_s):
+            now, cur = time.monotonic(), self._read_all()
             dt_s = now - last_t
-            if dt_s > 0:
-                self.samples.append((now - self._t0, (cur[0] - last[0]) / dt_s,
-                                     (cur[1] - last[1]) / dt_s))
+            for label, value in cur.items():
+                if dt_s > 0 and value is not None and last.get(label) is not None:
+                    self.samples.append((now - self._t0, label,
+                                         (value[0] - last[label][0]) / dt_s,
+                                         (value[1] - last[label][1]) / dt_s))
             last_t, last = now, cur
 
     def start(self) -> None:
         self._t0 = time.monotonic()
-        if self.device:
+        if self.devices:
             self._thread = threading.Thread(target=self._run, daemon=True)
             self._thread.start()
 
-    def stop(self) -> list[tuple[float, float, float]]:
+    def stop(self) -> list[tuple[float, str, float, float]]:
         self._stop.set()
         if self._thread:
             self._thread.join()

@@ -1,0 +1,129 @@
+"""A disk of a chosen speed: the measured commands run in a cgroup whose block-I/O
+throttle caps the input's and the target's devices.
+
+cgroup v1 (blkio.throttle.read_bps_device / write_bps_device) or v2 (io.max).
+The throttle sees I/O that a process submits itself: reads, and writes that
+fsync or an unmount push out from inside the cgroup (the measured region
+moves the harness into it, so its commands, its fsync and its umount are all
+throttled), so one machine can stand in for the paper's server, desktop and
+laptop disks with T measured for real. The cgroup is created per job and
+removed when the job ends, also when it dies (a cgroup left behind by a
+killed job is removed by the next one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from wattzip.errors import FactorError
+
+V1_ROOT = "/sys/fs/cgroup/blkio"
+V2_ROOT = "/sys/fs/cgroup"
+PREFIX = "wattzip-"
+
+
+def parse_bandwidth(text: str | int | float) -> int | None:
+    """'30MB/s' -> 30000000 bytes per second; 'unlimited' -> None."""
+    from wattzip.inputs import parse_size
+
+    if isinstance(text, int | float):
+        return int(text)
+    t = str(text).strip()
+    if t.lower() in ("unlimited", "none", "keep", "0"):
+        return None
+    return parse_size(t.removesuffix("/s").removesuffix("ps"))
+
+
+def device_numbers(device: str) -> str:
+    """'vda' or '/dev/loop3' -> 'major:minor' of the whole disk (sysfs dev)."""
+    name = os.path.basename(device)
+    dev = Path("/sys/class/block") / name
+    if (dev / "partition").exists():
+        dev = dev.resolve().parent
+    text = (dev / "dev").read_text().strip() if (dev / "dev").exists() else ""
+    if not text:
+        raise FactorError(f"bandwidth: no block device {device!r} in /sys/class/block")
+    return text
+
+
+class Throttle:
+    """A cgroup that caps read and write bandwidth on some devices."""
+
+    def __init__(self, devices: list[str], bytes_per_s: int, name: str | None = None,
+                 v1_root: str = V1_ROOT, v2_root: str = V2_ROOT):
+        self.numbers = sorted({device_numbers(d) for d in devices if d})
+        self.bytes_per_s = bytes_per_s
+        if os.path.isdir(v1_root) and os.path.exists(
+                os.path.join(v1_root, "blkio.throttle.read_bps_device")):
+            self.version, self.root = 1, Path(v1_root)
+        elif os.path.exists(os.path.join(v2_root, "cgroup.controllers")):
+            self.version, self.root = 2, Path(v2_root)
+        else:
+            raise FactorError("bandwidth: this kernel offers no blkio (cgroup v1) or io "
+                              "(cgroup v2) controller to throttle a disk")
+        self.path = self.root / (name or f"{PREFIX}{os.getpid()}")
+
+    def create(self) -> None:
+        remove_stale(self.root)
+        try:
+            self.path.mkdir(exist_ok=True)
+            for numbers in self.numbers:
+                if self.version == 1:
+                    for kind in ("read", "write"):
+                        (self.path / f"blkio.throttle.{kind}_bps_device").write_text(
+                            f"{numbers} {self.bytes_per_s}\n")
+                else:
+                    (self.path / "io.max").write_text(
+                        f"{numbers} rbps={self.bytes_per_s} wbps={self.bytes_per_s}\n")
+        except OSError as exc:
+            self.remove()
+            raise FactorError(f"bandwidth: cannot set up the cgroup {self.path}: {exc} "
+                              "(run as root)") from None
+
+    def limits(self) -> str:
+        """What the kernel holds for this cgroup, read back."""
+        if self.version == 1:
+            return (self.path / "blkio.throttle.read_bps_device").read_text().strip()
+        return (self.path / "io.max").read_text().strip()
+
+    @contextlib.contextmanager
+    def entered(self) -> Iterator[None]:
+        """This process (and what it starts) inside the cgroup, then back at the root."""
+        (self.path / "cgroup.procs").write_text(f"{os.getpid()}\n")
+        try:
+            yield
+        finally:
+            (self.root / "cgroup.procs").write_text(f"{os.getpid()}\n")
+
+    def remove(self) -> None:
+        with contextlib.suppress(OSError):
+            for pid in (self.path / "cgroup.procs").read_text().split():
+                (self.root / "cgroup.procs").write_text(f"{pid}\n")
+        with contextlib.suppress(OSError):
+            self.path.rmdir()
+
+
+def remove_stale(root: Path) -> None:
+    """Remove wattzip cgroups of processes that no longer exist."""
+    for path in root.glob(f"{PREFIX}*"):
+        pid = path.name.removeprefix(PREFIX)
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
+@contextlib.contextmanager
+def throttled(devices: list[str], bytes_per_s: int | None) -> Iterator[Throttle | None]:
+    """A job's throttle, created at its start and removed at its end (None: unlimited)."""
+    if bytes_per_s is None:
+        yield None
+        return
+    throttle = Throttle(devices, bytes_per_s)
+    throttle.create()
+    try:
+        yield throttle
+    finally:
+        throttle.remove()
