@@ -9,6 +9,7 @@ import sys
 
 from wattzip import codecs as codec_registry
 from wattzip import inputs as input_types
+from wattzip import throttle
 from wattzip.errors import ConfigError
 from wattzip.media import Medium
 
@@ -35,10 +36,13 @@ def _settings():
         factors.get("io_scheduler", ["keep"]),
         factors.get("governor", ["keep"]),
         factors.get("copies", [1]),
+        factors.get("bandwidth", ["unlimited"]),
     )
     settings = {}
-    for (medium, spec), scheduler, governor, copies in combos:
+    for (medium, spec), scheduler, governor, copies, bandwidth in combos:
         name = f"{medium}.io-{scheduler}.gov-{governor}.x{copies}"
+        if throttle.parse_bandwidth(bandwidth) is not None:
+            name += f".bw-{throttle.bandwidth_label(bandwidth)}"
         target = _medium(medium, spec)
         settings[name] = {
             "medium": target.to_spec(),
@@ -46,6 +50,7 @@ def _settings():
             "io_scheduler": scheduler,
             "governor": governor,
             "copies": copies,
+            "bandwidth": bandwidth,
         }
     return settings
 
@@ -62,6 +67,42 @@ def _medium(name, spec):
 
 
 SETTINGS = _settings()
+# A setting's factors as they vary across the study (name -> the setting key).
+FACTOR_NAMES = {
+    "medium": "medium",
+    "scheduler": "io_scheduler",
+    "governor": "governor",
+    "copies": "copies",
+    "bandwidth": "bandwidth",
+}
+
+
+def factor_values():
+    """Every factor's values in this study."""
+    return {
+        name: sorted(
+            {
+                str(s[key]["name"] if key == "medium" else s[key])
+                for s in SETTINGS.values()
+            }
+        )
+        for name, key in FACTOR_NAMES.items()
+    }
+
+
+def varied_factors():
+    """The factors that take two or more values in this study, in a fixed order."""
+    out = []
+    for name, key in FACTOR_NAMES.items():
+        values = {
+            str(s[key]["name"] if key == "medium" else s[key])
+            for s in SETTINGS.values()
+        }
+        if len(values) >= 2:
+            out.append(name)
+    return out
+
+
 ANALYSIS_TABLES = (
     "summary",
     "breakeven",
@@ -133,6 +174,7 @@ def setting_args(wildcards):
     m = Medium.from_spec(s["medium"]["name"], s["medium"])
     args = ["--setting", wildcards.setting, "--medium", m.name, "--target-dir", m.path]
     args += ["--io-scheduler", s["io_scheduler"], "--governor", s["governor"]]
+    args += ["--bandwidth", s["bandwidth"]]
     args += ["--medium-kind", m.kind, "--flush", m.flush]
     optional = {
         "--medium-image": m.image,
@@ -293,6 +335,9 @@ def testbed_figures(testbed):
     )
     if testbed == TESTBED:
         figures.append(f"figures/{testbed}/timeline.pdf")
+        figures += [f"figures/{testbed}/factor_{f}.pdf" for f in varied_factors()]
+        if "bandwidth" in varied_factors():
+            figures.append(f"figures/{testbed}/bandwidth.pdf")
     return figures
 
 

@@ -45,6 +45,47 @@ rule figure_of_testbed:
         "../scripts/fig_{wildcards.kind}.R"
 
 
+rule figure_factor:
+    """Energy under each value of one factor (SYSTOR '11 Figures 8-10)."""
+    input:
+        summary=f"{RESULTS}/{{testbed}}/summary.csv",
+    output:
+        report(
+            "figures/{testbed}/factor_{factor}.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="factors",
+        ),
+    log:
+        f"{RESULTS}/{{testbed}}/logs/figures/factor_{{factor}}.log",
+    wildcard_constraints:
+        factor="|".join(FACTOR_NAMES),
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/fig_factor.R"
+
+
+rule figure_bandwidth:
+    """Break-even against the emulated disk's bandwidth (laptop, desktop, server disks)."""
+    input:
+        summary=f"{RESULTS}/{{testbed}}/summary.csv",
+        breakeven=f"{RESULTS}/{{testbed}}/breakeven.csv",
+    output:
+        report(
+            "figures/{testbed}/bandwidth.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="factors",
+        ),
+    log:
+        f"{RESULTS}/{{testbed}}/logs/figures/bandwidth.log",
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/fig_bandwidth.R"
+
+
 rule figure_timeline:
     """Power and block I/O during chosen runs (SYSTOR '11 Figures 4-7), from the traces."""
     input:

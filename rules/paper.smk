@@ -9,6 +9,7 @@ rule paper_macros:
         macros="paper/generated/macros.tex",
         abstract="paper/generated/abstract.tex",
         figures="paper/generated/figures.tex",
+        factors="paper/generated/factors.tex",
     log:
         f"{RESULTS}/{TESTBED}/logs/paper_macros.log",
     conda:
@@ -19,6 +20,8 @@ rule paper_macros:
         file_types=FILE_TYPES,
         codecs=CODECS,
         repeats=REPEATS,
+        varied_factors=varied_factors(),
+        factor_values=factor_values(),
     script:
         "../scripts/paper_macros.py"
 

@@ -208,4 +208,39 @@ for ftype in par.file_types:
             "\\end{figure}",
         ]
 Path(snakemake.output.figures).write_text("\n".join(figure_tex) + "\n")
+
+# One section per factor the study varies (SYSTOR '11 section 6.3); none without factors.
+factor_titles = {"medium": "Storage media", "scheduler": "I/O schedulers",
+                 "governor": "CPU frequency governors", "copies": "Concurrency",
+                 "bandwidth": "Disk bandwidth"}
+factor_tex = []
+if par.varied_factors:
+    factor_tex.append("\\section{Factors of the follow-up study (SYSTOR '11)}")
+for factor in par.varied_factors:
+    values = sorted({str(v) for v in par.factor_values[factor]})
+    factor_tex += [f"\\subsection{{{factor_titles[factor]}}}",
+                   f"The study ran every codec under {len(values)} values of this factor: "
+                   f"{tex(', '.join(values))}."]
+    if factor == "bandwidth":
+        factor_tex.append(
+            "These disks were \\emph{emulated}: the measured commands ran in a block-I/O "
+            "cgroup whose throttle capped the target's and the input's devices at each "
+            "rate, so time is measured for real at that speed, while the power drawn is "
+            "this machine's, not that of such a disk.")
+    figs = [f"factor_{factor}"] + (["bandwidth"] if factor == "bandwidth" else [])
+    for fig in figs:
+        factor_tex += ["\\begin{figure}[H]\\centering",
+                       f"\\includegraphics[width=\\linewidth]{{\\FigDir/{fig}.pdf}}",
+                       f"\\caption{{{factor_titles[factor]}: "
+                       + ("break-even read-to-write ratio against the emulated disk's "
+                          "bandwidth; hollow points are undecided at 95\\%."
+                          if fig == "bandwidth" else "energy of each codec under each value, "
+                          "95\\% half-widths.")
+                       + (" ESTIMATED energy." if estimated else "") + "}",
+                       "\\end{figure}"]
+    for c in claims:
+        if c.get("factor") == factor:
+            factor_tex.append(f"\\paragraph{{Claim ({tex(c['source'])}).}} {tex(c['claim'])}: "
+                              f"\\textbf{{{tex(c['verdict'])}}}. {tex(c['evidence'])}")
+Path(snakemake.output.factors).write_text("\n".join(factor_tex) + "\n")
 print(json.dumps(macros, indent=1, default=str), file=sys.stderr)

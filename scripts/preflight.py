@@ -11,7 +11,7 @@ import shlex
 import shutil
 import sys
 
-from wattzip import cli, codecs, factors, system
+from wattzip import cli, codecs, factors, system, throttle
 from wattzip.errors import WattzipError
 from wattzip.media import Medium
 
@@ -50,6 +50,7 @@ except WattzipError as exc:
 report["meter"] = {"source": meter.name, "scope": meter.scope, "method": meter.method}
 meter.close()
 
+os.makedirs(snakemake.params.input_dir, exist_ok=True)
 fs_codecs = [codecs.get(n) for n in snakemake.params.codecs if codecs.get(n).filesystem]
 for name, setting in snakemake.params.settings.items():
     target = setting["target_dir"]
@@ -69,6 +70,12 @@ for name, setting in snakemake.params.settings.items():
         free = shutil.disk_usage(target).free
         factors.check_io_scheduler(disk, setting["io_scheduler"])
         factors.check_governor(setting["governor"])
+        rate = throttle.parse_bandwidth(setting["bandwidth"])
+        if rate is not None:  # the throttle can be set up here: try it once
+            devices = [system.block_device(target)["disk"],
+                       system.block_device(snakemake.params.input_dir)["disk"]]
+            with throttle.throttled(devices, rate):
+                pass
     except WattzipError as exc:
         fail(f"setting {name}: {exc}")
     finally:

@@ -123,3 +123,16 @@ save_pdf <- function(plot, path, width = 6.5, height = 3.2) {
   dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
   ggsave(path, plot, width = width, height = height, units = "in", device = cairo_pdf)
 }
+
+# The value of one factor in a setting's name (medium.io-X.gov-Y.xN[.bw-Z]).
+factor_prefixes <- c(medium = "", scheduler = "io-", governor = "gov-", copies = "x",
+                     bandwidth = "bw-")
+setting_factor <- function(setting, factor) {
+  parts <- strsplit(setting, ".", fixed = TRUE)
+  vapply(parts, function(p) {
+    if (factor == "medium") return(p[1])
+    hit <- p[-1][startsWith(p[-1], factor_prefixes[[factor]])]
+    if (length(hit)) substring(hit[1], nchar(factor_prefixes[[factor]]) + 1) else
+      if (factor == "bandwidth") "unlimited" else NA_character_
+  }, character(1))
+}

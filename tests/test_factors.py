@@ -77,3 +77,9 @@ def test_unavailable_governor(sysfs):
     root, _ = sysfs
     with pytest.raises(FactorError, match="available governors are performance, powersave"):
         factors.check_governor("ondemand", sysfs=str(root))
+
+
+def test_a_legacy_scheduler_names_its_successor(sysfs):
+    root, _ = sysfs
+    with pytest.raises(FactorError, match="legacy block layer removed in Linux 5.0.*is bfq"):
+        factors.check_io_scheduler("vdz", "cfq", sysfs=str(root))

@@ -11,7 +11,8 @@ import pytest
 from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 
 FIXTURE = REPO / "tests" / "data" / "fixture" / "results"
-STAGES = ["figure_per_file_type", "figure_of_testbed", "figure_timeline", "table_of_testbed",
+STAGES = ["figure_per_file_type", "figure_of_testbed", "figure_timeline", "figure_factor",
+          "figure_bandwidth", "table_of_testbed",
           "table_breakeven", "table_testbeds", "paper_macros", "paper"]
 
 pytestmark = pytest.mark.workflow
@@ -38,7 +39,7 @@ def fixture_rows(name):
 def test_every_figure_is_a_pdf(built):
     figures = sorted((built / "figures" / "tiny").glob("*.pdf"))
     names = {p.stem for p in figures}
-    assert {"esav", "ratio", "tradeoff", "timeline"} <= names
+    assert {"esav", "ratio", "tradeoff", "timeline", "factor_bandwidth", "bandwidth"} <= names
     for kind in ("time", "energy", "et"):
         assert {f"{kind}_text", f"{kind}_random"} <= names
     for path in figures:

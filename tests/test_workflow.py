@@ -70,10 +70,10 @@ def tiny_study(tmp_path_factory):
 
 def test_every_expected_run_is_there_and_verified(tiny_study):
     runs = read_csv(tiny_study / "results/tiny/runs.csv")
-    # 2 file types x (gz-1, lzo-1, plain) x 2 repeats x 2 operations
-    assert len(runs) == 24
-    keys = {(r["file_type"], r["codec"], r["op"], r["repeat"]) for r in runs}
-    assert len(keys) == 24
+    # 2 bandwidths x 2 file types x (gz-1, lzo-1, plain) x 2 repeats x 2 operations
+    assert len(runs) == 48
+    keys = {(r["setting"], r["file_type"], r["codec"], r["op"], r["repeat"]) for r in runs}
+    assert len(keys) == 48
     assert all(r["verified"] == "true" for r in runs)
     assert {r["meter_method"] for r in runs} == {"estimated"}
     assert all(float(r["energy_passive_j"]) > 0 for r in runs)
@@ -85,10 +85,18 @@ def test_every_expected_run_is_there_and_verified(tiny_study):
     assert {r["tool"] for r in plain} == {"dd"} and {r["copy_buffer_bytes"] for r in plain} == {
         "131072"}
     assert {r["own_blocks"] for r in runs if r["op"].endswith("write")} == {"true"}
+    # the scheduler factor, switched on the disk under the loop image
+    assert {r["io_scheduler_in_effect"] for r in runs} == {"mq-deadline"}
+    assert not any(r["scheduler_disk"].startswith("loop") for r in runs)
+    # the bandwidth factor: half the runs on an emulated 50 MB/s disk
+    capped = [r for r in runs if r["bandwidth_bytes_per_s"] == "50000000"]
+    assert len(capped) == 24 and all(r["setting"].endswith(".bw-50MBps") for r in capped)
+    # (2 MiB fit in the throttle's first slice, so these runs are not slowed: the
+    # bandwidth itself is checked on 16 MiB in test_media.py)
 
 
 def test_no_intervals_overlap(tiny_study):
-    assert "no overlap among 24 runs" in (tiny_study / "results/tiny/overlap.txt").read_text()
+    assert "no overlap among 48 runs" in (tiny_study / "results/tiny/overlap.txt").read_text()
 
 
 def test_provenance_manifest_and_crosscheck(tiny_study):
@@ -113,7 +121,7 @@ def test_second_invocation_does_nothing(tiny_study):
 def test_dry_run_tells_how_many_runs(tmp_path):
     root = workflow_copy(tmp_path / "wf")
     proc = snakemake(root, "-n")
-    assert "6 measurement jobs, 24 measured runs" in proc.stderr
+    assert "2 setting(s) = 12 measurement jobs, 48 measured runs" in proc.stderr
 
 
 def test_bad_config_names_the_key(tmp_path):
@@ -177,6 +185,6 @@ def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
     assert journaled <= final, "every run completed before the kill is kept"
     verified: dict = {}
     for r in read_csv(root / "results/tiny/runs.csv"):
-        key = (r["file_type"], r["codec"], r["op"])
+        key = (r["setting"], r["file_type"], r["codec"], r["op"])
         verified[key] = verified.get(key, 0) + (r["verified"] == "true")
-    assert len(verified) == 12 and min(verified.values()) == 2
+    assert len(verified) == 24 and min(verified.values()) == 2

@@ -75,6 +75,7 @@ def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
         first = group[0]
         row.update({
             "tool": first.get("tool"), "level": first.get("level"),
+            "bandwidth_bytes_per_s": first.get("bandwidth_bytes_per_s"),
             "input_bytes": first.get("input_bytes"), "n": len(good),
             "n_failed": len(group) - len(good),
             "meter_method": "estimated" if _is_estimated(good) else (

@@ -38,6 +38,7 @@ class Claim:
     scope: str  # "setting" or "testbed"
     energy: bool
     parameters: dict = field(hash=False, compare=False, default_factory=dict)
+    factor: str = ""  # the factor a testbed-wide claim compares across
 
     @property
     def source(self) -> str:
@@ -59,7 +60,8 @@ def load_claims(reference_dir: str | Path = "paper/reference") -> list[Claim]:
     claims = [Claim(id=e["id"], paper=e["paper"], section=str(e["section"]),
                     claim=e["claim"], reference=tuple(e.get("reference") or ()),
                     overlay=e["overlay"], scope=e["scope"], energy=bool(e["energy"]),
-                    parameters=e.get("parameters") or {}) for e in entries]
+                    parameters=e.get("parameters") or {}, factor=e.get("factor", ""))
+              for e in entries]
     declared = {c.id for c in claims}
     if declared != set(CHECKS):
         raise ConfigError(f"claims.yaml and wattzip/claims.py disagree: declared without a "
@@ -168,7 +170,8 @@ def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:
     return {"testbed": ev.testbed, "setting": ev.setting or "all", "claim_id": claim.id,
             "claim": claim.claim, "source": claim.source, "verdict": verdict,
             "evidence": out.evidence, "estimated": estimated, "note": "; ".join(notes),
-            "rests_on": "; ".join(out.rests_on), "overlay": claim.overlay}
+            "rests_on": "; ".join(out.rests_on), "overlay": claim.overlay,
+            "factor": claim.factor}
 
 
 def _cell_name(b: dict) -> str:

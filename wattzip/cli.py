@@ -49,6 +49,9 @@ def _add_setting_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--setting", default="default", help="name of the factor combination")
     g.add_argument("--io-scheduler", default="keep")
     g.add_argument("--governor", default="keep")
+    g.add_argument("--bandwidth", default="unlimited",
+                   help="cap the target's and the input's devices, e.g. 30MB/s: a disk of "
+                        "that speed, emulated by a block-I/O cgroup (default: %(default)s)")
     m = p.add_argument_group("the medium the runs write to")
     for flag, kwargs in MEDIUM_OPTIONS:
         m.add_argument(flag, **kwargs)
@@ -452,9 +455,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--copies", type=int, default=1)
     s.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     s.add_argument("--trace-dir")
-    s.add_argument("--bandwidth", default="unlimited",
-                   help="cap the target's and the input's devices, e.g. 30MB/s: a disk of "
-                        "that speed, emulated by a block-I/O cgroup (default: %(default)s)")
     s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
                    help="buffer of the plain baseline's user-space copy (default: %(default)s)")
     _add_setting_options(s)

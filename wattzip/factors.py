@@ -77,8 +77,14 @@ def _writable(path: Path) -> bool:
 
 
 def current_io_scheduler(disk: str, sysfs: str = SYSFS) -> str:
-    match = re.search(r"\[(\S+)\]", _scheduler_file(disk, sysfs).read_text())
-    return match.group(1) if match else "none"
+    """The scheduler in brackets ("none [mq-deadline] bfq"); a file holding a single
+    name (what was just written to a plain file) is that name."""
+    text = _scheduler_file(disk, sysfs).read_text()
+    match = re.search(r"\[(\S+)\]", text)
+    if match:
+        return match.group(1)
+    names = text.split()
+    return names[0] if len(names) == 1 else "none"
 
 
 @contextlib.contextmanager

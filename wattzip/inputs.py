@@ -67,11 +67,12 @@ def mix_fraction(file_type: str) -> float | None:
 
 
 def validate_type(file_type: str) -> None:
-    if file_type in (*PAPER_TYPES, "urandom", "user") or mix_fraction(file_type) is not None:
+    if (file_type in (*PAPER_TYPES, "urandom", "user", "repeated")
+            or mix_fraction(file_type) is not None):
         return
     raise ConfigError(
         f"unknown file type {file_type!r}; valid: zero, text, binary, random, urandom, "
-        "user, mix-N (N% highly redundant blocks, e.g. mix-50)"
+        "repeated, user, mix-N (N% highly redundant blocks, e.g. mix-50)"
     )
 
 
@@ -103,6 +104,13 @@ class Progress:
 
 def _zero_chunks() -> Iterator[bytes]:
     block = bytes(CHUNK)
+    while True:
+        yield block
+
+
+def _repeated_chunks() -> Iterator[bytes]:
+    """What `yes` writes: HPC '14's "repeated" data pattern."""
+    block = b"y\n" * (CHUNK // 2)
     while True:
         yield block
 
@@ -319,6 +327,9 @@ def _chunks_for(file_type: str, seed: int, sources: list[str] | None, describe: 
     if file_type == "zero":
         describe.append({"source": "zero bytes, written (not sparse)"})
         return _zero_chunks()
+    if file_type == "repeated":
+        describe.append({"source": "'y\\n' repeated, as yes(1) writes (HPC '14 Table II)"})
+        return _repeated_chunks()
     if file_type == "random":
         describe.append({"source": "numpy PCG64(seed).random_raw, little-endian",
                          "numpy": _numpy_version(), "seed": seed})

@@ -9,6 +9,11 @@ throttled), so one machine can stand in for the paper's server, desktop and
 laptop disks with T measured for real. The cgroup is created per job and
 removed when the job ends, also when it dies (a cgroup left behind by a
 killed job is removed by the next one).
+
+The kernel's throttle works in slices (100 ms): a burst of about one slice's
+worth of bytes passes before it starts to delay, so a run that moves less
+than a few slices' worth (a few MB at 30-70 MB/s) runs faster than the
+emulated disk would. Emulate with files of at least tens of MB.
 """
 
 from __future__ import annotations
@@ -35,6 +40,12 @@ def parse_bandwidth(text: str | int | float) -> int | None:
     if t.lower() in ("unlimited", "none", "keep", "0"):
         return None
     return parse_size(t.removesuffix("/s").removesuffix("ps"))
+
+
+def bandwidth_label(text: str) -> str:
+    """A bandwidth as it goes into a setting's name: '50MB/s' -> '50MBps'."""
+    text = str(text).replace("/s", "ps").replace(" ", "")
+    return "".join(c if c.isalnum() else "_" for c in text)
 
 
 def device_numbers(device: str) -> str:
