@@ -12,7 +12,7 @@ rule preflight:
     conda:
         "../envs/wattzip.yaml"
     params:
-        codecs=CODECS,
+        codecs=list(dict.fromkeys(CODECS + [c for c in DUTY_CODECS if c != "plain"])),
         settings=SETTINGS,
         file_size=FILE_SIZE,
         meter_args=meter_args(),

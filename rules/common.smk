@@ -67,6 +67,16 @@ def _medium(name, spec):
 
 
 SETTINGS = _settings()
+DUTY = config.get("dutycycle")
+DUTY_CODECS = list(DUTY["codecs"]) if DUTY else []
+for _name in DUTY_CODECS:
+    if _name != "plain":
+        codec_registry.get(_name)
+if DUTY and DUTY["file_type"] not in FILE_TYPES:
+    raise ConfigError(
+        f"dutycycle.file_type: {DUTY['file_type']!r} is not among the study's file_types "
+        f"{FILE_TYPES}"
+    )
 # A setting's factors as they vary across the study (name -> the setting key).
 FACTOR_NAMES = {
     "medium": "medium",
@@ -128,7 +138,7 @@ if CROSSCHECK.get("codecs") and CROSSCHECK.get("file_type", "text") not in FILE_
 wildcard_constraints:
     testbed=r"[A-Za-z0-9][A-Za-z0-9_-]*",
     setting=r"[^/]+",
-    ftype=r"[^/.]+",
+    ftype=r"(?!dutycycle\b)[^/.]+",
     codec=r"[^/]+",
 
 
@@ -208,8 +218,8 @@ def input_manifest(wildcards):
 
 
 def job_runs(wildcards):
-    """Every measurement job's runs of this testbed."""
-    return expand(
+    """Every measurement job's runs of this testbed (and its duty-cycle runs)."""
+    runs = expand(
         "{results}/{testbed}/runs/{setting}/{ftype}/{codec}.jsonl",
         results=RESULTS,
         testbed=wildcards.testbed,
@@ -217,6 +227,39 @@ def job_runs(wildcards):
         ftype=FILE_TYPES,
         codec=JOBS_CODECS,
     )
+    return runs + expand(
+        "{results}/{testbed}/runs/{setting}/dutycycle/{codec}.jsonl",
+        results=RESULTS,
+        testbed=wildcards.testbed,
+        setting=list(SETTINGS),
+        codec=DUTY_CODECS,
+    )
+
+
+def duty_args():
+    """The duty cycle's shape as wattzip job flags."""
+    if not DUTY:
+        return ""
+    return shlex.join(
+        [
+            "--duty-phases",
+            str(DUTY["phases"]),
+            "--duty-compute-s",
+            str(DUTY["compute_s"]),
+            "--duty-compute",
+            DUTY.get("compute", "idle"),
+        ]
+    )
+
+
+def duty_manifest(wildcards):
+    return f"{INPUT_DIR}/{DUTY['file_type']}.bin.json"
+
+
+def has_hpc14():
+    """Filesystem compression or a duty cycle: HPC '14's tables go into the report."""
+    fs = any(codec_registry.get(c).filesystem for c in CODECS)
+    return fs or bool(DUTY)
 
 
 def other_testbeds():
@@ -346,8 +389,9 @@ def paper_figures():
 
 
 def paper_tables():
+    tables = PAPER_TABLES + (["hpc14"] if has_hpc14() else [])
     return expand(
-        "paper/generated/{testbed}/{table}.tex", testbed=TESTBED, table=PAPER_TABLES
+        "paper/generated/{testbed}/{table}.tex", testbed=TESTBED, table=tables
     ) + ["paper/generated/testbeds.tex"]
 
 
@@ -397,7 +441,13 @@ def _study_summary():
     print(
         f"wattzip study '{TESTBED}': {len(FILE_TYPES)} file types x {len(CODECS)} codecs "
         f"(+ plain baseline) x {len(SETTINGS)} setting(s) = {jobs} measurement jobs, "
-        f"{runs} measured runs of {config['file_size']} files",
+        f"{runs} measured runs of {config['file_size']} files"
+        + (
+            f", and {len(SETTINGS) * len(DUTY_CODECS)} duty-cycle job(s) of "
+            f"{DUTY['phases']} write phases each"
+            if DUTY
+            else ""
+        ),
         file=sys.stderr,
     )
 

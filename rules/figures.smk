@@ -144,6 +144,25 @@ rule table_of_testbed:
         "../scripts/table_{wildcards.table}.R"
 
 
+rule table_hpc14:
+    """Filesystem compression and write/compute duty cycles beside HPC '14 Tables I-IV."""
+    input:
+        summary=f"{RESULTS}/{{testbed}}/summary.csv",
+        table2="paper/reference/hpc14_table2_patterns.csv",
+        table3="paper/reference/hpc14_table3_write_only.csv",
+        table4="paper/reference/hpc14_table4_write_compute.csv",
+    output:
+        "paper/generated/{testbed}/hpc14.tex",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/tables/hpc14.log",
+    conda:
+        "../envs/r.yaml"
+    params:
+        duty_codecs=DUTY_CODECS,
+    script:
+        "../scripts/table_hpc14.R"
+
+
 rule table_breakeven:
     """Break-even ratios beside one original table (Tables 4/5, the talk's slides)."""
     input:

@@ -36,6 +36,41 @@ rule measure_runs:
         "--journal {params.journal} --trace-dir {params.traces} --out {output} 2> {log}"
 
 
+rule measure_dutycycle:
+    """HPC '14: write phases between compute phases, each run the whole workload, alone."""
+    input:
+        manifest=duty_manifest,
+        idle=f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
+        preflight=ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+    output:
+        f"{RESULTS}/{{testbed}}/runs/{{setting}}/dutycycle/{{codec}}.jsonl",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/runs/{{setting}}/dutycycle/{{codec}}.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    threads: workflow.cores
+    resources:
+        measure=1,
+    params:
+        meter=meter_args(),
+        setting=setting_args,
+        duty=duty_args(),
+        threads=codec_threads(),
+        journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
+        traces=f"{RESULTS}/{{testbed}}/traces/{{setting}}/dutycycle/{{codec}}",
+        repeats=(
+            f"--min-repeats {REPEATS['min']} --max-repeats {REPEATS['max']} "
+            f"--ci-target {REPEATS['ci_target']}"
+        ),
+    shell:
+        "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
+        "--codec {wildcards.codec} {params.setting} {params.duty} "
+        "--threads {params.threads} --idle {input.idle} {params.meter} {params.repeats} "
+        "--journal {params.journal} --trace-dir {params.traces} --out {output} 2> {log}"
+
+
 rule runs_table:
     """Every run of the testbed in one tidy table (the run record of the design)."""
     input:

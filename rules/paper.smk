@@ -22,6 +22,7 @@ rule paper_macros:
         repeats=REPEATS,
         varied_factors=varied_factors(),
         factor_values=factor_values(),
+        hpc14=has_hpc14(),
     script:
         "../scripts/paper_macros.py"
 

@@ -242,5 +242,15 @@ for factor in par.varied_factors:
         if c.get("factor") == factor:
             factor_tex.append(f"\\paragraph{{Claim ({tex(c['source'])}).}} {tex(c['claim'])}: "
                               f"\\textbf{{{tex(c['verdict'])}}}. {tex(c['evidence'])}")
+if par.hpc14:
+    factor_tex += [
+        "\\section{Compression in the filesystem and between compute phases (HPC '14)}",
+        "Filesystem-level compression (btrfs \\texttt{compress-force}) is measured as a "
+        "plain write onto the compressing mount and a plain read from it, against the same "
+        "filesystem without compression; its ratio is what the files take on disk. The "
+        "duty-cycle runs write the input, flush it and compute, several times, each run the "
+        "whole workload.",
+        "\\input{generated/\\TestbedDir/hpc14}",
+    ]
 Path(snakemake.output.factors).write_text("\n".join(factor_tex) + "\n")
 print(json.dumps(macros, indent=1, default=str), file=sys.stderr)

@@ -5,6 +5,11 @@ open_log()
 
 be <- rbindlist(lapply(snakemake@input[["breakeven"]], fread, encoding = "UTF-8"), fill = TRUE)
 be <- be[file_type == "text", .SD[setting == sort(unique(setting))[1]], by = testbed]
+if (nrow(be[metric %in% c("E", "T")]) == 0) { # a study without text files (HPC '14 patterns)
+  write_tabular(data.table(x = "no text file in this study"), snakemake@output[[1]], "l",
+                header = "Tool")
+  quit(save = "no")
+}
 cells <- dcast(be[metric %in% c("E", "T")], testbed + codec ~ metric, value.var = "display")
 cells[, cell := paste(tex_display(E), tex_display(T), sep = " / ")]
 originals <- rbindlist(lapply(snakemake@input[["slides"]], function(path) {

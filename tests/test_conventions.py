@@ -46,7 +46,7 @@ def test_every_schema_key_is_described():
 
 
 def test_every_config_overlay_is_valid():
-    for overlay in ("paper", "levels", "modern", "factors"):
+    for overlay in ("paper", "levels", "modern", "factors", "hpc14", "media"):
         proc = run("snakemake", "-n", "--configfile", "config.yaml", f"config/{overlay}.yaml")
         out = proc.stdout + proc.stderr
         # paper.yaml needs a measured meter and its own disk: the dry run still parses.

@@ -308,3 +308,24 @@ def test_scheduler_of_a_loop_image_is_switched_on_its_disk_and_restored_after_a_
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     assert runs and runs[0]["scheduler_disk"] == disk
     assert runs[0]["io_scheduler_in_effect"] == want
+
+
+@pytest.mark.parametrize("codec_name", ["plain", "gz-1"])
+def test_duty_cycle_run_covers_its_idle_phases(small_inputs, tmp_path, codec_name):
+    """Three write phases, each followed by 0.4 s of idle compute, as one run: its time
+    holds every phase, and its energy the idle power of the idle phases (HPC '14)."""
+    meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=50, model_max_power_w=150,
+                                                  interval_s=0.05))
+    job = make_job(small_inputs, tmp_path, codec_name, min_repeats=1, max_repeats=1,
+                   duty=study.DutyCycle(phases=3, compute_s=0.4))
+    study.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
+    runs = records.read_jsonl([tmp_path / "j.jsonl"])
+    assert [r["op"] for r in runs] == ["write-compute"]
+    run = runs[0]
+    assert run["verified"] and run["phases"] == 3
+    assert run["elapsed_s"] >= 3 * 0.4
+    assert run["energy_j"] >= 50 * 3 * 0.4  # at least idle power through the idle phases
+    assert run["output_bytes"] > 0
+    ratio = analysis.summarize(records.load_runs([tmp_path / "j.jsonl"]))[0]["compression_ratio"]
+    single = job.input_bytes / (run["output_bytes"] / 3)
+    assert ratio == pytest.approx(single)

@@ -89,10 +89,11 @@ def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
             row[f"hw_{stem}"] = half_width(values) if len(values) > 1 else math.nan
         out_bytes = [r["output_bytes"] for r in good if r.get("output_bytes")]
         row["copies"] = int(first.get("copies") or 1)
-        if row["op"] == "compress-write" and out_bytes:
-            # output_bytes is every copy's file together: the ratio of totals.
+        files = row["copies"] * int(first.get("phases") or 1)
+        if row["op"] in ("compress-write", "write-compute") and out_bytes:
+            # output_bytes is every copy's (or phase's) file together: the ratio of totals.
             row["output_bytes"] = mean(out_bytes)
-            row["compression_ratio"] = row["input_bytes"] * row["copies"] / row["output_bytes"]
+            row["compression_ratio"] = row["input_bytes"] * files / row["output_bytes"]
         else:
             row["output_bytes"] = mean(out_bytes) if out_bytes else math.nan
             row["compression_ratio"] = 1.0 if row["op"].startswith("plain") else math.nan

@@ -276,6 +276,8 @@ def cmd_job(a) -> int:
         ci_target=a.ci_target, copies=a.copies, threads=a.threads, idle_power_w=idle,
         trace_dir=a.trace_dir, copy_buffer_bytes=inputs.parse_size(a.copy_buffer),
         bandwidth_bytes_per_s=throttle.parse_bandwidth(a.bandwidth),
+        duty=study.DutyCycle(a.duty_phases, a.duty_compute_s, a.duty_compute)
+        if a.duty_phases else None,
         factors={"setting": a.setting, "io_scheduler": a.io_scheduler, "governor": a.governor,
                  "medium": a.medium, "target_dir": medium.path},
     )
@@ -455,6 +457,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--copies", type=int, default=1)
     s.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     s.add_argument("--trace-dir")
+    s.add_argument("--duty-phases", type=int, default=0, metavar="K",
+                   help="HPC '14's workload instead of write/read runs: K write phases "
+                        "between compute phases, measured as one run")
+    s.add_argument("--duty-compute-s", type=float, default=10.0, metavar="S",
+                   help="length of each compute phase (default: %(default)s)")
+    s.add_argument("--duty-compute", choices=("idle", "busy"), default="idle",
+                   help="compute phases idle or busy on one core (default: %(default)s)")
     s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
                    help="buffer of the plain baseline's user-space copy (default: %(default)s)")
     _add_setting_options(s)

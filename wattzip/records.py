@@ -20,14 +20,14 @@ RUN_COLUMNS = (
     "sys_s", "wait_s", "cpu_utilization", "energy_j", "idle_power_w", "energy_passive_j",
     "energy_active_j", "meter_source", "meter_scope", "meter_method", "meter_flags", "samples",
     "output_bytes", "verified", "exit_code", "failure", "own_blocks", "tools_warmed",
-    "threads", "copies", "copy_buffer_bytes", "medium_kind", "flush", "target_device",
+    "threads", "copies", "phases", "copy_buffer_bytes", "medium_kind", "flush", "target_device",
     "target_fs", "mount_options", "loop_direct_io", "scheduler_disk", "io_scheduler_in_effect",
     "bandwidth_bytes_per_s", "tool_version", "trace",
 )
 NUMERIC_COLUMNS = frozenset({
     "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
     "cpu_utilization", "energy_j", "idle_power_w", "energy_passive_j", "energy_active_j",
-    "samples", "output_bytes", "exit_code", "threads", "copies", "copy_buffer_bytes",
+    "samples", "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
     "bandwidth_bytes_per_s",
 })
 BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io"})

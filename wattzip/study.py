@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,23 @@ from wattzip.statistics import need_more_repeats, relative_half_width
 from wattzip.throttle import throttled
 
 MAX_CONSECUTIVE_FAILURES = 2
+
+
+@dataclass(frozen=True)
+class DutyCycle:
+    """HPC '14's write phases between compute phases, measured as one run: K times,
+    write the input (compressed or not) and flush it, then compute for S seconds,
+    idle or busy on one core."""
+
+    phases: int
+    compute_s: float
+    compute: str = "idle"  # or "busy"
+
+    def compute_argv(self) -> str:
+        if self.compute == "busy":
+            return (f"timeout {self.compute_s:g} sh -c 'while :; do :; done'; "
+                    "[ $? -eq 124 ] || exit 1")
+        return f"sleep {self.compute_s:g}"
 
 
 @dataclass
@@ -63,6 +81,7 @@ class Job:
     copy_buffer_bytes: int = runner.DEFAULT_COPY_BUFFER
     # Each copy reads its own input file (made outside the region); [input_path] for one.
     input_paths: list[str] = field(default_factory=list)
+    duty: DutyCycle | None = None
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 
     @property
@@ -74,7 +93,9 @@ class Job:
         return self.codec.name if self.codec else "plain"
 
     @property
-    def ops(self) -> tuple[str, str]:
+    def ops(self) -> tuple[str, ...]:
+        if self.duty:
+            return ("write-compute",)
         if self.codec:
             return ("compress-write", "decompress-read")
         return ("plain-write", "plain-read")
@@ -88,11 +109,16 @@ class Job:
             "codec": self.codec_name, "argv": argv, "factors": self.factors,
             "copies": self.copies, "threads": self.threads, "medium": self.medium.to_spec(),
         }
+        if self.duty:
+            ident["duty"] = vars(self.duty)
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
     def stored_paths(self) -> list[str]:
         suffix = self.codec.suffix if self.codec else ".raw"
         stem = f"wattzip-{self.file_type}-{self.codec_name}{suffix}"
+        if self.duty:
+            return [os.path.join(self.target_dir, f"{stem}.phase{k}")
+                    for k in range(1, self.duty.phases + 1)]
         return [os.path.join(self.target_dir, f"{stem}.{i}" if self.copies > 1 else stem)
                 for i in range(self.copies)]
 
@@ -105,7 +131,29 @@ class Job:
         kernel compresses what the plain copy writes)."""
         return self.codec is None or bool(self.codec.filesystem)
 
+    def duty_operation(self) -> Operation:
+        """One shell loop: each phase writes the input, flushes it (sync FILE), computes."""
+        q = shlex.quote
+        ok = "|".join(str(c) for c in sorted(self.codec.ok_exit_codes if self.codec else {0}))
+        lines = []
+        for path in self.stored_paths():
+            if self.copies_plainly:
+                writer = f"{shlex.join(runner.plain_copy_argv(self.copy_buffer_bytes))} " \
+                         f"< {q(self.input_path)} > {q(path)}"
+            elif self.codec.writes_out_path:
+                writer = f"{shlex.join(self.codec.compress_argv(path, self.threads))} " \
+                         f"< {q(self.input_path)}"
+            else:
+                writer = f"{shlex.join(self.codec.compress_argv(path, self.threads))} " \
+                         f"< {q(self.input_path)} > {q(path)}"
+            lines.append(f"{writer}; rc=$?; case $rc in {ok}) ;; *) exit $rc ;; esac; "
+                         f"sync {q(path)} || exit 1; {self.duty.compute_argv()}")
+        return Operation("write-compute", [["sh", "-c", "\n".join(lines)]], [os.devnull],
+                         [None])
+
     def write_operation(self) -> Operation:
+        if self.duty:
+            return self.duty_operation()
         stored = self.stored_paths()
         unmount = self.medium if self.medium.flush == "unmount" else None
         if self.copies_plainly:
@@ -212,7 +260,11 @@ class ColdCache:
 
     def __init__(self, job: Job):
         self.job = job
-        argv0s = {op.argvs[0][0] for op in (job.write_operation(), job.read_operation())}
+        if job.duty:  # the shell loop's own tools
+            writer = "dd" if job.copies_plainly else job.codec.binary
+            argv0s = {"sh", "sync", "sleep", "timeout", writer}
+        else:
+            argv0s = {op.argvs[0][0] for op in (job.write_operation(), job.read_operation())}
         self.tool_files = sorted({f for a in argv0s for f in runner.tool_files(a)})
 
     def __call__(self) -> tuple[str, bool]:
@@ -287,7 +339,8 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
                                                  job.bandwidth_bytes_per_s))
         cold_cache = ColdCache(job)
         consecutive_failures = 0
-        write_op, read_op = job.write_operation(), job.read_operation()
+        write_op = job.write_operation()
+        read_op = None if job.duty else job.read_operation()
         # The stopping rule counts verified runs per operation, so a repeat cut
         # short by a kill (a write without its read) is simply made up for.
         while (need_more_repeats(_series(runs, job.ops), job.min_repeats, job.max_repeats,
@@ -296,7 +349,7 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             _remove(job.stored_paths())
             pair_ok = True
             written_ok = False
-            for operation in (write_op, read_op):
+            for operation in (write_op, read_op) if read_op else (write_op,):
                 if operation is read_op and not written_ok:
                     record = _skipped_read(job, operation.op, repeat)
                 else:
@@ -394,6 +447,7 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
         "tool_version": version,
         "threads": job.threads if job.codec and job.codec.multithreaded else 1,
         "copy_buffer_bytes": job.copy_buffer_bytes if job.copies_plainly else None,
+        "phases": job.duty.phases if job.duty else None,
         "factors": {**job.factors, "cache_drop": cache, "copies": job.copies},
         "job_key": key,
     })
