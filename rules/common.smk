@@ -120,6 +120,7 @@ ANALYSIS_TABLES = (
     "correlation",
     "claims",
     "comparison",
+    "pareto",
 )
 REFERENCE_FILES = sorted(glob.glob("paper/reference/*.csv"))
 CROSSCHECK = config.get("crosscheck", {"codecs": []})
@@ -366,7 +367,7 @@ def has_level_sweep():
 
 
 def testbed_figures(testbed):
-    kinds = ["esav", "ratio", "tradeoff"] + (
+    kinds = ["esav", "ratio", "tradeoff", "pareto_energy", "pareto_time"] + (
         ["levels"] if testbed == TESTBED and has_level_sweep() else []
     )
     figures = [f"figures/{testbed}/{kind}.pdf" for kind in kinds]

@@ -45,6 +45,27 @@ rule figure_of_testbed:
         "../scripts/fig_{wildcards.kind}.R"
 
 
+rule figure_pareto:
+    """Energy or time per GB (a write and n reads) against the ratio, the Pareto front named."""
+    input:
+        pareto=f"{RESULTS}/{{testbed}}/pareto.csv",
+    output:
+        report(
+            "figures/{testbed}/pareto_{metric}.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="whole testbed",
+        ),
+    log:
+        f"{RESULTS}/{{testbed}}/logs/figures/pareto_{{metric}}.log",
+    wildcard_constraints:
+        metric="energy|time",
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/fig_pareto.R"
+
+
 rule figure_factor:
     """Energy under each value of one factor (SYSTOR '11 Figures 8-10)."""
     input:

@@ -345,3 +345,30 @@ def test_sysid_linear_model_is_worse_than_per_mode_models():
     assert fits["per_mode_performance"] > fits["linear_performance"]
     assert claims.fit_percent([1, 2, 3], [1, 2, 3]) == 100
     assert claims.fit_percent([1, 2, 3], [2, 2, 2]) == 0
+
+
+def test_pareto_front_known_by_hand():
+    """Per GB, one write and n reads: A is cheap and compresses little, B costs more and
+    compresses more, C is dominated by B (costs more, compresses less), D compresses
+    most at the highest cost, plain compresses nothing but is cheapest at n = 20."""
+    def ops(codec, write_j, read_j, cr):
+        base = {"testbed": "tb", "setting": SETTING, "file_type": "text", "codec": codec,
+                "n": 3, "input_bytes": 10**9, "copies": 1, "meter_method": "measured",
+                "mean_elapsed_s": 1.0}
+        w, r = ("plain-write", "plain-read") if codec == "plain" else (
+            "compress-write", "decompress-read")
+        return [{**base, "op": w, "mean_energy_j": write_j, "compression_ratio": cr},
+                {**base, "op": r, "mean_energy_j": read_j, "compression_ratio": math.nan}]
+
+    summary = (ops("plain", 100, 50, 1.0) + ops("A", 110, 40, 2.0) + ops("B", 150, 42, 4.0)
+               + ops("C", 200, 45, 3.0) + ops("D", 400, 60, 6.0))
+    rows = analysis.pareto_table(summary)
+    front = {(r["reads"], r["codec"]) for r in rows
+             if r["on_front"] and r["metric"] == "energy_j_per_gb"}
+    # n = 1: plain 150, A 150, B 192, C 245, D 460 J per GB
+    assert {c for n, c in front if n == 1} == {"A", "B", "D"}  # plain ties A, compresses less
+    # n = 20: plain 1100, A 910, B 990, C 1100, D 1600
+    assert {c for n, c in front if n == 20} == {"A", "B", "D"}
+    costs = {(r["reads"], r["codec"]): r["cost"] for r in rows if r["metric"] == "energy_j_per_gb"}
+    assert costs[(4, "B")] == pytest.approx(150 + 4 * 42)
+    assert analysis.pareto_front([(1, 1), (1, 2), (2, 2), (0.5, 1)]) == [False, True, False, True]

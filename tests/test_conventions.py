@@ -51,3 +51,17 @@ def test_every_config_overlay_is_valid():
         out = proc.stdout + proc.stderr
         # paper.yaml needs a measured meter and its own disk: the dry run still parses.
         assert "Error validating config" not in out and "ConfigError" not in out, out[-2000:]
+
+
+def test_licence_and_citation_agree():
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
+    assert (REPO / "LICENSE").read_text().startswith("MIT License")
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["license"] == "MIT"
+    assert cff["version"] == project["version"]
+    reference = cff["references"][0]
+    assert "Lossless File Data Compression on Server Systems" in reference["title"]
+    assert reference["year"] == 2009

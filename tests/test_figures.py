@@ -12,6 +12,7 @@ from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 
 FIXTURE = REPO / "tests" / "data" / "fixture" / "results"
 STAGES = ["figure_per_file_type", "figure_of_testbed", "figure_timeline", "figure_factor",
+          "figure_pareto",
           "figure_bandwidth", "table_of_testbed",
           "table_breakeven", "table_testbeds", "paper_macros", "paper"]
 
@@ -39,7 +40,8 @@ def fixture_rows(name):
 def test_every_figure_is_a_pdf(built):
     figures = sorted((built / "figures" / "tiny").glob("*.pdf"))
     names = {p.stem for p in figures}
-    assert {"esav", "ratio", "tradeoff", "timeline", "factor_bandwidth", "bandwidth"} <= names
+    assert {"esav", "ratio", "tradeoff", "timeline", "factor_bandwidth", "bandwidth",
+            "pareto_energy", "pareto_time"} <= names
     for kind in ("time", "energy", "et"):
         assert {f"{kind}_text", f"{kind}_random"} <= names
     for path in figures:
@@ -47,7 +49,7 @@ def test_every_figure_is_a_pdf(built):
 
 
 def test_estimated_energy_is_said_on_the_figures(built):
-    for name in ("energy_text", "et_random", "esav", "tradeoff"):
+    for name in ("energy_text", "et_random", "esav", "tradeoff", "pareto_energy"):
         text = subprocess.run(["pdftotext", str(built / "figures/tiny" / f"{name}.pdf"), "-"],
                               capture_output=True, text=True, check=True).stdout
         assert "ESTIMATED energy" in text, name

@@ -193,6 +193,52 @@ def esav_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
     return out
 
 
+# Reads per write of the Pareto views: one read, the common server ratios the paper
+# names (2-4, its upper end), and a read-heavy workload.
+PARETO_READS = (1, 4, 20)
+GB = 1e9
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[bool]:
+    """For (cost, ratio) points: True where no other point costs no more and compresses
+    no less, and is better in one of the two (lower cost, higher ratio is better)."""
+    return [not any(c2 <= c and r2 >= r and (c2 < c or r2 > r) for c2, r2 in points)
+            for c, r in points]
+
+
+def pareto_table(summary: list[dict]) -> list[dict]:
+    """Energy and time per GB of input for a write and n reads, against the ratio, with
+    each (file type, n, metric)'s Pareto front marked; plain is compression off."""
+    by = {(s["testbed"], s["setting"], s["file_type"], s["codec"], s["op"]): s
+          for s in summary if s["n"]}
+    cells = sorted({k[:4] for k in by}, key=lambda k: tuple(map(str, k)))
+    out = []
+    for metric, stem in (("energy_j_per_gb", "mean_energy_j"),
+                         ("seconds_per_gb", "mean_elapsed_s")):
+        for n in PARETO_READS:
+            groups: dict[tuple, list[dict]] = defaultdict(list)
+            for cell in cells:
+                write, read = (("plain-write", "plain-read") if cell[3] == "plain"
+                               else ("compress-write", "decompress-read"))
+                w, r = by.get((*cell, write)), by.get((*cell, read))
+                if not w or not r or math.isnan(w[stem]) or math.isnan(r[stem]):
+                    continue
+                gb = w["input_bytes"] * w.get("copies", 1) / GB
+                groups[cell[:3]].append({
+                    "testbed": cell[0], "setting": cell[1], "file_type": cell[2],
+                    "codec": cell[3], "metric": metric, "reads": n,
+                    "cost": (w[stem] + n * r[stem]) / gb,
+                    "compression_ratio": w["compression_ratio"],
+                    "estimated": metric.startswith("energy") and (
+                        w["meter_method"] == "estimated"),
+                })
+            for rows in groups.values():
+                front = pareto_front([(x["cost"], x["compression_ratio"]) for x in rows])
+                for x, on in zip(rows, front, strict=True):
+                    out.append({**x, "on_front": on})
+    return out
+
+
 def correlation_table(rows: list[dict]) -> list[dict]:
     """Pearson R of energy against time over all runs, per file type and overall."""
     good = [r for r in rows if r.get("verified") and r.get("energy_j") is not None]
@@ -304,6 +350,7 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
     correlation = correlation_table(rows)
     claims = decide(summary, breakeven, correlation, rows, reference_dir)
     comparison = comparison_table(summary, breakeven, reference_dir)
+    pareto = pareto_table(summary)
     out = Path(out_dir)
     return [
         write_csv(summary, out / "summary.csv"),
@@ -312,4 +359,5 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
         write_csv(correlation, out / "correlation.csv"),
         write_csv(claims, out / "claims.csv"),
         write_csv(comparison, out / "comparison.csv"),
+        write_csv(pareto, out / "pareto.csv"),
     ]
