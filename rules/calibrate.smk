@@ -69,3 +69,24 @@ rule idle_power:
     shell:
         "wattzip idle {params.meter} {params.setting} --count {params.windows} "
         "--seconds {params.seconds} --journal {params.journal} --out {output} 2> {log}"
+
+
+rule plan:
+    """How long the study takes here, from a short cached pilot (before it is measured)."""
+    input:
+        ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+    output:
+        f"{RESULTS}/{{testbed}}/plan/estimate.json",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/plan.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    threads: workflow.cores
+    resources:
+        measure=1,
+    params:
+        config=json.dumps(config),
+    shell:
+        "wattzip plan --config-json {params.config:q} --out {output} --quiet > {log} 2>&1"

@@ -3,6 +3,7 @@
 import csv
 import glob
 import itertools
+import json
 import os
 import shlex
 import sys
@@ -390,7 +391,7 @@ def paper_figures():
 
 
 def paper_tables():
-    tables = PAPER_TABLES + (["hpc14"] if has_hpc14() else [])
+    tables = PAPER_TABLES + ["appendix"] + (["hpc14"] if has_hpc14() else [])
     return expand(
         "paper/generated/{testbed}/{table}.tex", testbed=TESTBED, table=tables
     ) + ["paper/generated/testbeds.tex"]
@@ -405,6 +406,7 @@ def macro_inputs(wildcards):
     inputs["provenance"] = f"{base}/provenance.json"
     inputs["manifest"] = f"{base}/manifest.json"
     inputs["idle"] = f"{base}/idle/{next(iter(SETTINGS))}.json"
+    inputs["estimate"] = f"{base}/plan/estimate.json"
     inputs["table3"] = "paper/reference/systor09_table3_ratios.csv"
     inputs["table4"] = "paper/reference/systor09_table4_breakeven_server.csv"
     if CROSSCHECK.get("codecs"):
@@ -418,6 +420,8 @@ def all_outputs():
         f"{RESULTS}/{TESTBED}/overlap.txt",
         f"{RESULTS}/{TESTBED}/provenance.json",
         f"{RESULTS}/{TESTBED}/manifest.json",
+        f"{RESULTS}/{TESTBED}/plan/estimate.json",
+        f"{RESULTS}/{TESTBED}/appendix.md",
     ]
     if CROSSCHECK.get("codecs"):
         outputs.append(f"{RESULTS}/{TESTBED}/crosscheck.csv")
@@ -451,6 +455,16 @@ def _study_summary():
         ),
         file=sys.stderr,
     )
+    estimate = f"{RESULTS}/{TESTBED}/plan/estimate.json"
+    if os.path.exists(estimate):
+        with open(estimate) as f:
+            print(f"estimate: {json.load(f)['text']}", file=sys.stderr)
+    else:
+        print(
+            "estimate: `.venv/bin/wattzip plan` says how long this takes here "
+            "(a short pilot; the workflow runs it first)",
+            file=sys.stderr,
+        )
 
 
 _study_summary()

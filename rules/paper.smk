@@ -27,6 +27,25 @@ rule paper_macros:
         "../scripts/paper_macros.py"
 
 
+rule appendix:
+    """The claims-to-experiments appendix: every claim, its commands, duration and results."""
+    input:
+        claims=f"{RESULTS}/{{testbed}}/claims.csv",
+        runs=f"{RESULTS}/{{testbed}}/runs.csv",
+        registry="paper/reference/claims.yaml",
+    output:
+        markdown=f"{RESULTS}/{{testbed}}/appendix.md",
+        latex="paper/generated/{testbed}/appendix.tex",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/appendix.log",
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        configfiles=[os.path.relpath(str(p)) for p in workflow.overwrite_configfiles],
+    script:
+        "../scripts/appendix.py"
+
+
 rule paper:
     """The report PDF: reproduced tables and figures beside the originals, claim verdicts."""
     input:

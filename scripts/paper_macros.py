@@ -52,6 +52,7 @@ idle = json.loads(Path(inp.idle).read_text())
 manifest = json.loads(Path(inp.manifest).read_text())
 runs = rows(inp.runs)
 crosscheck = rows(inp.crosscheck) if inp.get("crosscheck") else []
+estimate = json.loads(Path(inp.estimate).read_text())
 table3 = read_reference(inp.table3)[1]
 table4 = read_reference(inp.table4)[1]
 
@@ -112,6 +113,21 @@ meter = prov.get("meter", {})
 ratios = [float(c["ratio_hyperfine_to_harness"]) for c in crosscheck
           if c["ratio_hyperfine_to_harness"] not in ("", "nan")]
 
+def minutes(seconds):
+    return f"{seconds / 60:.1f}\\,min"
+
+
+def stamp(text):
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(text).timestamp()
+
+
+timed = [r for r in runs if r["started_at"]]
+measured_s = sum(float(r["elapsed_s"]) for r in timed)
+span_s = (max(stamp(r["ended_at"]) for r in timed) - min(stamp(r["started_at"]) for r in timed)
+          if timed else 0.0)
+
 macros = {
     "Testbed": tex(par.testbed),
     "TestbedDescription": tex(prov.get("description") or par.testbed),
@@ -155,6 +171,11 @@ macros = {
     "CrosscheckRange": (f"{min(ratios):.2f}--{max(ratios):.2f}" if ratios else "--"),
     "CrosscheckCount": len(ratios),
     "PlainReadMiBs": throughput_mib_s("plain-read"),
+    "EstimateMeasured": minutes(estimate["measured_min_s"]),
+    "EstimateMeasuredMax": minutes(estimate["measured_max_s"]),
+    "EstimateWall": minutes(estimate["wall_min_s"]),
+    "MeasuredTotal": minutes(measured_s),
+    "MeasuredSpan": minutes(span_s),
     "PlainWriteMiBs": throughput_mib_s("plain-write"),
 }
 out = Path(snakemake.output.macros)

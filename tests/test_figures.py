@@ -14,7 +14,7 @@ FIXTURE = REPO / "tests" / "data" / "fixture" / "results"
 STAGES = ["figure_per_file_type", "figure_of_testbed", "figure_timeline", "figure_factor",
           "figure_pareto",
           "figure_bandwidth", "table_of_testbed",
-          "table_breakeven", "table_testbeds", "paper_macros", "paper"]
+          "table_breakeven", "table_testbeds", "appendix", "paper_macros", "paper"]
 
 pytestmark = pytest.mark.workflow
 
@@ -81,6 +81,8 @@ def test_paper_holds_the_fixtures_numbers(built):
 
 def test_tables_are_booktabs(built):
     for path in (built / "paper" / "generated" / "tiny").glob("*.tex"):
+        if path.stem == "appendix":  # a description list, not a table
+            continue
         body = path.read_text()
         assert "\\toprule" in body and "\\bottomrule" in body, path.name
 

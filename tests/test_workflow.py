@@ -49,7 +49,7 @@ def snakemake(cwd: Path, *args: str, check: bool = True, targets=("runs",),
 
 def _targets(names):
     table = {"runs": ["runs.csv", "overlap.txt", "crosscheck.csv", "provenance.json",
-                      "manifest.json"]}
+                      "manifest.json", "plan/estimate.json", "appendix.md"]}
     out = []
     for name in names:
         out += table.get(name, [name])
@@ -188,3 +188,34 @@ def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
         key = (r["setting"], r["file_type"], r["codec"], r["op"])
         verified[key] = verified.get(key, 0) + (r["verified"] == "true")
     assert len(verified) == 24 and min(verified.values()) == 2
+
+
+def test_appendix_commands_reproduce_every_claims_row(tiny_study):
+    """Every claim of the registry is in the appendix, and its "decide" command, run on
+    the tiny study, gives that claim's rows of claims.csv."""
+    from wattzip.claims import load_claims
+
+    text = (tiny_study / "results/tiny/appendix.md").read_text()
+    claims = read_csv(tiny_study / "results/tiny/claims.csv")
+    for claim in load_claims(REPO / "paper" / "reference"):
+        assert f"## {claim.id}: " in text, claim.id
+        section = text.split(f"## {claim.id}: ", 1)[1].split("\n## ", 1)[0]
+        assert "rerun the experiment: `.venv/bin/snakemake --cores all --configfile" in section
+        assert str(TINY.relative_to(REPO)) in section or str(TINY) in section
+        command = section.split("decide the claim again from the runs: `", 1)[1].split("`")[0]
+        argv = command.split()
+        assert argv[:2] == [".venv/bin/wattzip", "claims"]
+        proc = subprocess.run([sys.executable, "-m", "wattzip", *argv[1:], "--reference",
+                               str(REPO / "paper" / "reference")], cwd=tiny_study,
+                              capture_output=True, text=True, check=True)
+        got = list(csv.DictReader(proc.stdout.splitlines()))
+        want = [r for r in claims if r["claim_id"] == claim.id]
+        assert [(r["setting"], r["verdict"], r["evidence"]) for r in got] == \
+               [(r["setting"], r["verdict"], r["evidence"]) for r in want], claim.id
+
+
+def test_plan_estimates_the_study(tiny_study):
+    estimate = json.loads((tiny_study / "results/tiny/plan/estimate.json").read_text())
+    assert estimate["runs_min"] == 48 and estimate["wall_min_s"] > estimate["measured_min_s"] > 0
+    proc = snakemake(tiny_study, "-n")
+    assert "estimate: wattzip study 'tiny': 48 measured runs" in proc.stderr

@@ -340,6 +340,16 @@ def _cell(v):
     return "" if v is None else v
 
 
+def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
+               reference_dir: str = "paper/reference", ci_target: float = 0.05) -> list[dict]:
+    """The verdict rows of some claims (all without ids), decided from the runs anew."""
+    rows = records.load_runs(run_files)
+    summary = summarize(rows, ci_target)
+    claims = decide(summary, breakeven_table(rows), correlation_table(rows), rows,
+                    reference_dir)
+    return [c for c in claims if not claim_ids or c["claim_id"] in claim_ids]
+
+
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
             reference_dir: str = "paper/reference", ci_target: float = 0.05) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir."""

@@ -394,6 +394,45 @@ def cmd_analyze(a) -> int:
     return 0
 
 
+def cmd_claims(a) -> int:
+    import csv
+
+    from wattzip import analysis
+
+    rows = analysis.claim_rows(a.runs, a.claim, a.reference, a.ci_target)
+    if not rows:
+        raise WattzipError(f"no claim {', '.join(a.claim or [])} in the registry "
+                           f"({a.reference}/claims.yaml)")
+    writer = csv.DictWriter(sys.stdout, list(rows[0]))
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: analysis._cell(v) for k, v in row.items()})
+    return 0
+
+
+def cmd_plan(a) -> int:
+    from wattzip import plan
+
+    config = json.loads(a.config_json) if a.config_json else plan.load_config(a.configfile)
+    testbed = config["testbed"]["name"]
+    names = [c.name for c in codecs.resolve(config["codecs"])]
+    duty = config.get("dutycycle") or {}
+    names += [n for n in duty.get("codecs", []) if n != "plain" and n not in names]
+    cache = Path(a.cache or f"results/{testbed}/plan/pilot.json")
+    _log(f"plan: pilot on {plan.PILOT_BYTES >> 20} MiB samples, cached in {cache} "
+         "(runs once per testbed)")
+    rates = plan.pilot(list(config["file_types"]), names, cache, config.get("seed", 2009),
+                       progress=None if a.quiet else _log)
+    est = plan.estimate(config, rates)
+    text = f"wattzip study '{testbed}': {plan.describe(est)}"
+    if a.out:
+        Path(a.out).write_text(json.dumps({**vars(est), "wall_min_s": est.wall_min_s,
+                                           "wall_max_s": est.wall_max_s, "text": text},
+                                          indent=1) + "\n")
+    print(text)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wattzip", description=__doc__)
     p.add_argument("--version", action="version", version=f"wattzip {__version__}")
@@ -488,6 +527,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out")
     s.add_argument("--csv", help="also write key,value rows for the paper's table")
     s.set_defaults(fn=cmd_provenance)
+
+    s = sub.add_parser("claims", help="decide some claims anew from runs (the appendix's check)")
+    s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
+    s.add_argument("--claim", action="append", help="claim id (repeatable; default: all)")
+    s.add_argument("--reference", default="paper/reference")
+    s.add_argument("--ci-target", type=float, default=0.05)
+    s.set_defaults(fn=cmd_claims)
+
+    s = sub.add_parser("plan", help="how long a study will take here (a short pilot, cached)")
+    s.add_argument("--configfile", nargs="+", default=["config.yaml"],
+                   help="config.yaml and overlays, as given to snakemake")
+    s.add_argument("--config-json", help="the merged config itself (what the workflow passes)")
+    s.add_argument("--cache", help="pilot cache (default: results/<testbed>/plan/pilot.json)")
+    s.add_argument("--out", help="also write the estimate as JSON")
+    s.add_argument("--quiet", action="store_true")
+    s.set_defaults(fn=cmd_plan)
 
     s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")

@@ -1,0 +1,182 @@
+"""How long a study will take on this machine, before it runs.
+
+A short pilot measures each codec's compress and decompress throughput, and the
+plain copy's, on a small sample of each input type (cached per testbed, so it
+runs once), and extrapolates to the configured file size and repeats: the
+repeat rule's minimum gives the expected time, its maximum the upper bound.
+Around the measured runs it adds what the pipeline itself spends: input
+generation, idle calibration, one verifying decompression per job, cache drops,
+job start-up, figures and the PDF.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from wattzip import codecs as codec_registry
+from wattzip import inputs, runner
+
+PILOT_BYTES = 8 << 20
+# The pipeline's own costs that the pilot does not see, from the default study's
+# breakdown (docs/benchmarks.md): per job, per run, and for the figures and PDF.
+JOB_START_S = 0.3
+RUN_PREPARE_S = 0.05
+REPORT_S_PER_OUTPUT = 0.8
+
+
+def load_config(paths: list[str]) -> dict:
+    """config.yaml and its overlays merged as Snakemake merges --configfile (mappings
+    deeply, everything else replaced)."""
+    def merge(a: dict, b: dict) -> dict:
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k),
+                                                                               dict) else v
+        return out
+
+    config: dict = {}
+    for path in paths:
+        config = merge(config, yaml.safe_load(Path(path).read_text()) or {})
+    return config
+
+
+def _timed(argv: list[str], stdin: str, stdout: str | None) -> float:
+    with open(stdin, "rb") as fin, open(stdout or os.devnull, "wb") as fout:
+        t0 = time.perf_counter()
+        subprocess.run(argv, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL, check=False)
+        if stdout:
+            fout.flush()
+            os.fsync(fout.fileno())
+        return time.perf_counter() - t0
+
+
+def pilot(file_types: list[str], codec_names: list[str], cache: Path, seed: int = 2009,
+          progress=None) -> dict:
+    """Seconds per byte of each (file type, codec, operation) and of generating each type;
+    measured on PILOT_BYTES samples and cached in `cache` (a JSON file)."""
+    data = json.loads(cache.read_text()) if cache.exists() else {}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="wattzip-pilot-", dir=cache.parent))
+    try:
+        for ftype in file_types:
+            sample = work / f"{ftype}.bin"
+            key = f"gen|{ftype}"
+            if key not in data:
+                t0 = time.perf_counter()
+                inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
+                data[key] = (time.perf_counter() - t0) / PILOT_BYTES
+            for name in ["plain", *codec_names]:
+                key = f"{ftype}|{name}"
+                if key in data:
+                    continue
+                if not sample.exists():
+                    inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
+                if progress:
+                    progress(f"pilot: {ftype} {name}")
+                data[key] = _pilot_codec(sample, name, work)
+                cache.write_text(json.dumps(data, indent=1, sort_keys=True))
+    finally:
+        for path in work.iterdir():
+            path.unlink()
+        work.rmdir()
+    cache.write_text(json.dumps(data, indent=1, sort_keys=True))
+    return data
+
+
+def _pilot_codec(sample: Path, name: str, work: Path) -> dict:
+    out = work / "out"
+    codec = None if name == "plain" else codec_registry.get(name)
+    if codec is None or codec.filesystem:  # the plain copy (filesystem codecs: the kernel's)
+        argv = runner.plain_copy_argv()
+        write = _timed(argv, str(sample), str(out))
+        runner.drop_caches([str(out)])
+        read = _timed(argv, str(out), None)
+    else:
+        cargv = codec.compress_argv(str(out), 1)
+        write = _timed(cargv, str(sample), None if codec.writes_out_path else str(out))
+        runner.drop_caches([str(out)])
+        dargv = codec.decompress_argv(str(out), 1)
+        read = _timed(dargv, os.devnull if codec.reads_in_path else str(out), None)
+    out.unlink(missing_ok=True)
+    return {"write_s_per_byte": write / PILOT_BYTES, "read_s_per_byte": read / PILOT_BYTES}
+
+
+@dataclass
+class Estimate:
+    runs_min: int
+    runs_max: int
+    measured_min_s: float
+    measured_max_s: float
+    overhead_s: float
+
+    @property
+    def wall_min_s(self) -> float:
+        return self.measured_min_s + self.overhead_s
+
+    @property
+    def wall_max_s(self) -> float:
+        return self.measured_max_s + self.overhead_s
+
+
+def settings_count(config: dict) -> int:
+    factors = config.get("factors", {})
+    return len(list(itertools.product(
+        factors.get("medium") or [None], factors.get("io_scheduler", ["keep"]),
+        factors.get("governor", ["keep"]), factors.get("copies", [1]),
+        factors.get("bandwidth", ["unlimited"]))))
+
+
+def estimate(config: dict, rates: dict) -> Estimate:
+    """Expected (minimum repeats) and longest (maximum repeats) time of the study."""
+    size = inputs.parse_size(config["file_size"])
+    names = [c.name for c in codec_registry.resolve(config["codecs"])]
+    types = list(config["file_types"])
+    settings = settings_count(config)
+    rep = config["repeats"]
+    copies = max(config.get("factors", {}).get("copies", [1]))
+    per_repeat = verify = 0.0
+    jobs = 0
+    for ftype, name in itertools.product(types, ["plain", *names]):
+        r = rates[f"{ftype}|{name}"]
+        pair = (r["write_s_per_byte"] + r["read_s_per_byte"]) * size * copies
+        per_repeat += pair + 2 * RUN_PREPARE_S
+        verify += r["read_s_per_byte"] * size * copies
+        jobs += 1
+    duty = config.get("dutycycle")
+    duty_s = 0.0
+    if duty:
+        for name in duty["codecs"]:
+            r = rates.get(f"{duty['file_type']}|{name}", {"write_s_per_byte": 0.0})
+            duty_s += duty["phases"] * (r["write_s_per_byte"] * size + duty["compute_s"])
+    generate = sum(rates[f"gen|{t}"] for t in types) * size
+    idle = config["idle"]["count"] * config["idle"]["seconds"] * settings
+    outputs = 4 + 3 * len(types) + 15  # figures, tables, macros, PDF
+    overhead = (generate + idle + settings * (verify + jobs * JOB_START_S)
+                + REPORT_S_PER_OUTPUT * outputs)
+    return Estimate(
+        runs_min=2 * jobs * settings * rep["min"], runs_max=2 * jobs * settings * rep["max"],
+        measured_min_s=settings * (rep["min"] * per_repeat + rep["min"] * duty_s),
+        measured_max_s=settings * (rep["max"] * per_repeat + rep["max"] * duty_s),
+        overhead_s=overhead)
+
+
+def describe(est: Estimate) -> str:
+    def hms(s: float) -> str:
+        h, rest = divmod(int(round(s)), 3600)
+        m, sec = divmod(rest, 60)
+        return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s"
+
+    runs = f"{est.runs_min}" if est.runs_min == est.runs_max else f"{est.runs_min}-{est.runs_max}"
+    bound = ("" if est.wall_max_s - est.wall_min_s < 1 else
+             f", at most {hms(est.wall_max_s)} if every operation needs the maximum repeats")
+    return (f"{runs} measured runs: about {hms(est.measured_min_s)} of measurement, "
+            f"{hms(est.wall_min_s)} in all on this machine{bound}")
