@@ -162,8 +162,10 @@ def estimate(config: dict, rates: dict) -> Estimate:
     outputs = 4 + 3 * len(types) + 15  # figures, tables, macros, PDF
     overhead = (generate + idle + settings * (verify + jobs * JOB_START_S)
                 + REPORT_S_PER_OUTPUT * outputs)
+    duty_jobs = len(duty["codecs"]) if duty else 0
     return Estimate(
-        runs_min=2 * jobs * settings * rep["min"], runs_max=2 * jobs * settings * rep["max"],
+        runs_min=(2 * jobs + duty_jobs) * settings * rep["min"],
+        runs_max=(2 * jobs + duty_jobs) * settings * rep["max"],
         measured_min_s=settings * (rep["min"] * per_repeat + rep["min"] * duty_s),
         measured_max_s=settings * (rep["max"] * per_repeat + rep["max"] * duty_s),
         overhead_s=overhead)
