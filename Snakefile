@@ -23,6 +23,30 @@ validate(config, "config/schema.yaml")
 include: "rules/common.smk"
 
 
+# What needs no testbed's hardware runs where the workflow runs (the shared filesystem);
+# everything else goes to its testbed's node when the study runs through Slurm.
+localrules:
+    all,
+    manifest,
+    runs_table,
+    check_overlap,
+    analyze,
+    appendix,
+    figure_per_file_type,
+    figure_of_testbed,
+    figure_pareto,
+    figure_factor,
+    figure_bandwidth,
+    figure_timeline,
+    figure_testbeds,
+    table_of_testbed,
+    table_breakeven,
+    table_testbeds,
+    table_hpc14,
+    paper_macros,
+    paper,
+
+
 rule all:
     """Everything the study produces for this testbed (and copied-in ones)."""
     input:

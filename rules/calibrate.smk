@@ -11,13 +11,19 @@ rule preflight:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
+    resources:
+        slurm_partition=slurm_partition,
+        slurm_account=slurm_account,
+        constraint=slurm_constraint,
+        slurm_extra=slurm_extra,
     params:
         codecs=list(dict.fromkeys(CODECS + [c for c in DUTY_CODECS if c != "plain"])),
-        settings=SETTINGS,
+        settings=testbed_settings,
         file_size=FILE_SIZE,
-        meter_args=meter_args(),
-        input_dir=INPUT_DIR,
-        input_files=[f"{INPUT_DIR}/{ftype}.bin" for ftype in FILE_TYPES],
+        meter_args=meter_args,
+        input_dir=testbed_input_dir,
+        input_files=testbed_input_files,
+        node=expected_node,
     script:
         "../scripts/preflight.py"
 
@@ -33,11 +39,16 @@ rule provenance:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
+    resources:
+        slurm_partition=slurm_partition,
+        slurm_account=slurm_account,
+        constraint=slurm_constraint,
+        slurm_extra=slurm_extra,
     params:
-        target=SETTINGS[next(iter(SETTINGS))]["target_dir"],
+        target=first_target,
         codecs=" ".join(CODECS),
-        meter=meter_args(),
-        description=config["testbed"].get("description", ""),
+        meter=meter_args,
+        description=testbed_description,
     shell:
         "mkdir -p {params.target:q} && wattzip provenance {params.meter} "
         "--target-dir {params.target:q} --codecs {params.codecs} "
@@ -57,11 +68,15 @@ rule idle_power:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: workflow.cores
+    threads: testbed_threads
     resources:
         measure=1,
+        slurm_partition=slurm_partition,
+        slurm_account=slurm_account,
+        constraint=slurm_constraint,
+        slurm_extra=slurm_extra,
     params:
-        meter=meter_args(),
+        meter=meter_args,
         setting=setting_args,
         windows=config["idle"]["count"],
         seconds=config["idle"]["seconds"],
@@ -83,9 +98,13 @@ rule plan:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: workflow.cores
+    threads: testbed_threads
     resources:
         measure=1,
+        slurm_partition=slurm_partition,
+        slurm_account=slurm_account,
+        constraint=slurm_constraint,
+        slurm_extra=slurm_extra,
     params:
         config=json.dumps(config),
     shell:

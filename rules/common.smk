@@ -5,6 +5,7 @@ import glob
 import itertools
 import json
 import os
+import re
 import shlex
 import sys
 
@@ -14,13 +15,42 @@ from wattzip import throttle
 from wattzip.errors import ConfigError
 from wattzip.media import Medium
 
-TESTBED = config["testbed"]["name"]
 RESULTS = "results"
+
+
+def _testbeds():
+    """The machines this study measures: config.testbeds (a cluster's nodes), or the one
+    machine it runs on, config.testbed."""
+    listed = config.get("testbeds")
+    if not listed:
+        return {config["testbed"]["name"]: dict(config["testbed"])}
+    names = [t["name"] for t in listed]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"testbeds: names must differ, got {names}")
+    return {t["name"]: t for t in listed}
+
+
+TESTBEDS = _testbeds()
+# The first testbed's results fill the report's detailed sections; every testbed's
+# figures, tables and verdicts are made, and the cross-testbed ones join them.
+TESTBED = next(iter(TESTBEDS))
+# Several testbeds compare identical bytes: inputs are generated once and staged to each.
+MULTI = len(TESTBEDS) > 1
 FILE_TYPES = list(config["file_types"])
 CODECS = [c.name for c in codec_registry.resolve(config["codecs"])]
 JOBS_CODECS = CODECS + ["plain"]
 FILE_SIZE = input_types.parse_size(config["file_size"])
-INPUT_DIR = config.get("input_dir", "results/{testbed}/inputs").format(testbed=TESTBED)
+
+
+def input_dir_of(testbed):
+    """Where a testbed's input files live: its own disk (never the shared filesystem)."""
+    spec = TESTBEDS[testbed].get("input_dir") or config.get(
+        "input_dir", "results/{testbed}/inputs"
+    )
+    return spec.format(testbed=testbed)
+
+
+INPUT_DIR = input_dir_of(TESTBED)
 REPEATS = config["repeats"]
 if REPEATS["max"] < REPEATS["min"]:
     raise ConfigError(
@@ -28,10 +58,11 @@ if REPEATS["max"] < REPEATS["min"]:
     )
 
 
-def _settings():
+def _settings(testbed):
     """Every combination of the factors, by a name that says what it is."""
     factors = config.get("factors", {})
-    media = factors.get("medium") or {"default": config["target_dir"]}
+    target = TESTBEDS[testbed].get("target_dir") or config["target_dir"]
+    media = factors.get("medium") or {"default": target}
     combos = itertools.product(
         media.items(),
         factors.get("io_scheduler", ["keep"]),
@@ -44,7 +75,7 @@ def _settings():
         name = f"{medium}.io-{scheduler}.gov-{governor}.x{copies}"
         if throttle.parse_bandwidth(bandwidth) is not None:
             name += f".bw-{throttle.bandwidth_label(bandwidth)}"
-        target = _medium(medium, spec)
+        target = _medium(medium, spec, testbed)
         settings[name] = {
             "medium": target.to_spec(),
             "target_dir": target.path,
@@ -56,18 +87,20 @@ def _settings():
     return settings
 
 
-def _medium(name, spec):
+def _medium(name, spec, testbed):
     """A medium of the config: a directory string, or kind/path/fs/... ({testbed} replaced)."""
     if isinstance(spec, str):
         spec = {"path": spec}
     spec = {
-        k: v.format(testbed=TESTBED) if isinstance(v, str) else v
+        k: v.format(testbed=testbed) if isinstance(v, str) else v
         for k, v in spec.items()
     }
     return Medium.from_spec(name, spec)
 
 
-SETTINGS = _settings()
+SETTINGS_OF = {testbed: _settings(testbed) for testbed in TESTBEDS}
+# Setting names are the same on every testbed; only their paths differ.
+SETTINGS = SETTINGS_OF[TESTBED]
 DUTY = config.get("dutycycle")
 DUTY_CODECS = list(DUTY["codecs"]) if DUTY else []
 for _name in DUTY_CODECS:
@@ -145,13 +178,13 @@ wildcard_constraints:
 
 
 def this_testbed():
-    """Wildcard constraint: only this machine's testbed is measured here."""
-    return TESTBED
+    """Wildcard constraint: only the study's own testbeds are measured (not copied-in ones)."""
+    return "|".join(re.escape(t) for t in TESTBEDS)
 
 
-def meter_args():
-    """The meter options of the config as wattzip command-line flags."""
-    m = config["meter"]
+def meter_args(wildcards):
+    """The meter options of the config (a testbed's own overriding them) as wattzip flags."""
+    m = {**config["meter"], **TESTBEDS[wildcards.testbed].get("meter", {})}
     args = [
         "--meter",
         ",".join(m["order"]),
@@ -182,7 +215,7 @@ def meter_args():
 
 def setting_args(wildcards):
     """The factors of a setting as wattzip flags, quoted for the shell."""
-    s = SETTINGS[wildcards.setting]
+    s = SETTINGS_OF[wildcards.testbed][wildcards.setting]
     m = Medium.from_spec(s["medium"]["name"], s["medium"])
     args = ["--setting", wildcards.setting, "--medium", m.name, "--target-dir", m.path]
     args += ["--io-scheduler", s["io_scheduler"], "--governor", s["governor"]]
@@ -208,15 +241,87 @@ def input_sources(wildcards):
 
 
 def copies(wildcards):
-    return SETTINGS[wildcards.setting]["copies"]
+    return SETTINGS_OF[wildcards.testbed][wildcards.setting]["copies"]
+
+
+def first_target(wildcards):
+    """The target directory of a testbed's first setting (provenance, cross-check)."""
+    return next(iter(SETTINGS_OF[wildcards.testbed].values()))["target_dir"]
+
+
+def testbed_description(wildcards):
+    return TESTBEDS[wildcards.testbed].get("description", "")
+
+
+def crosscheck_manifest(wildcards):
+    return f"{RESULTS}/{wildcards.testbed}/inputs/{CROSSCHECK.get('file_type', 'text')}.bin.json"
+
+
+def testbed_settings(wildcards):
+    return SETTINGS_OF[wildcards.testbed]
+
+
+def testbed_input_dir(wildcards):
+    return input_dir_of(wildcards.testbed)
+
+
+def testbed_input_files(wildcards):
+    return [f"{input_dir_of(wildcards.testbed)}/{ftype}.bin" for ftype in FILE_TYPES]
+
+
+def testbed_manifests(wildcards):
+    return expand(
+        f"{RESULTS}/{wildcards.testbed}/inputs/{{ftype}}.bin.json", ftype=FILE_TYPES
+    )
+
+
+def input_data(wildcards):
+    return f"{input_dir_of(wildcards.testbed)}/{wildcards.ftype}.bin"
+
+
+def expected_node(wildcards):
+    """The Slurm node (or host) a testbed's runs must come from, as wattzip flags."""
+    spec = TESTBEDS[wildcards.testbed]
+    node = (spec.get("slurm") or {}).get("nodelist")
+    args = (["--expect-node", node] if node else []) + (
+        ["--expect-host", spec["host"]] if spec.get("host") else []
+    )
+    return shlex.join(args)
+
+
+# Every job that touches a testbed's hardware runs on that testbed's node, alone on
+# it, when the workflow runs through Slurm (profiles/slurm); locally these are unused.
+def slurm_partition(wildcards):
+    return (TESTBEDS[wildcards.testbed].get("slurm") or {}).get("partition", "")
+
+
+def slurm_constraint(wildcards):
+    return (TESTBEDS[wildcards.testbed].get("slurm") or {}).get("constraint", "")
+
+
+def slurm_account(wildcards):
+    return (TESTBEDS[wildcards.testbed].get("slurm") or {}).get("account", "")
+
+
+def slurm_extra(wildcards):
+    slurm = TESTBEDS[wildcards.testbed].get("slurm") or {}
+    node = f" --nodelist={slurm['nodelist']}" if slurm.get("nodelist") else ""
+    return f"--exclusive{node} {slurm.get('extra', '')}".strip()
+
+
+def testbed_threads(wildcards):
+    """A measurement job claims the whole machine: every core of its testbed."""
+    cpus = (TESTBEDS[wildcards.testbed].get("slurm") or {}).get("cpus")
+    return cpus or workflow.cores
 
 
 def codec_threads():
-    return config.get("threads", 0) or os.cpu_count() or 1
+    """Threads of multi-threaded codecs; 0 lets each job use every core of its node."""
+    return config.get("threads", 0)
 
 
 def input_manifest(wildcards):
-    return f"{INPUT_DIR}/{wildcards.ftype}.bin.json"
+    return f"{RESULTS}/{wildcards.testbed}/inputs/{wildcards.ftype}.bin.json"
 
 
 def job_runs(wildcards):
@@ -225,7 +330,7 @@ def job_runs(wildcards):
         "{results}/{testbed}/runs/{setting}/{ftype}/{codec}.jsonl",
         results=RESULTS,
         testbed=wildcards.testbed,
-        setting=list(SETTINGS),
+        setting=list(SETTINGS_OF[wildcards.testbed]),
         ftype=FILE_TYPES,
         codec=JOBS_CODECS,
     )
@@ -255,7 +360,7 @@ def duty_args():
 
 
 def duty_manifest(wildcards):
-    return f"{INPUT_DIR}/{DUTY['file_type']}.bin.json"
+    return f"{RESULTS}/{wildcards.testbed}/inputs/{DUTY['file_type']}.bin.json"
 
 
 def has_hpc14():
@@ -268,13 +373,13 @@ def other_testbeds():
     """Testbeds whose runs.csv was copied in beside this machine's."""
     named = config.get("compare_testbeds")
     if named is not None:
-        return [t for t in named if t != TESTBED]
+        return [t for t in named if t not in TESTBEDS]
     found = glob_wildcards(f"{RESULTS}/{{testbed}}/runs.csv").testbed
-    return sorted(t for t in set(found) if "/" not in t and t != TESTBED)
+    return sorted(t for t in set(found) if "/" not in t and t not in TESTBEDS)
 
 
 def all_testbeds():
-    return [TESTBED] + other_testbeds()
+    return list(TESTBEDS) + other_testbeds()
 
 
 BREAKEVEN_ORIGINALS = {
@@ -352,7 +457,7 @@ def table_inputs(wildcards):
 
 def testbed_file_types(testbed):
     """File types of a testbed: this config's, or those in a copied-in runs.csv."""
-    if testbed == TESTBED:
+    if testbed in TESTBEDS:
         return FILE_TYPES
     with open(f"{RESULTS}/{testbed}/runs.csv", newline="") as f:
         return sorted({row["file_type"] for row in csv.DictReader(f)})
@@ -369,7 +474,7 @@ def has_level_sweep():
 
 def testbed_figures(testbed):
     kinds = ["esav", "ratio", "tradeoff", "pareto_energy", "pareto_time"] + (
-        ["levels"] if testbed == TESTBED and has_level_sweep() else []
+        ["levels"] if testbed in TESTBEDS and has_level_sweep() else []
     )
     figures = [f"figures/{testbed}/{kind}.pdf" for kind in kinds]
     figures += expand(
@@ -378,7 +483,7 @@ def testbed_figures(testbed):
         kind=["time", "energy", "et"],
         ftype=testbed_file_types(testbed),
     )
-    if testbed == TESTBED:
+    if testbed in TESTBEDS:
         figures.append(f"figures/{testbed}/timeline.pdf")
         figures += [f"figures/{testbed}/factor_{f}.pdf" for f in varied_factors()]
         if "bandwidth" in varied_factors():
@@ -415,16 +520,20 @@ def macro_inputs(wildcards):
 
 
 def all_outputs():
-    outputs = [
-        f"{RESULTS}/{TESTBED}/runs.csv",
-        f"{RESULTS}/{TESTBED}/overlap.txt",
-        f"{RESULTS}/{TESTBED}/provenance.json",
-        f"{RESULTS}/{TESTBED}/manifest.json",
-        f"{RESULTS}/{TESTBED}/plan/estimate.json",
-        f"{RESULTS}/{TESTBED}/appendix.md",
-    ]
-    if CROSSCHECK.get("codecs"):
-        outputs.append(f"{RESULTS}/{TESTBED}/crosscheck.csv")
+    outputs = expand(
+        "{results}/{testbed}/{name}",
+        results=RESULTS,
+        testbed=list(TESTBEDS),
+        name=[
+            "runs.csv",
+            "overlap.txt",
+            "provenance.json",
+            "manifest.json",
+            "plan/estimate.json",
+            "appendix.md",
+        ]
+        + (["crosscheck.csv"] if CROSSCHECK.get("codecs") else []),
+    )
     outputs += expand(
         "{results}/{testbed}/{table}.csv",
         results=RESULTS,
@@ -433,7 +542,7 @@ def all_outputs():
     )
     for testbed in all_testbeds():
         outputs += testbed_figures(testbed)
-    if other_testbeds():
+    if len(all_testbeds()) > 1:
         outputs.append("figures/testbeds.pdf")
     outputs.append(f"{RESULTS}/paper.pdf")
     return outputs

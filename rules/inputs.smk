@@ -1,30 +1,87 @@
-"""Input files of every type at the study's size, with their manifest."""
+"""Input files of every type at the study's size, with their manifest.
 
+One testbed: each file is generated on it. Several testbeds: each file is
+generated once (input_master, where the workflow runs) and staged to every
+testbed's own disk, verified byte for byte, so that all compare the same bytes.
+Manifests live with the results; the bytes on the testbed's disk (input_dir).
+"""
 
-rule input_file:
-    """One input file of exact size and its manifest entry (not measured)."""
-    input:
-        ancient(f"{RESULTS}/{TESTBED}/preflight.json"),
-    output:
-        data=f"{INPUT_DIR}/{{ftype}}.bin",
-        manifest=f"{INPUT_DIR}/{{ftype}}.bin.json",
-    log:
-        f"{RESULTS}/{TESTBED}/logs/inputs/{{ftype}}.log",
-    conda:
-        "../envs/wattzip.yaml"
-    params:
-        size=config["file_size"],
-        seed=config.get("seed", 1),
-        sources=input_sources,
-    shell:
-        "wattzip gen {wildcards.ftype} --size {params.size} --seed {params.seed} "
-        "{params.sources} --out {output.data} --manifest {output.manifest} 2> {log}"
+if MULTI:
+
+    rule input_master:
+        """One input file for every testbed, generated once (not measured)."""
+        output:
+            data=f"{RESULTS}/inputs/{{ftype}}.bin",
+            manifest=f"{RESULTS}/inputs/{{ftype}}.bin.json",
+        log:
+            f"{RESULTS}/logs/inputs/{{ftype}}.log",
+        conda:
+            "../envs/wattzip.yaml"
+        params:
+            size=config["file_size"],
+            seed=config.get("seed", 1),
+            sources=input_sources,
+        shell:
+            "wattzip gen {wildcards.ftype} --size {params.size} --seed {params.seed} "
+            "{params.sources} --out {output.data} --manifest {output.manifest} 2> {log}"
+
+    rule input_file:
+        """The input file staged to the testbed's own disk, its sha256 checked (not measured)."""
+        input:
+            master=f"{RESULTS}/inputs/{{ftype}}.bin.json",
+            preflight=ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+        output:
+            manifest=f"{RESULTS}/{{testbed}}/inputs/{{ftype}}.bin.json",
+        log:
+            f"{RESULTS}/{{testbed}}/logs/inputs/{{ftype}}.log",
+        wildcard_constraints:
+            testbed=this_testbed(),
+        conda:
+            "../envs/wattzip.yaml"
+        resources:
+            slurm_partition=slurm_partition,
+            slurm_account=slurm_account,
+            constraint=slurm_constraint,
+            slurm_extra=slurm_extra,
+        params:
+            data=input_data,
+        shell:
+            "wattzip stage {input.master} --out {params.data:q} "
+            "--manifest {output.manifest} 2> {log}"
+
+else:
+
+    rule input_file:
+        """One input file of exact size on the testbed and its manifest (not measured)."""
+        input:
+            ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+        output:
+            manifest=f"{RESULTS}/{{testbed}}/inputs/{{ftype}}.bin.json",
+        log:
+            f"{RESULTS}/{{testbed}}/logs/inputs/{{ftype}}.log",
+        wildcard_constraints:
+            testbed=this_testbed(),
+        conda:
+            "../envs/wattzip.yaml"
+        resources:
+            slurm_partition=slurm_partition,
+            slurm_account=slurm_account,
+            constraint=slurm_constraint,
+            slurm_extra=slurm_extra,
+        params:
+            data=input_data,
+            size=config["file_size"],
+            seed=config.get("seed", 1),
+            sources=input_sources,
+        shell:
+            "wattzip gen {wildcards.ftype} --size {params.size} --seed {params.seed} "
+            "{params.sources} --out {params.data:q} --manifest {output.manifest} 2> {log}"
 
 
 rule manifest:
     """The input manifest of the testbed: what every file is and where it came from."""
     input:
-        expand(f"{INPUT_DIR}/{{ftype}}.bin.json", ftype=FILE_TYPES),
+        testbed_manifests,
     output:
         f"{RESULTS}/{{testbed}}/manifest.json",
     log:

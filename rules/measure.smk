@@ -15,12 +15,17 @@ rule measure_runs:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: workflow.cores
+    threads: testbed_threads
     resources:
         measure=1,
+        slurm_partition=slurm_partition,
+        slurm_account=slurm_account,
+        constraint=slurm_constraint,
+        slurm_extra=slurm_extra,
     params:
-        meter=meter_args(),
+        meter=meter_args,
         setting=setting_args,
+        node=expected_node,
         copies=copies,
         threads=codec_threads(),
         journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
@@ -31,7 +36,7 @@ rule measure_runs:
         ),
     shell:
         "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
-        "--codec {wildcards.codec} {params.setting} --copies {params.copies} "
+        "--codec {wildcards.codec} {params.setting} --copies {params.copies} {params.node} "
         "--threads {params.threads} --idle {input.idle} {params.meter} {params.repeats} "
         "--journal {params.journal} --trace-dir {params.traces} --out {output} 2> {log}"
 
@@ -50,12 +55,17 @@ rule measure_dutycycle:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: workflow.cores
+    threads: testbed_threads
     resources:
         measure=1,
+        slurm_partition=slurm_partition,
+        slurm_account=slurm_account,
+        constraint=slurm_constraint,
+        slurm_extra=slurm_extra,
     params:
-        meter=meter_args(),
+        meter=meter_args,
         setting=setting_args,
+        node=expected_node,
         duty=duty_args(),
         threads=codec_threads(),
         journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
@@ -66,7 +76,7 @@ rule measure_dutycycle:
         ),
     shell:
         "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
-        "--codec {wildcards.codec} {params.setting} {params.duty} "
+        "--codec {wildcards.codec} {params.setting} {params.duty} {params.node} "
         "--threads {params.threads} --idle {input.idle} {params.meter} {params.repeats} "
         "--journal {params.journal} --trace-dir {params.traces} --out {output} 2> {log}"
 
@@ -107,7 +117,7 @@ rule crosscheck_hyperfine:
     """Time the same commands with hyperfine; record its mean over the harness's mean."""
     input:
         runs=f"{RESULTS}/{{testbed}}/runs.csv",
-        manifest=f"{INPUT_DIR}/{CROSSCHECK.get('file_type', 'text')}.bin.json",
+        manifest=crosscheck_manifest,
     output:
         f"{RESULTS}/{{testbed}}/crosscheck.csv",
     log:
@@ -116,14 +126,18 @@ rule crosscheck_hyperfine:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: workflow.cores
+    threads: testbed_threads
     resources:
         measure=1,
+        slurm_partition=slurm_partition,
+        slurm_account=slurm_account,
+        constraint=slurm_constraint,
+        slurm_extra=slurm_extra,
     params:
         codecs=CROSSCHECK.get("codecs", []),
         runs=CROSSCHECK.get("runs", 3),
         setting=next(iter(SETTINGS)),
-        target=SETTINGS[next(iter(SETTINGS))]["target_dir"],
+        target=first_target,
         threads=codec_threads(),
     script:
         "../scripts/crosscheck_hyperfine.py"

@@ -24,7 +24,13 @@ def fail(message):
     sys.exit(1)
 
 
-report = {"codecs": {}, "settings": {}}
+node_flags = shlex.split(snakemake.params.node)
+flags = dict(zip(node_flags[::2], node_flags[1::2], strict=True))
+try:
+    system.check_host(flags.get("--expect-node"), flags.get("--expect-host"))
+except WattzipError as exc:
+    fail(str(exc))
+report = {"codecs": {}, "settings": {}, "host": system.host_identity()}
 missing = []
 for name in snakemake.params.codecs:
     codec = codecs.get(name)

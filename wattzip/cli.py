@@ -223,6 +223,26 @@ def cmd_gen(a) -> int:
     return 0
 
 
+def cmd_stage(a) -> int:
+    """Copy a master input to this machine's disk; its bytes must be the master's."""
+    master = json.loads(Path(a.master).read_text())
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    if not (os.path.exists(a.out) and os.path.getsize(a.out) == master["size_bytes"]
+            and inputs.sha256_file(a.out) == master["sha256"]):
+        digest = inputs.copy_through_user_space(master["path"], a.out)
+        if digest != master["sha256"]:
+            raise WattzipError(f"{a.out}: the staged copy of {master['path']} has sha256 "
+                               f"{digest}, the master {master['sha256']}: this testbed would "
+                               "not measure the same bytes as the others")
+    entry = {**master, "path": os.path.abspath(a.out), "staged_from": master["path"],
+             "host": system.host_identity()}
+    Path(a.manifest).parent.mkdir(parents=True, exist_ok=True)
+    inputs.write_manifest_entry(entry, a.manifest)
+    _log(f"staged {a.out} ({master['size_bytes']} bytes, sha256 {master['sha256']}) on "
+         f"{entry['host']['hostname']}")
+    return 0
+
+
 def cmd_codecs(a) -> int:
     chosen = codecs.resolve(a.set or ["all"])
     rows = []
@@ -248,10 +268,17 @@ def cmd_codecs(a) -> int:
 def cmd_job(a) -> int:
     from wattzip import factors, study
 
+    system.check_host(a.expect_node, a.expect_host)
     manifest = json.loads(Path(a.manifest).read_text())
+    if not (os.path.exists(manifest["path"])
+            and os.path.getsize(manifest["path"]) == manifest["size_bytes"]):
+        raise WattzipError(f"the input {manifest['path']} of {a.manifest} is missing or has "
+                           "another size on this machine; delete the manifest so that the "
+                           "workflow makes it again")
     codec = None if a.codec == "plain" else codecs.get(a.codec)
     if codec:
         codecs.require(codec)
+    a.threads = a.threads or os.cpu_count() or 1
     medium = _medium(a)
     if codec and codec.filesystem:
         if medium.fs != codec.filesystem:
@@ -475,6 +502,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true")
     s.set_defaults(fn=cmd_gen)
 
+    s = sub.add_parser("stage", help="copy a generated input to this machine, sha256 checked")
+    s.add_argument("master", help="the master input's manifest (JSON)")
+    s.add_argument("--out", required=True, help="where the copy goes on this machine")
+    s.add_argument("--manifest", required=True, help="this copy's manifest (JSON)")
+    s.set_defaults(fn=cmd_stage)
+
     s = sub.add_parser("codecs", help="list codec entries with availability and versions")
     s.add_argument("set", nargs="*", help="set names or entries (default: all)")
     s.add_argument("--json", action="store_true")
@@ -494,8 +527,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-repeats", type=int, default=10)
     s.add_argument("--ci-target", type=float, default=0.05)
     s.add_argument("--copies", type=int, default=1)
-    s.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    s.add_argument("--threads", type=int, default=0,
+                   help="threads of multi-threaded codecs (default 0: every core here)")
     s.add_argument("--trace-dir")
+    s.add_argument("--expect-node", help="the Slurm node this job must run on (its testbed's)")
+    s.add_argument("--expect-host", help="the host name this job must run on")
     s.add_argument("--duty-phases", type=int, default=0, metavar="K",
                    help="HPC '14's workload instead of write/read runs: K write phases "
                         "between compute phases, measured as one run")

@@ -22,7 +22,7 @@ RUN_COLUMNS = (
     "output_bytes", "verified", "exit_code", "failure", "own_blocks", "tools_warmed",
     "threads", "copies", "phases", "copy_buffer_bytes", "medium_kind", "flush", "target_device",
     "target_fs", "mount_options", "loop_direct_io", "scheduler_disk", "io_scheduler_in_effect",
-    "bandwidth_bytes_per_s", "tool_version", "trace",
+    "bandwidth_bytes_per_s", "hostname", "slurm_node", "slurm_job_id", "tool_version", "trace",
 )
 NUMERIC_COLUMNS = frozenset({
     "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",

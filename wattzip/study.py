@@ -327,7 +327,7 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
     job.medium.attach()
     stack = contextlib.ExitStack()
     try:
-        medium_info = job.medium.describe()
+        medium_info = {**job.medium.describe(), **system.host_identity()}
         scheduler_disk = system.scheduler_disk(job.medium.path)
         medium_info.update(scheduler_disk=scheduler_disk,
                            io_scheduler_in_effect=system.io_scheduler(scheduler_disk),

@@ -203,3 +203,23 @@ def provenance(target_dir: str | os.PathLike) -> dict:
         "filesystem": filesystem_of(target_dir),
         "drop_caches_writable": os.access("/proc/sys/vm/drop_caches", os.W_OK),
     }
+
+
+def host_identity() -> dict:
+    """Where this process runs: host name, and the Slurm node and job when under Slurm."""
+    return {"hostname": platform.node(), "slurm_node": os.environ.get("SLURMD_NODENAME"),
+            "slurm_job_id": os.environ.get("SLURM_JOB_ID")}
+
+
+def check_host(expect_node: str | None, expect_host: str | None) -> None:
+    """A testbed's job on another machine would measure the wrong hardware: stop."""
+    from wattzip.errors import ConfigError
+
+    here = host_identity()
+    if expect_node and here["slurm_node"] != expect_node:
+        raise ConfigError(f"this job belongs on Slurm node {expect_node}, but runs on "
+                          f"{here['slurm_node'] or 'no Slurm node'} (host {here['hostname']}):"
+                          " run the study through Slurm (--profile profiles/slurm)")
+    if expect_host and here["hostname"] != expect_host:
+        raise ConfigError(f"this job belongs on host {expect_host}, but runs on "
+                          f"{here['hostname']}")
