@@ -310,9 +310,12 @@ def slurm_extra(wildcards):
 
 
 def testbed_threads(wildcards):
-    """A measurement job claims the whole machine: every core of its testbed."""
-    cpus = (TESTBEDS[wildcards.testbed].get("slurm") or {}).get("cpus")
-    return cpus or workflow.cores
+    """A measurement job claims the whole machine: every core of its testbed (through
+    Slurm, --exclusive gives it the node; `cpus` only sizes the request)."""
+    slurm = TESTBEDS[wildcards.testbed].get("slurm")
+    if slurm is not None:
+        return slurm.get("cpus", 1)
+    return workflow.cores
 
 
 def codec_threads():
@@ -516,6 +519,7 @@ def macro_inputs(wildcards):
     inputs["table4"] = "paper/reference/systor09_table4_breakeven_server.csv"
     if CROSSCHECK.get("codecs"):
         inputs["crosscheck"] = f"{base}/crosscheck.csv"
+    inputs["summaries"] = expand(f"{RESULTS}/{{t}}/summary.csv", t=all_testbeds())
     return inputs
 
 

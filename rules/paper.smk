@@ -10,6 +10,7 @@ rule paper_macros:
         abstract="paper/generated/abstract.tex",
         figures="paper/generated/figures.tex",
         factors="paper/generated/factors.tex",
+        testbed_list="paper/generated/testbed_list.tex",
     log:
         f"{RESULTS}/{TESTBED}/logs/paper_macros.log",
     conda:
@@ -23,6 +24,8 @@ rule paper_macros:
         varied_factors=varied_factors(),
         factor_values=factor_values(),
         hpc14=has_hpc14(),
+        testbeds=all_testbeds(),
+        descriptions={t: TESTBEDS[t].get("description", "") for t in TESTBEDS},
     script:
         "../scripts/paper_macros.py"
 

@@ -275,3 +275,19 @@ if par.hpc14:
     ]
 Path(snakemake.output.factors).write_text("\n".join(factor_tex) + "\n")
 print(json.dumps(macros, indent=1, default=str), file=sys.stderr)
+
+# Every testbed of the report: what it is, its meter, and whether its energy is estimated.
+listing = ["\\begin{tabular}{llllr}", "\\toprule",
+           "Testbed & Description & Meter (scope) & Energy & Runs \\\\", "\\midrule"]
+for name, path in zip(par.testbeds, inp.summaries, strict=True):
+    rows_of = [r for r in rows(path) if int(r["n"] or 0) > 0]
+    methods = {r["meter_method"] for r in rows_of if r["meter_method"]}
+    meter = sorted({f"{r['meter_source']} ({r['meter_scope']})" for r in rows_of
+                    if r["meter_source"]})
+    energy = ("ESTIMATED" if "estimated" in methods else
+              "measured" if "measured" in methods else "none")
+    description = par.descriptions.get(name) or "results brought in (runs.csv)"
+    listing.append(f"{tex(name)} & {tex(description)} & {tex(', '.join(meter) or '--')} & "
+                   f"{energy} & {sum(int(r['n']) for r in rows_of)} \\\\")
+listing += ["\\bottomrule", "\\end{tabular}"]
+Path(snakemake.output.testbed_list).write_text("\n".join(listing) + "\n")

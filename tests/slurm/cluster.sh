@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# A throw-away Slurm cluster on this machine, for the tests: munge, slurmctld and two
+# slurmd nodes (n1 with feature alpha, n2 with beta) from Debian's packages, status by
+# squeue (no accounting database). As root, on Debian 12.
+#   tests/slurm/cluster.sh up | down
+set -euo pipefail
+state=/tmp/wattzip-slurm
+case "${1:-}" in
+up)
+  mkdir -p "$state"
+  if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      munge slurmctld slurmd slurm-client >"$state/apt.log" 2>&1
+  fi
+  [ -s /etc/munge/munge.key ] || { mungekey -c -f; chown munge:munge /etc/munge/munge.key; chmod 400 /etc/munge/munge.key; }
+  install -d -o munge -g munge -m 755 /run/munge
+  pgrep -x munged >/dev/null || runuser -u munge -- /usr/sbin/munged
+  install -d -o slurm -g slurm /var/spool/slurmctld /var/log/slurm
+  mkdir -p /var/spool/slurmd
+  host=$(hostname -s)
+  cpus=$(nproc)
+  cat > /etc/slurm/slurm.conf <<EOT
+ClusterName=wattzip-test
+SlurmctldHost=$host
+SlurmUser=slurm
+AuthType=auth/munge
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=500
+SlurmdParameters=config_overrides
+ReturnToService=2
+MinJobAge=300
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd-%n.pid
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd/%n
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd-%n.log
+NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=17001 CPUs=$cpus RealMemory=4000 Features=alpha State=UNKNOWN
+NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=17002 CPUs=$cpus RealMemory=4000 Features=beta State=UNKNOWN
+PartitionName=main Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
+EOT
+  /usr/sbin/slurmctld
+  /usr/sbin/slurmd -N n1
+  /usr/sbin/slurmd -N n2
+  for _ in $(seq 1 120); do
+    [ "$(sinfo -h -N -o %T 2>/dev/null | grep -cx idle)" = 2 ] && { sinfo -N -o '%N %T %c %f'; exit 0; }
+    sleep 0.5
+  done
+  echo "cluster.sh: the two nodes did not come up" >&2; exit 1 ;;
+down)
+  for f in /run/slurmd-n1.pid /run/slurmd-n2.pid /run/slurmctld.pid /run/munge/munged.pid; do
+    [ -s "$f" ] || continue
+    p=$(cat "$f"); kill "$p" 2>/dev/null && while kill -0 "$p" 2>/dev/null; do sleep 0.2; done
+    rm -f "$f"
+  done
+  rm -rf /var/spool/slurmctld/* /var/spool/slurmd/* ;;
+*) echo "usage: $0 up|down" >&2; exit 2 ;;
+esac

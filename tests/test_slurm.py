@@ -1,0 +1,97 @@
+"""Two testbeds measured in place through a real Slurm (tests/slurm/cluster.sh).
+
+Starts munge, slurmctld and two slurmd nodes from Debian's packages on this machine,
+runs the tiny study on both through snakemake-executor-plugin-slurm, and stops every
+daemon afterwards. Needs root and Debian's package mirror (or Slurm installed).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from wattzip import system
+from wattzip.errors import ConfigError
+
+from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
+
+CLUSTER = REPO / "tests" / "slurm" / "cluster.sh"
+OVERLAY = REPO / "tests" / "data" / "slurm.yaml"
+
+pytestmark = pytest.mark.workflow
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.skip("starting a Slurm cluster needs root and apt (Debian)")
+    up = subprocess.run(["bash", str(CLUSTER), "up"], capture_output=True, text=True,
+                        check=False)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        yield
+    finally:
+        subprocess.run(["bash", str(CLUSTER), "down"], check=False)
+
+
+@pytest.fixture(scope="module")
+def study(cluster, tmp_path_factory):
+    root = workflow_copy(tmp_path_factory.mktemp("slurm") / "wf")
+    proc = subprocess.run(
+        [*SNAKEMAKE, "--profile", "profiles/slurm", "--slurm-status-command", "squeue",
+         "--slurm-init-seconds-before-status-checks", "2", "--jobs", "4",
+         "--configfile", str(TINY), str(OVERLAY)],
+        cwd=root, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    return root
+
+
+def runs_of(root, testbed):
+    with open(root / "results" / testbed / "runs.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_each_testbed_was_measured_on_its_own_node(study):
+    for testbed, node in (("node-a", "n1"), ("node-b", "n2")):
+        runs = runs_of(study, testbed)
+        assert len(runs) == 24 and all(r["verified"] == "true" for r in runs)
+        assert {r["slurm_node"] for r in runs} == {node}
+        assert all(r["slurm_job_id"] for r in runs)
+
+
+def test_no_two_measured_intervals_of_one_node_overlap(study):
+    for testbed in ("node-a", "node-b"):
+        text = (study / "results" / testbed / "overlap.txt").read_text()
+        assert "no overlap among 24 runs" in text
+
+
+def test_every_testbed_measured_the_same_bytes(study):
+    shas = []
+    for testbed, node in (("node-a", "n1"), ("node-b", "n2")):
+        manifest = json.loads((study / "results" / testbed / "manifest.json").read_text())
+        shas.append({e["file_type"]: e["sha256"] for e in manifest["inputs"]})
+        assert {e["host"]["slurm_node"] for e in manifest["inputs"]} == {node}
+    assert shas[0] == shas[1]
+
+
+def test_one_report_holds_both_testbeds(study):
+    assert (study / "figures" / "testbeds.pdf").exists()
+    text = subprocess.run(["pdftotext", str(study / "results" / "paper.pdf"), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "node-a" in text and "node-b" in text
+    assert "test node n2 (feature beta)" in text
+
+
+def test_a_job_on_another_node_is_an_error(monkeypatch):
+    monkeypatch.setenv("SLURMD_NODENAME", "n2")
+    with pytest.raises(ConfigError, match="belongs on Slurm node n1, but runs on n2"):
+        system.check_host("n1", None)
+    system.check_host("n2", None)
+    monkeypatch.delenv("SLURMD_NODENAME")
+    with pytest.raises(ConfigError, match="run the study through Slurm"):
+        system.check_host("n1", None)
