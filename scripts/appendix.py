@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from wattzip.claims import load_claims
+from wattzip.latex import tex
 
 sys.stderr = open(snakemake.log[0], "w")
 testbed = snakemake.wildcards.testbed
@@ -82,16 +83,6 @@ for e in entries:
            f"- expected (the original paper): {e['expected']}",
            f"- obtained here: {e['obtained']}", ""]
 Path(snakemake.output.markdown).write_text("\n".join(md))
-
-
-def tex(text):
-    text = str(text)
-    for a, b in [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
-                 ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}"),
-                 ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")]:
-        text = text.replace(a, b)
-    return (text.replace("∀", r"$\forall$").replace("×", r"$\times$")
-            .replace("≤", r"$\le$").replace("<", "$<$").replace(">", "$>$"))
 
 
 latex = ["\\section{Appendix: claims and the experiments that decide them}",

@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from wattzip.latex import tex
 from wattzip.reference import read_reference
 
 sys.stderr = open(snakemake.log[0], "w")
@@ -20,16 +21,6 @@ par = snakemake.params
 def rows(path):
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
-
-
-def tex(text):
-    text = str(text)
-    for a, b in [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
-                 ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}"),
-                 ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")]:
-        text = text.replace(a, b)
-    return (text.replace("∀", r"$\forall$").replace("×", r"$\times$")
-            .replace("≤", r"$\le$").replace("<", "$<$").replace(">", "$>$"))
 
 
 def display(d):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from wattzip.errors import ConfigError, WattzipError
 from wattzip.inputs import parse_size
+from wattzip.system import evict
 
 KINDS = ("directory", "image", "block", "tmpfs")
 FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs")
@@ -128,7 +129,7 @@ class Medium:
                 with open(self.image, "wb") as f:  # sparse
                     f.truncate(parse_size(self.size))
                 self._mkfs(self.image)
-            _evict(self.image)  # mkfs wrote through the host's cache; the loop will not
+            evict([self.image])  # mkfs wrote through the host's cache; the loop will not
             self._loop = _output(["losetup", "--find", "--show", "--direct-io=on", self.image],
                                  f"medium {self.name}: attach {self.image} to a loop device")
         elif self.kind == "block" and self.format:
@@ -216,15 +217,6 @@ def mount_entry(path: str) -> tuple[str, str, str, str] | None:
     path = os.path.realpath(path)
     found = [m for m in _mounts() if m[1] == path]
     return found[-1] if found else None  # the last mount on top wins
-
-
-def _evict(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fdatasync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 def _output(argv: list[str], what: str) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from wattzip.errors import MeterError, WattzipError
 from wattzip.media import Medium
 from wattzip.meters import Meter
-from wattzip.system import DiskSampler
+from wattzip.system import DiskSampler, evict
 
 OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
 WRITE_OPS = ("plain-write", "compress-write")
@@ -63,18 +63,6 @@ def plain_copy_argv(buffer_bytes: int = DEFAULT_COPY_BUFFER) -> list[str]:
 
 def utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
-
-
-def evict(paths: list[str]) -> None:
-    """Drop these files' pages from the page cache (written back first)."""
-    for path in paths:
-        with contextlib.suppress(OSError):
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fdatasync(fd)
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
 
 
 def drop_caches(paths: list[str]) -> str:

@@ -6,6 +6,7 @@ the power so SYSTOR '11's power and block-I/O timelines can be drawn.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import platform
@@ -53,6 +54,18 @@ def scheduler_disk(path: str | os.PathLike) -> str | None:
             break
         disk = block_device(os.path.dirname(backing))["disk"]
     return disk
+
+
+def evict(paths: list[str]) -> None:
+    """Drop these files' pages from the page cache (written back first)."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fdatasync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
 
 
 def filesystem_of(path: str | os.PathLike) -> dict:

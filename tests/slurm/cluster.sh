@@ -9,9 +9,9 @@ case "${1:-}" in
 up)
   mkdir -p "$state"
   if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      munge slurmctld slurmd slurm-client >"$state/apt.log" 2>&1
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends munge slurmctld slurmd slurm-client; } >"$state/apt.log" 2>&1 \
+      || { echo "cluster.sh: installing Slurm failed:" >&2; tail -30 "$state/apt.log" >&2; exit 1; }
   fi
   [ -s /etc/munge/munge.key ] || { mungekey -c -f; chown munge:munge /etc/munge/munge.key; chmod 400 /etc/munge/munge.key; }
   install -d -o munge -g munge -m 755 /run/munge
