@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throw-away Slurm cluster on this machine, for the tests: munge, slurmctld and two
 # slurmd nodes (n1 with feature alpha, n2 with beta) from Debian's packages, status by
-# squeue (no accounting database). As root, on Debian 12.
+# squeue (no accounting database). As root, on Debian 12; addresses are 127.0.0.1, so
+# the host name need not resolve (a fresh chroot's /etc/hosts does not know it).
 #   tests/slurm/cluster.sh up | down
 set -euo pipefail
 state=/tmp/wattzip-slurm
@@ -11,18 +12,19 @@ up)
   if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
         --no-install-recommends munge slurmctld slurmd slurm-client; } >"$state/apt.log" 2>&1 \
-      || { echo "cluster.sh: installing Slurm failed:" >&2; tail -30 "$state/apt.log" >&2; exit 1; }
+      || { echo "cluster.sh: installing Slurm failed:" >&2; grep -v "^Selecting\|^Preparing\|^Unpacking" "$state/apt.log" | tail -60 >&2; exit 1; }
   fi
   [ -s /etc/munge/munge.key ] || { mungekey -c -f; chown munge:munge /etc/munge/munge.key; chmod 400 /etc/munge/munge.key; }
   install -d -o munge -g munge -m 755 /run/munge
-  pgrep -x munged >/dev/null || runuser -u munge -- /usr/sbin/munged
+  [ -s /run/munge/munged.pid ] && kill -0 "$(cat /run/munge/munged.pid)" 2>/dev/null \
+    || runuser -u munge -- /usr/sbin/munged
   install -d -o slurm -g slurm /var/spool/slurmctld /var/log/slurm
   mkdir -p /var/spool/slurmd
   host=$(hostname -s)
   cpus=$(nproc)
   cat > /etc/slurm/slurm.conf <<EOT
 ClusterName=wattzip-test
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=slurm
 AuthType=auth/munge
 CredType=cred/munge
