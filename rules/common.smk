@@ -9,7 +9,7 @@ import re
 import shlex
 import sys
 
-from wattzip import codecs as codec_registry
+from wattzip import codec_registry
 from wattzip import inputs as input_types
 from wattzip import throttle
 from wattzip.errors import ConfigError

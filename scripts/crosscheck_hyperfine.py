@@ -12,7 +12,7 @@ import shlex
 import statistics
 import subprocess
 
-from wattzip import codecs, records
+from wattzip import codec_registry, records
 
 log = open(snakemake.log[0], "w")
 manifest = json.load(open(snakemake.input.manifest))
@@ -44,7 +44,7 @@ def hyperfine(command, prepare, export):
 
 rows = []
 for name in snakemake.params.codecs:
-    codec = codecs.get(name)
+    codec = codec_registry.get(name)
     out = os.path.join(target, f"crosscheck-{name}{codec.suffix}")
     q = shlex.quote
     compress = shlex.join(codec.compress_argv(out, threads)) + f" < {q(manifest['path'])}"

@@ -11,7 +11,7 @@ import shlex
 import shutil
 import sys
 
-from wattzip import cli, codecs, factors, system, throttle
+from wattzip import cli, codec_registry, factors, system, throttle
 from wattzip.errors import WattzipError
 from wattzip.media import Medium
 
@@ -33,8 +33,8 @@ except WattzipError as exc:
 report = {"codecs": {}, "settings": {}, "host": system.host_identity()}
 missing = []
 for name in snakemake.params.codecs:
-    codec = codecs.get(name)
-    version = codecs.version(codec)
+    codec = codec_registry.get(name)
+    version = codec_registry.version(codec)
     report["codecs"][name] = version
     if version is None:
         missing.append(codec)
@@ -57,7 +57,7 @@ report["meter"] = {"source": meter.name, "scope": meter.scope, "method": meter.m
 meter.close()
 
 os.makedirs(snakemake.params.input_dir, exist_ok=True)
-fs_codecs = [codecs.get(n) for n in snakemake.params.codecs if codecs.get(n).filesystem]
+fs_codecs = [c for c in map(codec_registry.get, snakemake.params.codecs) if c.filesystem]
 for name, setting in snakemake.params.settings.items():
     target = setting["target_dir"]
     spec = setting["medium"]

@@ -258,7 +258,7 @@ def runner_disk(path) -> str:
 def test_btrfs_compression_ratio_is_measured_on_disk(small_inputs, tmp_path, model_meter):
     """compress-force=zstd:3: a zero file shrinks far, a random one not at all; both read
     back the same bytes through the filesystem."""
-    from wattzip import codecs
+    from wattzip import codec_registry
 
     ratios = {}
     for ftype in ("zero", "random"):
@@ -266,7 +266,7 @@ def test_btrfs_compression_ratio_is_measured_on_disk(small_inputs, tmp_path, mod
                               size="256MiB", fs="btrfs", mount_options="compress-force=zstd:3")
         job = make_job(small_inputs, tmp_path / ftype, "plain", file_type=ftype,
                        medium=medium, min_repeats=1, max_repeats=1)
-        job.codec = codecs.get("btrfs-zstd-3")
+        job.codec = codec_registry.get("btrfs-zstd-3")
         journal = tmp_path / f"{ftype}.jsonl"
         study.run_job(job, model_meter, journal, log=lambda m: None)
         runs = records.read_jsonl([journal])

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from wattzip import codecs, media, meters, records, runner, study
+from wattzip import codec_registry, media, meters, records, runner, study
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def model_meter():
 
 def make_job(small_inputs, tmp_path, codec_name, file_type="text", **kw):
     path, entry = small_inputs[file_type]
-    codec = None if codec_name == "plain" else codecs.get(codec_name)
+    codec = None if codec_name == "plain" else codec_registry.get(codec_name)
     defaults = dict(min_repeats=2, max_repeats=2, ci_target=0.05, idle_power_w=20.0)
     defaults.update(kw)
     medium = defaults.pop("medium", None) or media.Medium(path=str(tmp_path / "target"))
@@ -77,7 +77,7 @@ def corrupting_codec(tmp_path):
                       "d = bytearray(sys.stdin.buffer.read()); d[100] ^= 1; "
                       "sys.stdout.buffer.write(d)\"\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return dataclasses.replace(codecs.get("gz-1"), name="gz-bad", decompress=(str(script),))
+    return dataclasses.replace(codec_registry.get("gz-1"), name="gz-bad", decompress=(str(script),))
 
 
 def test_corrupting_decompressor_is_recorded_not_verified(small_inputs, tmp_path, model_meter):

@@ -28,7 +28,7 @@ from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported
 )
 from wattzip.claims import decide
 from wattzip.reference import read_reference
-from wattzip.statistics import half_width, mean, pearson_r, welch_interval
+from wattzip.stats import half_width, mean, pearson_r, welch_interval
 
 METRICS = {  # summary column stem -> per-run value
     "elapsed_s": lambda r: r["elapsed_s"],

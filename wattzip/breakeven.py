@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from wattzip.statistics import Interval
+from wattzip.stats import Interval
 
 
 @dataclass

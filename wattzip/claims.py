@@ -22,7 +22,7 @@ import yaml
 from wattzip.breakeven import parse_display
 from wattzip.errors import ConfigError
 from wattzip.reference import read_reference
-from wattzip.statistics import Interval, mean, welch_interval
+from wattzip.stats import Interval, mean, welch_interval
 
 CONFIDENCE = 0.95
 

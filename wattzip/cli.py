@@ -9,7 +9,17 @@ import signal
 import sys
 from pathlib import Path
 
-from wattzip import __version__, codecs, inputs, media, meters, records, runner, system, throttle
+from wattzip import (
+    __version__,
+    codec_registry,
+    inputs,
+    media,
+    meters,
+    records,
+    runner,
+    system,
+    throttle,
+)
 from wattzip.errors import WattzipError
 
 DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
@@ -244,14 +254,14 @@ def cmd_stage(a) -> int:
 
 
 def cmd_codecs(a) -> int:
-    chosen = codecs.resolve(a.set or ["all"])
+    chosen = codec_registry.resolve(a.set or ["all"])
     rows = []
     for c in chosen:
-        path = codecs.binary_path(c)
+        path = codec_registry.binary_path(c)
         rows.append({"name": c.name, "tool": c.tool, "level": c.level,
                      "compress": list(c.compress), "decompress": list(c.decompress),
                      "package": c.package, "available": path is not None,
-                     "version": codecs.version(c), "sets": list(c.sets), "note": c.note})
+                     "version": codec_registry.version(c), "sets": list(c.sets), "note": c.note})
     if a.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -275,9 +285,9 @@ def cmd_job(a) -> int:
         raise WattzipError(f"the input {manifest['path']} of {a.manifest} is missing or has "
                            "another size on this machine; delete the manifest so that the "
                            "workflow makes it again")
-    codec = None if a.codec == "plain" else codecs.get(a.codec)
+    codec = None if a.codec == "plain" else codec_registry.get(a.codec)
     if codec:
-        codecs.require(codec)
+        codec_registry.require(codec)
     a.threads = a.threads or os.cpu_count() or 1
     medium = _medium(a)
     if codec and codec.filesystem:
@@ -356,8 +366,9 @@ def cmd_check_overlap(a) -> int:
 def cmd_provenance(a) -> int:
     info = system.provenance(a.target_dir)
     info["wattzip"] = __version__
-    info["tool_versions"] = {c.name: codecs.version(c) for c in codecs.resolve(a.codecs)}
-    info["codec_argv"] = {c.name: " ".join(c.compress) for c in codecs.resolve(a.codecs)}
+    chosen = codec_registry.resolve(a.codecs)
+    info["tool_versions"] = {c.name: codec_registry.version(c) for c in chosen}
+    info["codec_argv"] = {c.name: " ".join(c.compress) for c in chosen}
     try:
         meter = _open_meter(a)
         info["meter"] = {"source": meter.name, "scope": meter.scope, "method": meter.method}
@@ -442,7 +453,7 @@ def cmd_plan(a) -> int:
 
     config = json.loads(a.config_json) if a.config_json else plan.load_config(a.configfile)
     testbed = config["testbed"]["name"]
-    names = [c.name for c in codecs.resolve(config["codecs"])]
+    names = [c.name for c in codec_registry.resolve(config["codecs"])]
     duty = config.get("dutycycle") or {}
     names += [n for n in duty.get("codecs", []) if n != "plain" and n not in names]
     cache = Path(a.cache or f"results/{testbed}/plan/pilot.json")

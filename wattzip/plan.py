@@ -22,8 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from wattzip import codecs as codec_registry
-from wattzip import inputs, runner
+from wattzip import codec_registry, inputs, runner
 
 PILOT_BYTES = 8 << 20
 # The pipeline's own costs that the pilot does not see, from the default study's

@@ -25,16 +25,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wattzip import codecs as codec_registry
-from wattzip import runner, system
-from wattzip.codecs import Codec
+from wattzip import codec_registry, runner, system
+from wattzip.codec_registry import Codec
 from wattzip.errors import ConfigError
 from wattzip.extents import check_owns_blocks
 from wattzip.inputs import copy_through_user_space, sha256_file
 from wattzip.media import Medium
 from wattzip.meters import Meter
 from wattzip.runner import Operation, measure, sha256_of_command, write_trace
-from wattzip.statistics import need_more_repeats, relative_half_width
+from wattzip.stats import need_more_repeats, relative_half_width
 from wattzip.throttle import throttled
 
 MAX_CONSECUTIVE_FAILURES = 2

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from wattzip import codecs, inputs, meters, runner
+from wattzip import codec_registry, inputs, meters, runner
 
 
 def bare_run(argv: list[str], src: str, dst: str) -> float:
@@ -67,7 +67,7 @@ def main() -> None:
     src = a.input or str(work / "text.bin")
     if not a.input:
         inputs.generate("text", 64 << 20, src, progress=False)
-    codec = codecs.get(a.codec)
+    codec = codec_registry.get(a.codec)
     argv = codec.compress_argv(str(work / "out"), 1)
     opts = meters.MeterOptions(model_idle_power_w=40, model_max_power_w=120, interval_s=0.1)
     meter = meters.ModelMeter(opts)

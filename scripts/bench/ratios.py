@@ -13,12 +13,12 @@ import subprocess
 import sys
 import tempfile
 
-from wattzip import analysis, codecs
+from wattzip import analysis, codec_registry
 
 TABLE3 = "paper/reference/systor09_table3_ratios.csv"
 
 
-def compressed_size(codec: codecs.Codec, path: str) -> int:
+def compressed_size(codec: codec_registry.Codec, path: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out" + codec.suffix)
         with open(path, "rb") as fin:
@@ -34,7 +34,7 @@ def main() -> None:
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     path = sys.argv[1]
-    chosen = codecs.resolve(sys.argv[2:] or ["paper"])
+    chosen = codec_registry.resolve(sys.argv[2:] or ["paper"])
     _, ref = analysis.read_reference(TABLE3)
     paper = {r["codec"]: r["display"] for r in ref if r["file_type"] == "text"}
     size = os.path.getsize(path)
@@ -43,7 +43,7 @@ def main() -> None:
     print(f"{'codec':<8} {'ratio':>7} {'paper text':>11}  version")
     for ratio, c in sorted(rows, key=lambda r: r[0], reverse=True):
         print(f"{c.name:<8} {ratio:>7.2f} {paper.get(c.name, '--'):>11}  {c.tool} "
-              f"{codecs.version(c)}")
+              f"{codec_registry.version(c)}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ import math
 import pytest
 from scipy import stats
 
-from wattzip import statistics as st
+from wattzip import stats as st
 
 
 @pytest.mark.parametrize("df", [1, 2, 4, 9, 29, 200])
