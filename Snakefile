@@ -28,6 +28,7 @@ include: "rules/common.smk"
 localrules:
     all,
     manifest,
+    settings_table,
     runs_table,
     check_overlap,
     analyze,

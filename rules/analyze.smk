@@ -1,10 +1,27 @@
 """Analysis: every number of the papers from the run records, per testbed."""
 
 
+rule settings_table:
+    """The study's settings: one row each, a column per factor, the primary one flagged."""
+    output:
+        f"{RESULTS}/{{testbed}}/settings.csv",
+    log:
+        f"{RESULTS}/{{testbed}}/logs/settings_table.log",
+    wildcard_constraints:
+        testbed=this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        rows=settings_rows,
+    script:
+        "../scripts/settings_table.py"
+
+
 rule analyze:
     """Summary, break-even, E_sav, correlation, claims and comparison tables of one testbed."""
     input:
         runs=f"{RESULTS}/{{testbed}}/runs.csv",
+        settings=analysis_settings,
         reference=REFERENCE_FILES,
     output:
         **{name: f"{RESULTS}/{{testbed}}/{name}.csv" for name in ANALYSIS_TABLES},
@@ -14,7 +31,8 @@ rule analyze:
         "../envs/wattzip.yaml"
     params:
         out=output_dir,
+        settings=settings_flag,
         ci_target=REPEATS["ci_target"],
     shell:
-        "wattzip analyze {input.runs} --out {params.out} --reference paper/reference "
-        "--ci-target {params.ci_target} 2> {log}"
+        "wattzip analyze {input.runs} {params.settings} --out {params.out} "
+        "--reference paper/reference --ci-target {params.ci_target} 2> {log}"

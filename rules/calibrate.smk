@@ -45,7 +45,7 @@ rule provenance:
         constraint=slurm_constraint,
         slurm_extra=slurm_extra,
     params:
-        target=first_target,
+        target=primary_target,
         codecs=" ".join(CODECS),
         meter=meter_args,
         description=testbed_description,

@@ -1,8 +1,7 @@
-"""Helpers shared by the rules: config lookups, the design's settings, paths."""
+"""Lookups the rules make in the study's one model (wattzip.design): glue, no design."""
 
 import csv
 import glob
-import itertools
 import json
 import os
 import re
@@ -10,141 +9,41 @@ import shlex
 import sys
 
 from wattzip import codec_registry
-from wattzip import inputs as input_types
-from wattzip import throttle
+from wattzip.design import FACTORS, Study
 from wattzip.errors import ConfigError
-from wattzip.media import Medium
 
 RESULTS = "results"
-
-
-def _testbeds():
-    """The machines this study measures: config.testbeds (a cluster's nodes), or the one
-    machine it runs on, config.testbed."""
-    listed = config.get("testbeds")
-    if not listed:
-        return {config["testbed"]["name"]: dict(config["testbed"])}
-    names = [t["name"] for t in listed]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"testbeds: names must differ, got {names}")
-    return {t["name"]: t for t in listed}
-
-
-TESTBEDS = _testbeds()
+# The design, built once from the merged config: testbeds, settings, jobs, the primary.
+STUDY = Study.from_config(config)
+TESTBEDS = STUDY.testbeds
 # The first testbed's results fill the report's detailed sections; every testbed's
 # figures, tables and verdicts are made, and the cross-testbed ones join them.
-TESTBED = next(iter(TESTBEDS))
+TESTBED = STUDY.first_testbed
 # Several testbeds compare identical bytes: inputs are generated once and staged to each.
-MULTI = len(TESTBEDS) > 1
-FILE_TYPES = list(config["file_types"])
-CODECS = [c.name for c in codec_registry.resolve(config["codecs"])]
-JOBS_CODECS = CODECS + ["plain"]
-FILE_SIZE = input_types.parse_size(config["file_size"])
+MULTI = STUDY.multi
+FILE_TYPES = STUDY.file_types
+CODECS = STUDY.codecs
+FILE_SIZE = STUDY.file_size_bytes
+REPEATS = STUDY.repeats
+SETTINGS = STUDY.settings
+PRIMARY = STUDY.primary.name
+DUTY = STUDY.duty
+DUTY_CODECS = list(DUTY.codecs) if DUTY else []
 
 
 def input_dir_of(testbed):
     """Where a testbed's input files live: its own disk (never the shared filesystem)."""
-    spec = TESTBEDS[testbed].get("input_dir") or config.get(
-        "input_dir", "results/{testbed}/inputs"
-    )
-    return spec.format(testbed=testbed)
-
-
-INPUT_DIR = input_dir_of(TESTBED)
-REPEATS = config["repeats"]
-if REPEATS["max"] < REPEATS["min"]:
-    raise ConfigError(
-        f"repeats.max ({REPEATS['max']}) is below repeats.min ({REPEATS['min']})"
-    )
-
-
-def _settings(testbed):
-    """Every combination of the factors, by a name that says what it is."""
-    factors = config.get("factors", {})
-    target = TESTBEDS[testbed].get("target_dir") or config["target_dir"]
-    media = factors.get("medium") or {"default": target}
-    combos = itertools.product(
-        media.items(),
-        factors.get("io_scheduler", ["keep"]),
-        factors.get("governor", ["keep"]),
-        factors.get("copies", [1]),
-        factors.get("bandwidth", ["unlimited"]),
-    )
-    settings = {}
-    for (medium, spec), scheduler, governor, copies, bandwidth in combos:
-        name = f"{medium}.io-{scheduler}.gov-{governor}.x{copies}"
-        if throttle.parse_bandwidth(bandwidth) is not None:
-            name += f".bw-{throttle.bandwidth_label(bandwidth)}"
-        target = _medium(medium, spec, testbed)
-        settings[name] = {
-            "medium": target.to_spec(),
-            "target_dir": target.path,
-            "io_scheduler": scheduler,
-            "governor": governor,
-            "copies": copies,
-            "bandwidth": bandwidth,
-        }
-    return settings
-
-
-def _medium(name, spec, testbed):
-    """A medium of the config: a directory string, or kind/path/fs/... ({testbed} replaced)."""
-    if isinstance(spec, str):
-        spec = {"path": spec}
-    spec = {
-        k: v.format(testbed=testbed) if isinstance(v, str) else v
-        for k, v in spec.items()
-    }
-    return Medium.from_spec(name, spec)
-
-
-SETTINGS_OF = {testbed: _settings(testbed) for testbed in TESTBEDS}
-# Setting names are the same on every testbed; only their paths differ.
-SETTINGS = SETTINGS_OF[TESTBED]
-DUTY = config.get("dutycycle")
-DUTY_CODECS = list(DUTY["codecs"]) if DUTY else []
-for _name in DUTY_CODECS:
-    if _name != "plain":
-        codec_registry.get(_name)
-if DUTY and DUTY["file_type"] not in FILE_TYPES:
-    raise ConfigError(
-        f"dutycycle.file_type: {DUTY['file_type']!r} is not among the study's file_types "
-        f"{FILE_TYPES}"
-    )
-# A setting's factors as they vary across the study (name -> the setting key).
-FACTOR_NAMES = {
-    "medium": "medium",
-    "scheduler": "io_scheduler",
-    "governor": "governor",
-    "copies": "copies",
-    "bandwidth": "bandwidth",
-}
+    return TESTBEDS[testbed].input_dir
 
 
 def factor_values():
-    """Every factor's values in this study."""
-    return {
-        name: sorted(
-            {
-                str(s[key]["name"] if key == "medium" else s[key])
-                for s in SETTINGS.values()
-            }
-        )
-        for name, key in FACTOR_NAMES.items()
-    }
+    """Every factor's values in this study, in config order."""
+    return STUDY.factor_values()
 
 
 def varied_factors():
     """The factors that take two or more values in this study, in a fixed order."""
-    out = []
-    for name, key in FACTOR_NAMES.items():
-        values = {
-            str(s[key]["name"] if key == "medium" else s[key])
-            for s in SETTINGS.values()
-        }
-        if len(values) >= 2:
-            out.append(name)
-    return out
+    return STUDY.varied_factors
 
 
 ANALYSIS_TABLES = (
@@ -157,15 +56,15 @@ ANALYSIS_TABLES = (
     "pareto",
 )
 REFERENCE_FILES = sorted(glob.glob("paper/reference/*.csv"))
-CROSSCHECK = config.get("crosscheck", {"codecs": []})
-for _name in CROSSCHECK.get("codecs", []):
+CROSSCHECK = STUDY.config["crosscheck"]
+for _name in CROSSCHECK["codecs"]:
     if _name not in CODECS:
         raise ConfigError(
             f"crosscheck.codecs: {_name!r} is not among the study's codecs {CODECS}"
         )
-if CROSSCHECK.get("codecs") and CROSSCHECK.get("file_type", "text") not in FILE_TYPES:
+if CROSSCHECK["codecs"] and CROSSCHECK["file_type"] not in FILE_TYPES:
     raise ConfigError(
-        f"crosscheck.file_type: {CROSSCHECK.get('file_type', 'text')!r} is not among "
+        f"crosscheck.file_type: {CROSSCHECK['file_type']!r} is not among "
         f"the study's file_types {FILE_TYPES}"
     )
 
@@ -184,25 +83,19 @@ def this_testbed():
 
 def meter_args(wildcards):
     """The meter options of the config (a testbed's own overriding them) as wattzip flags."""
-    m = {**config["meter"], **TESTBEDS[wildcards.testbed].get("meter", {})}
-    args = [
-        "--meter",
-        ",".join(m["order"]),
-        "--interval",
-        str(m.get("interval_s", 0.1)),
-    ]
-    if m.get("require_measured"):
+    m = TESTBEDS[wildcards.testbed].meter
+    args = ["--meter", ",".join(m["order"]), "--interval", str(m["interval_s"])]
+    if m["require_measured"]:
         args.append("--require-measured")
-    if m.get("powercap_root"):
-        args += ["--powercap-root", m["powercap_root"]]
+    optional = {
+        "--powercap-root": m.get("powercap_root"),
+        "--wattsup-port": m.get("wattsup_port"),
+        "--trace": m.get("trace_path"),
+        "--ipmi-command": m.get("ipmi_command"),
+    }
+    args += [x for flag, value in optional.items() if value for x in (flag, value)]
     if m.get("psys"):
         args.append("--psys")
-    if m.get("wattsup_port"):
-        args += ["--wattsup-port", m["wattsup_port"]]
-    if m.get("trace_path"):
-        args += ["--trace", m["trace_path"]]
-    if m.get("ipmi_command"):
-        args += ["--ipmi-command", m["ipmi_command"]]
     if m.get("model"):
         args += [
             "--model-idle-w",
@@ -213,13 +106,18 @@ def meter_args(wildcards):
     return shlex.join(args)
 
 
+def medium_of(testbed, setting):
+    """A setting's medium on a testbed (its paths are the testbed's)."""
+    return SETTINGS[setting].medium_on(TESTBEDS[testbed])
+
+
 def setting_args(wildcards):
     """The factors of a setting as wattzip flags, quoted for the shell."""
-    s = SETTINGS_OF[wildcards.testbed][wildcards.setting]
-    m = Medium.from_spec(s["medium"]["name"], s["medium"])
-    args = ["--setting", wildcards.setting, "--medium", m.name, "--target-dir", m.path]
-    args += ["--io-scheduler", s["io_scheduler"], "--governor", s["governor"]]
-    args += ["--bandwidth", s["bandwidth"]]
+    s = SETTINGS[wildcards.setting]
+    m = medium_of(wildcards.testbed, wildcards.setting)
+    args = ["--setting", s.name, "--medium", m.name, "--target-dir", m.path]
+    args += ["--io-scheduler", s.io_scheduler, "--governor", s.governor]
+    args += ["--bandwidth", s.bandwidth]
     args += ["--medium-kind", m.kind, "--flush", m.flush]
     optional = {
         "--medium-image": m.image,
@@ -241,24 +139,41 @@ def input_sources(wildcards):
 
 
 def copies(wildcards):
-    return SETTINGS_OF[wildcards.testbed][wildcards.setting]["copies"]
+    return SETTINGS[wildcards.setting].copies
 
 
-def first_target(wildcards):
-    """The target directory of a testbed's first setting (provenance, cross-check)."""
-    return next(iter(SETTINGS_OF[wildcards.testbed].values()))["target_dir"]
+def primary_target(wildcards):
+    """The target directory of the primary setting on a testbed (provenance, cross-check)."""
+    return medium_of(wildcards.testbed, PRIMARY).path
 
 
 def testbed_description(wildcards):
-    return TESTBEDS[wildcards.testbed].get("description", "")
+    return TESTBEDS[wildcards.testbed].description
 
 
 def crosscheck_manifest(wildcards):
-    return f"{RESULTS}/{wildcards.testbed}/inputs/{CROSSCHECK.get('file_type', 'text')}.bin.json"
+    return f"{RESULTS}/{wildcards.testbed}/inputs/{CROSSCHECK['file_type']}.bin.json"
 
 
 def testbed_settings(wildcards):
-    return SETTINGS_OF[wildcards.testbed]
+    """Every setting of a testbed as plain values, for the pre-flight checks."""
+    out = {}
+    for name, s in SETTINGS.items():
+        m = medium_of(wildcards.testbed, name)
+        out[name] = {
+            "medium": m.to_spec(),
+            "target_dir": m.path,
+            "io_scheduler": s.io_scheduler,
+            "governor": s.governor,
+            "copies": s.copies,
+            "bandwidth": s.bandwidth,
+        }
+    return out
+
+
+def settings_rows(wildcards):
+    """settings.csv's rows: one per setting, a column per factor, the primary flagged."""
+    return STUDY.settings_rows()
 
 
 def testbed_input_dir(wildcards):
@@ -281,10 +196,10 @@ def input_data(wildcards):
 
 def expected_node(wildcards):
     """The Slurm node (or host) a testbed's runs must come from, as wattzip flags."""
-    spec = TESTBEDS[wildcards.testbed]
-    node = (spec.get("slurm") or {}).get("nodelist")
+    testbed = TESTBEDS[wildcards.testbed]
+    node = (testbed.slurm or {}).get("nodelist")
     args = (["--expect-node", node] if node else []) + (
-        ["--expect-host", spec["host"]] if spec.get("host") else []
+        ["--expect-host", testbed.host] if testbed.host else []
     )
     return shlex.join(args)
 
@@ -292,19 +207,19 @@ def expected_node(wildcards):
 # Every job that touches a testbed's hardware runs on that testbed's node, alone on
 # it, when the workflow runs through Slurm (profiles/slurm); locally these are unused.
 def slurm_partition(wildcards):
-    return (TESTBEDS[wildcards.testbed].get("slurm") or {}).get("partition", "")
+    return (TESTBEDS[wildcards.testbed].slurm or {}).get("partition", "")
 
 
 def slurm_constraint(wildcards):
-    return (TESTBEDS[wildcards.testbed].get("slurm") or {}).get("constraint", "")
+    return (TESTBEDS[wildcards.testbed].slurm or {}).get("constraint", "")
 
 
 def slurm_account(wildcards):
-    return (TESTBEDS[wildcards.testbed].get("slurm") or {}).get("account", "")
+    return (TESTBEDS[wildcards.testbed].slurm or {}).get("account", "")
 
 
 def slurm_extra(wildcards):
-    slurm = TESTBEDS[wildcards.testbed].get("slurm") or {}
+    slurm = TESTBEDS[wildcards.testbed].slurm or {}
     node = f" --nodelist={slurm['nodelist']}" if slurm.get("nodelist") else ""
     return f"--exclusive{node} {slurm.get('extra', '')}".strip()
 
@@ -312,7 +227,7 @@ def slurm_extra(wildcards):
 def testbed_threads(wildcards):
     """A measurement job claims the whole machine: every core of its testbed (through
     Slurm, --exclusive gives it the node; `cpus` only sizes the request)."""
-    slurm = TESTBEDS[wildcards.testbed].get("slurm")
+    slurm = TESTBEDS[wildcards.testbed].slurm
     if slurm is not None:
         return slurm.get("cpus", 1)
     return workflow.cores
@@ -320,7 +235,7 @@ def testbed_threads(wildcards):
 
 def codec_threads():
     """Threads of multi-threaded codecs; 0 lets each job use every core of its node."""
-    return config.get("threads", 0)
+    return STUDY.config["threads"]
 
 
 def input_manifest(wildcards):
@@ -329,21 +244,7 @@ def input_manifest(wildcards):
 
 def job_runs(wildcards):
     """Every measurement job's runs of this testbed (and its duty-cycle runs)."""
-    runs = expand(
-        "{results}/{testbed}/runs/{setting}/{ftype}/{codec}.jsonl",
-        results=RESULTS,
-        testbed=wildcards.testbed,
-        setting=list(SETTINGS_OF[wildcards.testbed]),
-        ftype=FILE_TYPES,
-        codec=JOBS_CODECS,
-    )
-    return runs + expand(
-        "{results}/{testbed}/runs/{setting}/dutycycle/{codec}.jsonl",
-        results=RESULTS,
-        testbed=wildcards.testbed,
-        setting=list(SETTINGS),
-        codec=DUTY_CODECS,
-    )
+    return [job.path("runs") for job in STUDY.jobs(wildcards.testbed)]
 
 
 def duty_args():
@@ -353,17 +254,17 @@ def duty_args():
     return shlex.join(
         [
             "--duty-phases",
-            str(DUTY["phases"]),
+            str(DUTY.phases),
             "--duty-compute-s",
-            str(DUTY["compute_s"]),
+            str(DUTY.compute_s),
             "--duty-compute",
-            DUTY.get("compute", "idle"),
+            DUTY.compute,
         ]
     )
 
 
 def duty_manifest(wildcards):
-    return f"{RESULTS}/{wildcards.testbed}/inputs/{DUTY['file_type']}.bin.json"
+    return f"{RESULTS}/{wildcards.testbed}/inputs/{DUTY.file_type}.bin.json"
 
 
 def has_hpc14():
@@ -379,6 +280,18 @@ def other_testbeds():
         return [t for t in named if t not in TESTBEDS]
     found = glob_wildcards(f"{RESULTS}/{{testbed}}/runs.csv").testbed
     return sorted(t for t in set(found) if "/" not in t and t not in TESTBEDS)
+
+
+def analysis_settings(wildcards):
+    """The settings table a testbed's analysis labels its rows with: made here for this
+    study's testbeds, copied in beside runs.csv for the others (a copied-in testbed of a
+    single setting may come without one)."""
+    path = f"{RESULTS}/{wildcards.testbed}/settings.csv"
+    return path if wildcards.testbed in TESTBEDS or os.path.exists(path) else []
+
+
+def settings_flag(wildcards, input):
+    return f"--settings {shlex.quote(input.settings)}" if input.settings else ""
 
 
 def all_testbeds():
@@ -513,11 +426,11 @@ def macro_inputs(wildcards):
     }
     inputs["provenance"] = f"{base}/provenance.json"
     inputs["manifest"] = f"{base}/manifest.json"
-    inputs["idle"] = f"{base}/idle/{next(iter(SETTINGS))}.json"
+    inputs["idle"] = f"{base}/idle/{PRIMARY}.json"
     inputs["estimate"] = f"{base}/plan/estimate.json"
     inputs["table3"] = "paper/reference/systor09_table3_ratios.csv"
     inputs["table4"] = "paper/reference/systor09_table4_breakeven_server.csv"
-    if CROSSCHECK.get("codecs"):
+    if CROSSCHECK["codecs"]:
         inputs["crosscheck"] = f"{base}/crosscheck.csv"
     inputs["summaries"] = expand(f"{RESULTS}/{{t}}/summary.csv", t=all_testbeds())
     return inputs
@@ -536,7 +449,7 @@ def all_outputs():
             "plan/estimate.json",
             "appendix.md",
         ]
-        + (["crosscheck.csv"] if CROSSCHECK.get("codecs") else []),
+        + (["crosscheck.csv"] if CROSSCHECK["codecs"] else []),
     )
     outputs += expand(
         "{results}/{testbed}/{table}.csv",
@@ -553,19 +466,20 @@ def all_outputs():
 
 
 def _study_summary():
-    jobs = len(SETTINGS) * len(FILE_TYPES) * len(JOBS_CODECS)
-    lo, hi = 2 * jobs * REPEATS["min"], 2 * jobs * REPEATS["max"]
+    measured = [j for j in STUDY.jobs(TESTBED) if j.file_type != "dutycycle"]
+    lo, hi = 2 * len(measured) * REPEATS["min"], 2 * len(measured) * REPEATS["max"]
     runs = f"{lo}" if lo == hi else f"{lo}-{hi}"
     print(
         f"wattzip study '{TESTBED}': {len(FILE_TYPES)} file types x {len(CODECS)} codecs "
-        f"(+ plain baseline) x {len(SETTINGS)} setting(s) = {jobs} measurement jobs, "
-        f"{runs} measured runs of {config['file_size']} files"
+        f"(+ plain baseline) x {len(SETTINGS)} setting(s) = {len(measured)} measurement "
+        f"jobs, {runs} measured runs of {config['file_size']} files"
         + (
             f", and {len(SETTINGS) * len(DUTY_CODECS)} duty-cycle job(s) of "
-            f"{DUTY['phases']} write phases each"
+            f"{DUTY.phases} write phases each"
             if DUTY
             else ""
-        ),
+        )
+        + f"; primary setting {PRIMARY} ({STUDY.primary_rule})",
         file=sys.stderr,
     )
     estimate = f"{RESULTS}/{TESTBED}/plan/estimate.json"

@@ -80,7 +80,7 @@ rule figure_factor:
     log:
         f"{RESULTS}/{{testbed}}/logs/figures/factor_{{factor}}.log",
     wildcard_constraints:
-        factor="|".join(FACTOR_NAMES),
+        factor="|".join(FACTORS),
     conda:
         "../envs/r.yaml"
     script:

@@ -19,7 +19,7 @@ if MULTI:
             "../envs/wattzip.yaml"
         params:
             size=config["file_size"],
-            seed=config.get("seed", 1),
+            seed=config["seed"],
             sources=input_sources,
         shell:
             "wattzip gen {wildcards.ftype} --size {params.size} --seed {params.seed} "
@@ -71,7 +71,7 @@ else:
         params:
             data=input_data,
             size=config["file_size"],
-            seed=config.get("seed", 1),
+            seed=config["seed"],
             sources=input_sources,
         shell:
             "wattzip gen {wildcards.ftype} --size {params.size} --seed {params.seed} "

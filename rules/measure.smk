@@ -134,10 +134,10 @@ rule crosscheck_hyperfine:
         constraint=slurm_constraint,
         slurm_extra=slurm_extra,
     params:
-        codecs=CROSSCHECK.get("codecs", []),
-        runs=CROSSCHECK.get("runs", 3),
-        setting=next(iter(SETTINGS)),
-        target=first_target,
+        codecs=CROSSCHECK["codecs"],
+        runs=CROSSCHECK["runs"],
+        setting=PRIMARY,
+        target=primary_target,
         threads=codec_threads(),
     script:
         "../scripts/crosscheck_hyperfine.py"

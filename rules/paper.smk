@@ -25,7 +25,9 @@ rule paper_macros:
         factor_values=factor_values(),
         hpc14=has_hpc14(),
         testbeds=all_testbeds(),
-        descriptions={t: TESTBEDS[t].get("description", "") for t in TESTBEDS},
+        descriptions={t: TESTBEDS[t].description for t in TESTBEDS},
+        primary=PRIMARY,
+        primary_rule=STUDY.primary_rule,
     script:
         "../scripts/paper_macros.py"
 

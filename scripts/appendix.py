@@ -36,7 +36,8 @@ span_min = ((max(stamp(r["ended_at"]) for r in runs) - min(stamp(r["started_at"]
             / 60 if runs else 0.0)
 verdicts = {}
 for row in rows(snakemake.input.claims):
-    verdicts.setdefault(row["claim_id"], row)  # the first setting's verdict (or "all")
+    if row["setting"] == "all" or row["primary"] == "true":  # the primary setting's verdict
+        verdicts[row["claim_id"]] = row
 
 
 def experiment_command(overlay):
@@ -61,7 +62,8 @@ for claim in load_claims(reference_dir):
         "rule": "measure_runs, then analyze (claims.csv)" if claim.scope == "setting"
         else f"measure_runs in every setting of the {claim.factor or 'study'}, then analyze",
         "rerun": experiment_command(claim.overlay),
-        "decide": f".venv/bin/wattzip claims results/{testbed}/runs.csv --claim {claim.id}",
+        "decide": f".venv/bin/wattzip claims results/{testbed}/runs.csv --settings "
+                  f"results/{testbed}/settings.csv --claim {claim.id}",
         "duration": f"{span_min:.1f} min (this study's measurement)" if tested
         else f"not run here (needs {claim.overlay})",
         "expected": claim.claim + (f" (compared with {', '.join(claim.reference)})"

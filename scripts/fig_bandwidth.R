@@ -5,8 +5,7 @@ source("scripts/theme.R")
 open_log()
 
 be <- fread(snakemake@input[["breakeven"]], encoding = "UTF-8")[metric %in% c("E", "T")]
-rates <- unique(fread(snakemake@input[["summary"]])[, .(setting, bandwidth_bytes_per_s)])
-be <- merge(be, rates, by = "setting")
+be <- along_factor(be, "bandwidth")
 be[, mbps := bandwidth_bytes_per_s / 1e6]
 top <- max(c(be[kind == "at_least", value], 1), na.rm = TRUE) * 2
 be[, plotted := fcase(kind == "always", 0, kind == "never", top, kind == "at_least", value,

@@ -5,8 +5,9 @@ source("scripts/theme.R")
 open_log()
 
 factor_name <- snakemake@wildcards[["factor"]]
-dt <- read_summary(snakemake@input[["summary"]])[n > 0 & codec != "plain"]
-dt[, value := setting_factor(setting, factor_name)]
+dt <- along_factor(read_summary(snakemake@input[["summary"]])[n > 0 & codec != "plain"],
+                   factor_name)
+dt[, value := factor_label(dt, factor_name)]
 dt[, codec := order_codecs(dt)]
 unit <- energy_unit(dt$mean_energy_j)
 dt[, hw := fifelse(is.na(hw_energy_j), 0, hw_energy_j)]

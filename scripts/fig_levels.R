@@ -4,9 +4,9 @@ source("scripts/theme.R")
 open_log()
 
 summary <- read_summary(snakemake@input[["summary"]])[op == "compress-write" & n > 0]
-summary[, medium := setting_factor(setting, "medium")]
-# One setting per medium: its first, so other factors do not mix into the sweep.
-summary <- summary[, .SD[setting == sort(unique(setting))[1]], by = medium]
+# One setting per medium: the one that differs from the primary setting in its medium
+# alone, so that no other factor mixes into the sweep.
+summary <- along_factor(summary, "medium")
 summary[, level_num := suppressWarnings(as.numeric(level))]
 swept <- summary[!is.na(level_num), .(levels = uniqueN(level_num)), by = tool][levels >= 3, tool]
 dt <- summary[tool %in% swept]

@@ -3,7 +3,7 @@ source("scripts/theme.R")
 open_log()
 
 summary <- read_summary(snakemake@input[["summary"]])
-dt <- first_setting(summary[op == "compress-write" & n > 0])
+dt <- primary_rows(summary[op == "compress-write" & n > 0])
 dt[, codec := order_codecs(dt)]
 plot <- ggplot(dt, aes(x = codec, y = compression_ratio, fill = tool)) +
   geom_col(width = 0.75) +

@@ -3,7 +3,7 @@ source("scripts/theme.R")
 open_log()
 
 summary <- rbindlist(lapply(snakemake@input[["summaries"]], read_summary), fill = TRUE)
-summary <- summary[n > 0, .SD[setting == sort(unique(setting))[1]], by = testbed]
+summary <- summary[n > 0 & primary == TRUE]
 plain <- summary[codec == "plain", .(testbed, file_type, op_class = op_class(op), plain_j = mean_energy_j)]
 dt <- summary[codec != "plain"]
 dt[, op_class := op_class(op)]

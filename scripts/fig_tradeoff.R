@@ -2,7 +2,7 @@
 source("scripts/theme.R")
 open_log()
 
-summary <- first_setting(read_summary(snakemake@input[["summary"]])[n > 0])
+summary <- primary_rows(read_summary(snakemake@input[["summary"]])[n > 0])
 plain <- summary[codec == "plain", .(plain_j = sum(mean_energy_j)), by = file_type]
 pairs <- summary[codec != "plain", .(
   energy_j = sum(mean_energy_j),

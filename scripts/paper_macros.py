@@ -32,14 +32,21 @@ def display(d):
     return d + (r"\textsuperscript{?}" if undecided else "")
 
 
-summary = rows(inp.summary)
-setting = sorted({r["setting"] for r in summary})[0]
-summary = [r for r in summary if r["setting"] == setting]
-breakeven = [r for r in rows(inp.breakeven) if r["setting"] == setting]
-correlation = [r for r in rows(inp.correlation) if r["setting"] == setting]
-claims = rows(inp.claims)
+def primary(path):
+    """The primary setting's rows of an analysis table (the study model flagged them)."""
+    return [r for r in rows(path) if r["primary"] == "true"]
+
+
+summary = primary(inp.summary)
+breakeven = primary(inp.breakeven)
+correlation = primary(inp.correlation)
+claims = [r for r in rows(inp.claims) if r["setting"] == "all" or r["primary"] == "true"]
 prov = json.loads(Path(inp.provenance).read_text())
 idle = json.loads(Path(inp.idle).read_text())
+if idle["setting"] != par.primary or {r["setting"] for r in summary} != {par.primary}:
+    raise SystemExit(f"the idle calibration ({idle['setting']}) and the tables "
+                     f"({sorted({r['setting'] for r in summary})}) are not all of the primary "
+                     f"setting {par.primary}")
 manifest = json.loads(Path(inp.manifest).read_text())
 runs = rows(inp.runs)
 crosscheck = rows(inp.crosscheck) if inp.get("crosscheck") else []
@@ -121,6 +128,8 @@ span_s = (max(stamp(r["ended_at"]) for r in timed) - min(stamp(r["started_at"]) 
 
 macros = {
     "Testbed": tex(par.testbed),
+    "PrimarySetting": tex(par.primary),
+    "PrimaryRule": tex(par.primary_rule),
     "TestbedDescription": tex(prov.get("description") or par.testbed),
     "TestbedDir": par.testbed,
     "FigDir": f"../figures/{par.testbed}",
@@ -222,14 +231,14 @@ for ftype in par.file_types:
 Path(snakemake.output.figures).write_text("\n".join(figure_tex) + "\n")
 
 # One section per factor the study varies (SYSTOR '11 section 6.3); none without factors.
-factor_titles = {"medium": "Storage media", "scheduler": "I/O schedulers",
+factor_titles = {"medium": "Storage media", "io_scheduler": "I/O schedulers",
                  "governor": "CPU frequency governors", "copies": "Concurrency",
                  "bandwidth": "Disk bandwidth"}
 factor_tex = []
 if par.varied_factors:
     factor_tex.append("\\section{Factors of the follow-up study (SYSTOR '11)}")
 for factor in par.varied_factors:
-    values = sorted({str(v) for v in par.factor_values[factor]})
+    values = par.factor_values[factor]
     factor_tex += [f"\\subsection{{{factor_titles[factor]}}}",
                    f"The study ran every codec under {len(values)} values of this factor: "
                    f"{tex(', '.join(values))}."]

@@ -4,7 +4,7 @@ source("scripts/tex.R")
 open_log()
 
 claims <- fread(snakemake@input[["claims"]], encoding = "UTF-8")
-claims <- claims[setting == "all" | setting == sort(unique(setting[setting != "all"]))[1]]
+claims <- claims[setting == "all" | primary == TRUE]
 # "not testable here: <reason>" shows its reason with the numbers, not in the verdict column.
 untestable <- startsWith(claims$verdict, "not testable")
 claims[untestable, evidence := sub("^not testable here: ", "", verdict)]

@@ -5,7 +5,7 @@ source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
 
-summary <- first_setting(read_summary(snakemake@input[["summary"]])[n > 0])
+summary <- primary_rows(read_summary(snakemake@input[["summary"]])[n > 0])
 lines <- character()
 add_table <- function(dt, align, header, caption, note = NULL) {
   path <- tempfile(fileext = ".tex")

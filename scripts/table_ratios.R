@@ -3,7 +3,7 @@ source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
 
-summary <- first_setting(read_summary(snakemake@input[["summary"]])[op == "compress-write" & n > 0])
+summary <- primary_rows(read_summary(snakemake@input[["summary"]])[op == "compress-write" & n > 0])
 ref <- rbind(
   read_reference(snakemake@input[["table3"]])[, .(codec, file_type, paper = display)],
   read_reference(snakemake@input[["table1"]])[, .(codec, file_type, paper = display)]

@@ -67,8 +67,33 @@ energy_unit <- function(joules) {
   if (max(joules, na.rm = TRUE) >= 5000) list(scale = 1e-3, label = "kJ") else list(scale = 1, label = "J")
 }
 
-first_setting <- function(dt) {
-  dt[setting == sort(unique(setting))[1]]
+# The primary setting's rows: the study model picked it once (settings.csv, the
+# report says by which rule); no script picks a setting by its name or by sorting.
+primary_rows <- function(dt) {
+  dt[primary == TRUE]
+}
+
+# Each factor's column in the analysis tables.
+factor_columns <- c(
+  medium = "medium", io_scheduler = "io_scheduler", governor = "governor",
+  copies = "copies", bandwidth = "bandwidth_bytes_per_s"
+)
+
+# The rows of the settings that differ from the primary one in `factor` alone, so that
+# a comparison across its values changes nothing else.
+along_factor <- function(dt, factor) {
+  others <- setdiff(unname(factor_columns), factor_columns[[factor]])
+  primary_values <- unique(dt[primary == TRUE, ..others])
+  merge(dt, primary_values, by = others)
+}
+
+# A factor's values as a reader names them (bandwidth in MB/s, "unlimited" when uncapped).
+factor_label <- function(dt, factor) {
+  values <- dt[[factor_columns[[factor]]]]
+  if (factor == "bandwidth") {
+    return(ifelse(is.na(values), "unlimited", sprintf("%g MB/s", values / 1e6)))
+  }
+  as.character(values)
 }
 
 # Stacked parts of one total per codec and operation, with the 95% half-width
@@ -92,10 +117,10 @@ open_log <- function() {
   sink(file(snakemake@log[[1]], open = "wt"), type = "message")
 }
 
-# The summary rows of the rule's file type (first setting), ready to plot.
+# The summary rows of the rule's file type (primary setting), ready to plot.
 file_type_summary <- function() {
   summary <- read_summary(snakemake@input[["summary"]])
-  dt <- first_setting(summary[file_type == snakemake@wildcards[["ftype"]] & n > 0])
+  dt <- primary_rows(summary[file_type == snakemake@wildcards[["ftype"]] & n > 0])
   dt[, codec := order_codecs(dt)]
   dt[, op_class := op_class(op)]
   dt
@@ -122,17 +147,4 @@ active_passive_plot <- function(dt, mean_col, hw_col, what, title) {
 save_pdf <- function(plot, path, width = 6.5, height = 3.2) {
   dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
   ggsave(path, plot, width = width, height = height, units = "in", device = cairo_pdf)
-}
-
-# The value of one factor in a setting's name (medium.io-X.gov-Y.xN[.bw-Z]).
-factor_prefixes <- c(medium = "", scheduler = "io-", governor = "gov-", copies = "x",
-                     bandwidth = "bw-")
-setting_factor <- function(setting, factor) {
-  parts <- strsplit(setting, ".", fixed = TRUE)
-  vapply(parts, function(p) {
-    if (factor == "medium") return(p[1])
-    hit <- p[-1][startsWith(p[-1], factor_prefixes[[factor]])]
-    if (length(hit)) substring(hit[1], nchar(factor_prefixes[[factor]]) + 1) else
-      if (factor == "bandwidth") "unlimited" else NA_character_
-  }, character(1))
 }

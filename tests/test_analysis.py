@@ -171,7 +171,7 @@ def paper_like_server(method="measured"):
 
 
 def claims_by_id(rows):
-    summary = analysis.summarize(rows)
+    summary = analysis.label(analysis.summarize(rows), analysis.settings_of_runs(rows))
     be = analysis.breakeven_table(rows)
     corr = analysis.correlation_table(rows)
     return {c["claim_id"]: c for c in claims.decide(summary, be, corr, rows, REFERENCE)
@@ -308,10 +308,15 @@ def test_undefined_correlation_is_not_testable_not_refuted():
 
 def test_dvfs_verdict_on_the_model_is_not_a_verdict():
     rows = []
+    settings = {}
     for gov in ("performance", "powersave"):
+        name = f"default.io-keep.gov-{gov}.x1"
+        settings[name] = {"setting": name, "medium": "default", "io_scheduler": "keep",
+                          "governor": gov, "copies": 1, "bandwidth_bytes_per_s": None,
+                          "dutycycle": "", "primary": gov == "performance"}
         for r in cell("text", "gz-1", 100, 150, 80, 60, n=3, spread=1, method="estimated"):
-            rows.append({**r, "setting": f"default.io-keep.gov-{gov}.x1"})
-    summary = analysis.summarize(rows)
+            rows.append({**r, "setting": name})
+    summary = analysis.label(analysis.summarize(rows), settings)
     be, corr = analysis.breakeven_table(rows), analysis.correlation_table(rows)
     dvfs = [c for c in claims.decide(summary, be, corr, rows, REFERENCE)
             if c["claim_id"] == "dvfs_no_saving"][0]

@@ -116,7 +116,8 @@ def test_no_generated_file_is_committed():
 
 
 def test_results_of_another_machine_are_picked_up(tmp_path):
-    """A laptop's runs.csv copied into results/laptop/ joins the analysis and comparisons."""
+    """A laptop's runs.csv and settings.csv copied into results/laptop/ join the analysis
+    and comparisons."""
     root = workflow_copy(tmp_path / "wf")
     shutil.copytree(FIXTURE, root / "results")
     (root / "results" / "laptop").mkdir()
@@ -125,6 +126,7 @@ def test_results_of_another_machine_are_picked_up(tmp_path):
         writer = csv.DictWriter(f, list(rows[0]))
         writer.writeheader()
         writer.writerows({**r, "testbed": "laptop"} for r in rows)
+    shutil.copy(FIXTURE / "tiny" / "settings.csv", root / "results" / "laptop")
     proc = subprocess.run(
         [*SNAKEMAKE, "figures/testbeds.pdf", "paper/generated/testbeds.tex",
          "figures/laptop/energy_text.pdf", "--cores", "2", "--allowed-rules", "analyze",

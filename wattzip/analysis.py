@@ -27,6 +27,7 @@ from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported
     possible_kinds,
 )
 from wattzip.claims import decide
+from wattzip.errors import RecordError
 from wattzip.reference import read_reference
 from wattzip.stats import half_width, mean, pearson_r, welch_interval
 
@@ -340,27 +341,86 @@ def _cell(v):
     return "" if v is None else v
 
 
-def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
-               reference_dir: str = "paper/reference", ci_target: float = 0.05) -> list[dict]:
-    """The verdict rows of some claims (all without ids), decided from the runs anew."""
+# --- the study's factors on every row -------------------------------------------------------
+
+FACTOR_COLUMNS = ("medium", "io_scheduler", "governor", "copies", "bandwidth_bytes_per_s",
+                  "dutycycle", "primary")
+
+
+def settings_of_runs(rows: list[dict]) -> dict[str, dict]:
+    """The settings table of runs that came without one: possible only for a single
+    setting (which is then the primary one); several need the study's settings.csv."""
+    names = list(dict.fromkeys(r["setting"] for r in rows))
+    if len(names) > 1:
+        raise RecordError(f"these runs hold {len(names)} settings ({', '.join(names)}); "
+                          "give the study's settings.csv (--settings) so that every table "
+                          "says which setting is the primary one")
+    out = {}
+    for name in names:
+        run = next(r for r in rows if r["setting"] == name)
+        out[name] = {"setting": name, "medium": run.get("factor_medium"),
+                     "io_scheduler": run.get("factor_io_scheduler"),
+                     "governor": run.get("factor_governor"), "copies": run.get("copies"),
+                     "bandwidth_bytes_per_s": run.get("bandwidth_bytes_per_s"),
+                     "dutycycle": "", "primary": True}
+    return out
+
+
+def label(rows: list[dict], settings: dict[str, dict]) -> list[dict]:
+    """Every row with its setting's factors and primary flag right after the setting
+    (rows across settings, like a testbed-wide claim's, get empty factors)."""
+    out = []
+    for row in rows:
+        factors = settings.get(row.get("setting"))
+        labelled = {}
+        for key, value in row.items():
+            if key in FACTOR_COLUMNS:
+                continue
+            labelled[key] = value
+            if key == "setting":
+                labelled.update({c: factors[c] if factors else ("" if c != "primary"
+                                                                  else False)
+                                 for c in FACTOR_COLUMNS})
+        out.append(labelled)
+    return out
+
+
+def load(run_files: list[str], settings_path: str | os.PathLike | None) -> tuple[list, dict]:
     rows = records.load_runs(run_files)
-    summary = summarize(rows, ci_target)
+    settings = (records.read_settings_csv(settings_path) if settings_path
+                else settings_of_runs(rows))
+    unknown = sorted({r["setting"] for r in rows} - set(settings))
+    if unknown:
+        raise RecordError(f"runs of setting(s) {', '.join(unknown)} are not in "
+                          f"{settings_path}: the runs and the settings table are of "
+                          "different studies")
+    return rows, settings
+
+
+def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
+               reference_dir: str = "paper/reference", ci_target: float = 0.05,
+               settings_path: str | os.PathLike | None = None) -> list[dict]:
+    """The verdict rows of some claims (all without ids), decided from the runs anew."""
+    rows, settings = load(run_files, settings_path)
+    summary = label(summarize(rows, ci_target), settings)
     claims = decide(summary, breakeven_table(rows), correlation_table(rows), rows,
                     reference_dir)
-    return [c for c in claims if not claim_ids or c["claim_id"] in claim_ids]
+    return [c for c in label(claims, settings) if not claim_ids or c["claim_id"] in claim_ids]
 
 
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
-            reference_dir: str = "paper/reference", ci_target: float = 0.05) -> list[str]:
-    """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir."""
-    rows = records.load_runs(run_files)
-    summary = summarize(rows, ci_target)
-    breakeven = breakeven_table(rows)
-    esav = esav_table(rows)
-    correlation = correlation_table(rows)
-    claims = decide(summary, breakeven, correlation, rows, reference_dir)
-    comparison = comparison_table(summary, breakeven, reference_dir)
-    pareto = pareto_table(summary)
+            reference_dir: str = "paper/reference", ci_target: float = 0.05,
+            settings_path: str | os.PathLike | None = None) -> list[str]:
+    """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
+    every row labelled with its setting's factors and the primary flag."""
+    rows, settings = load(run_files, settings_path)
+    summary = label(summarize(rows, ci_target), settings)
+    breakeven = label(breakeven_table(rows), settings)
+    esav = label(esav_table(rows), settings)
+    correlation = label(correlation_table(rows), settings)
+    claims = label(decide(summary, breakeven, correlation, rows, reference_dir), settings)
+    comparison = label(comparison_table(summary, breakeven, reference_dir), settings)
+    pareto = label(pareto_table(summary), settings)
     out = Path(out_dir)
     return [
         write_csv(summary, out / "summary.csv"),

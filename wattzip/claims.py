@@ -22,9 +22,11 @@ import yaml
 from wattzip.breakeven import parse_display
 from wattzip.errors import ConfigError
 from wattzip.reference import read_reference
-from wattzip.stats import Interval, mean, welch_interval
+from wattzip.stats import Interval, fit_percent, least_squares_predict, mean, welch_interval
 
 CONFIDENCE = 0.95
+# The factor columns the analysis tables carry (wattzip.design.FACTORS, bandwidth in bytes/s).
+FACTOR_FIELDS = ("medium", "io_scheduler", "governor", "copies", "bandwidth_bytes_per_s")
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,17 @@ class Evidence:
 
     @functools.cached_property
     def settings(self) -> list[str]:
-        return sorted({r["setting"] for r in self.summary if r["testbed"] == self.testbed})
+        return list(self.setting_factors)
+
+    @functools.cached_property
+    def setting_factors(self) -> dict[str, dict]:
+        """Each setting's factor columns (and primary flag), as the summary carries them."""
+        out = {}
+        for r in self.summary:
+            if r["testbed"] == self.testbed:
+                out.setdefault(r["setting"], {k: r.get(k) for k in (*FACTOR_FIELDS,
+                                                                     "primary")})
+        return out
 
     def reference(self, name: str) -> list[dict]:
         return read_reference(Path(self.reference_dir) / f"{name}.csv")[1]
@@ -523,23 +535,21 @@ def text_more_than_binary(claim, ev):
 # --- SYSTOR '11: factors across settings ---------------------------------------------------
 
 
-def setting_part(setting: str, prefix: str) -> str | None:
-    """The value of one factor in a setting's name (medium.io-X.gov-Y.xN)."""
-    for i, part in enumerate(str(setting).split(".")):
-        if prefix == "medium" and i == 0:
-            return part
-        if prefix != "medium" and part.startswith(prefix):
-            return part[len(prefix):]
-    return None
-
-
-def _factor_settings(ev, prefix) -> dict[str, list[str]]:
-    by = defaultdict(list)
-    for s in ev.settings:
-        value = setting_part(s, prefix)
-        if value not in (None, "keep"):
-            by[value].append(s)
-    return by
+def _factor_settings(ev, factor: str) -> dict[str, str]:
+    """Each value of one factor -> the setting that has it and the primary setting's values
+    of every other factor, so that a comparison changes that factor alone."""
+    info = ev.setting_factors
+    primary = next((f for f in info.values() if f.get("primary")), None)
+    if primary is None:
+        return {}
+    others = [f for f in FACTOR_FIELDS if f != factor]
+    out = {}
+    for name, f in info.items():
+        if all(str(f.get(o)) == str(primary.get(o)) for o in others):
+            value = f.get(factor)
+            if value not in (None, "", "keep"):
+                out[str(value)] = name
+    return out
 
 
 def _paired_cells(ev, a: str, b: str) -> list[tuple[str, str]]:
@@ -556,7 +566,7 @@ def _compare(ev, a: str, b: str) -> list[int | None]:
 
 @check("dvfs_no_saving")
 def dvfs_no_saving(claim, ev):
-    by = _factor_settings(ev, "gov-")
+    by = _factor_settings(ev, "governor")
     fastest = claim.parameters["fastest"]
     if fastest not in by or len(by) < 2:
         return Outcome(None, why=f"needs a governor factor with '{fastest}' and a slower "
@@ -564,7 +574,7 @@ def dvfs_no_saving(claim, ev):
     if ev.estimated():
         return Outcome(None, why="energy here is ESTIMATED by a utilisation model that ignores "
                                  "CPU frequency, so any verdict would be an artefact of it")
-    signs = [s for g in by if g != fastest for s in _compare(ev, by[g][0], by[fastest][0])]
+    signs = [s for g in by if g != fastest for s in _compare(ev, by[g], by[fastest])]
     ok = False if -1 in signs else None if None in signs else True
     return Outcome(ok, f"slower governors vs {fastest}: " + ", ".join(
         {1: "more", -1: "less", None: "~"}[s] for s in signs), why="within the intervals")
@@ -572,14 +582,14 @@ def dvfs_no_saving(claim, ev):
 
 @check("io_scheduler_effect")
 def io_scheduler_effect(claim, ev):
-    by = _factor_settings(ev, "io-")
+    by = _factor_settings(ev, "io_scheduler")
     similar = [s for s in claim.parameters["similar"] if s in by]
     different = [s for s in claim.parameters["different"] if s in by]
     if len(similar) < 2 or not different:
         return _needs(claim, "I/O schedulers " + ", ".join(claim.parameters["similar"]
                                                           + claim.parameters["different"]))
-    same = _compare(ev, by[similar[0]][0], by[similar[1]][0])
-    apart = [s for d in different for s in _compare(ev, by[d][0], by[similar[0]][0])]
+    same = _compare(ev, by[similar[0]], by[similar[1]])
+    apart = [s for d in different for s in _compare(ev, by[d], by[similar[0]])]
     evidence = (f"{similar[0]} vs {similar[1]}: {sum(s is not None for s in same)} of "
                 f"{len(same)} cells differ; {', '.join(different)} vs {similar[0]}: "
                 f"{sum(s is not None for s in apart)} of {len(apart)} differ")
@@ -594,8 +604,8 @@ def io_scheduler_effect(claim, ev):
 def media_faster_less_energy(claim, ev):
     by = _factor_settings(ev, "medium")
     speed = {}
-    for medium, settings in by.items():
-        rows = [r for r in ev.in_setting(ev.summary, settings[0]) if r["op"] == "plain-write"
+    for medium, setting in by.items():
+        rows = [r for r in ev.in_setting(ev.summary, setting) if r["op"] == "plain-write"
                 and r["n"]]
         if rows:
             speed[medium] = mean([r["input_bytes"] / r["mean_elapsed_s"] for r in rows])
@@ -603,7 +613,7 @@ def media_faster_less_energy(claim, ev):
         return _needs(claim, "two or more storage media")
     order = sorted(speed, key=lambda m: -speed[m])
     signs = [s for a, b in zip(order, order[1:], strict=False)
-             for s in _compare(ev, by[a][0], by[b][0])]
+             for s in _compare(ev, by[a], by[b])]
     ok = False if 1 in signs else None if None in signs else True
     return Outcome(ok, "media by plain-write speed: " + ", ".join(
         f"{m} {speed[m] / 2**20:.0f} MiB/s" for m in order) + "; faster one uses less energy "
@@ -613,23 +623,18 @@ def media_faster_less_energy(claim, ev):
 # --- SYSTOR '11 4.2: system identification ----------------------------------------------
 
 
-def fit_percent(y: list[float], predicted: list[float]) -> float:
-    """MATLAB's fit: 100 (1 - |y - y_hat| / |y - mean(y)|), the paper's 'accuracy'."""
-    m = mean(y)
-    num = math.sqrt(math.fsum((a - b) ** 2 for a, b in zip(y, predicted, strict=True)))
-    den = math.sqrt(math.fsum((a - m) ** 2 for a in y))
-    return 100 * (1 - num / den) if den > 0 else math.nan
-
-
 def _design(runs: list[dict]) -> tuple[list[list[float]], dict]:
     """The labels coded as numbers, as the paper tried: algorithm, level, file type, frequency."""
     tools = {t: i for i, t in enumerate(sorted({r["tool"] for r in runs}))}
     types = {t: i for i, t in enumerate(sorted({r["file_type"] for r in runs}))}
-    govs = {g: i for i, g in enumerate(sorted({setting_part(r["setting"], "gov-") or ""
-                                                for r in runs}))}
-    rows = [[1.0, tools[r["tool"]], _level(r), types[r["file_type"]],
-             govs[setting_part(r["setting"], "gov-") or ""]] for r in runs]
+    govs = {g: i for i, g in enumerate(sorted({_governor(r) for r in runs}))}
+    rows = [[1.0, tools[r["tool"]], _level(r), types[r["file_type"]], govs[_governor(r)]]
+            for r in runs]
     return rows, {"tools": tools, "types": types}
+
+
+def _governor(run: dict) -> str:
+    return str(run.get("factor_governor") or "")
 
 
 def _level(run: dict) -> float:
@@ -637,13 +642,6 @@ def _level(run: dict) -> float:
         return float(run.get("level") or 0)
     except ValueError:
         return 0.0
-
-
-def least_squares_predict(x_train, y_train, x_test) -> list[float]:
-    import numpy as np
-
-    coef, *_ = np.linalg.lstsq(np.array(x_train, float), np.array(y_train, float), rcond=None)
-    return list(np.array(x_test, float) @ coef)
 
 
 def sysid_fits(runs: list[dict]) -> dict[str, float] | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from wattzip import (
     __version__,
     codec_registry,
+    design,
     inputs,
     media,
     meters,
@@ -23,6 +24,8 @@ from wattzip import (
 from wattzip.errors import WattzipError
 
 DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
+SETTINGS_HELP = ("the study's settings.csv (results/<testbed>/settings.csv): the factors and "
+                 "the primary setting of every row; needed when the runs hold several settings")
 
 
 def _log(msg: str) -> None:
@@ -426,7 +429,7 @@ def cmd_analyze(a) -> int:
     from wattzip import analysis
 
     written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
-                               ci_target=a.ci_target)
+                               ci_target=a.ci_target, settings_path=a.settings)
     for path in written:
         _log(f"wrote {path}")
     return 0
@@ -437,7 +440,7 @@ def cmd_claims(a) -> int:
 
     from wattzip import analysis
 
-    rows = analysis.claim_rows(a.runs, a.claim, a.reference, a.ci_target)
+    rows = analysis.claim_rows(a.runs, a.claim, a.reference, a.ci_target, a.settings)
     if not rows:
         raise WattzipError(f"no claim {', '.join(a.claim or [])} in the registry "
                            f"({a.reference}/claims.yaml)")
@@ -450,18 +453,19 @@ def cmd_claims(a) -> int:
 
 def cmd_plan(a) -> int:
     from wattzip import plan
+    from wattzip.design import Study
 
-    config = json.loads(a.config_json) if a.config_json else plan.load_config(a.configfile)
-    testbed = config["testbed"]["name"]
-    names = [c.name for c in codec_registry.resolve(config["codecs"])]
-    duty = config.get("dutycycle") or {}
-    names += [n for n in duty.get("codecs", []) if n != "plain" and n not in names]
+    study = (Study.from_config(json.loads(a.config_json)) if a.config_json
+             else Study.from_files(a.configfile))
+    testbed = study.first_testbed
+    names = list(dict.fromkeys(study.codecs + [n for n in (study.duty.codecs if study.duty
+                                                           else ()) if n != "plain"]))
     cache = Path(a.cache or f"results/{testbed}/plan/pilot.json")
     _log(f"plan: pilot on {plan.PILOT_BYTES >> 20} MiB samples, cached in {cache} "
          "(runs once per testbed)")
-    rates = plan.pilot(list(config["file_types"]), names, cache, config.get("seed", 2009),
+    rates = plan.pilot(study.file_types, names, cache, study.config["seed"],
                        progress=None if a.quiet else _log)
-    est = plan.estimate(config, rates)
+    est = plan.estimate(study, rates)
     text = f"wattzip study '{testbed}': {plan.describe(est)}"
     if a.out:
         Path(a.out).write_text(json.dumps({**vars(est), "wall_min_s": est.wall_min_s,
@@ -507,7 +511,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("type", help="zero, text, binary, random, urandom, mix-N, user")
     s.add_argument("--size", help="e.g. 64MiB, 2GiB (user data: default all of it)")
     s.add_argument("--out", required=True)
-    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--seed", type=int,
+                   default=design.load_schema()["properties"]["seed"]["default"],
+                   help="seed of the random and mix-N generators (default: %(default)s, the "
+                        "schema's)")
     s.add_argument("--source", action="append", help="source directory (repeatable)")
     s.add_argument("--manifest", help="manifest entry path (default: OUT.json)")
     s.add_argument("--quiet", action="store_true")
@@ -578,6 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("claims", help="decide some claims anew from runs (the appendix's check)")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
     s.add_argument("--claim", action="append", help="claim id (repeatable; default: all)")
+    s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--reference", default="paper/reference")
     s.add_argument("--ci-target", type=float, default=0.05)
     s.set_defaults(fn=cmd_claims)
@@ -593,6 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
+    s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--out", required=True)
     s.add_argument("--reference", default="paper/reference")
     s.add_argument("--ci-target", type=float, default=0.05)

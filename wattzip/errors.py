@@ -19,3 +19,7 @@ class MeterError(WattzipError):
 
 class FactorError(WattzipError):
     """A factor of the design cannot be set on this machine."""
+
+
+class RecordError(WattzipError):
+    """A journal, table or calibration file is damaged or is not what it claims to be."""

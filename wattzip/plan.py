@@ -11,7 +11,6 @@ job start-up, figures and the PDF.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import subprocess
@@ -20,9 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from wattzip import codec_registry, inputs, runner
+from wattzip.design import Study
 
 PILOT_BYTES = 8 << 20
 # The pipeline's own costs that the pilot does not see, from the default study's
@@ -30,22 +28,6 @@ PILOT_BYTES = 8 << 20
 JOB_START_S = 0.3
 RUN_PREPARE_S = 0.05
 REPORT_S_PER_OUTPUT = 0.8
-
-
-def load_config(paths: list[str]) -> dict:
-    """config.yaml and its overlays merged as Snakemake merges --configfile (mappings
-    deeply, everything else replaced)."""
-    def merge(a: dict, b: dict) -> dict:
-        out = dict(a)
-        for k, v in b.items():
-            out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k),
-                                                                               dict) else v
-        return out
-
-    config: dict = {}
-    for path in paths:
-        config = merge(config, yaml.safe_load(Path(path).read_text()) or {})
-    return config
 
 
 def _timed(argv: list[str], stdin: str, stdout: str | None) -> float:
@@ -126,47 +108,34 @@ class Estimate:
         return self.measured_max_s + self.overhead_s
 
 
-def settings_count(config: dict) -> int:
-    factors = config.get("factors", {})
-    return len(list(itertools.product(
-        factors.get("medium") or [None], factors.get("io_scheduler", ["keep"]),
-        factors.get("governor", ["keep"]), factors.get("copies", [1]),
-        factors.get("bandwidth", ["unlimited"]))))
-
-
-def estimate(config: dict, rates: dict) -> Estimate:
-    """Expected (minimum repeats) and longest (maximum repeats) time of the study."""
-    size = inputs.parse_size(config["file_size"])
-    names = [c.name for c in codec_registry.resolve(config["codecs"])]
-    types = list(config["file_types"])
-    settings = settings_count(config)
-    rep = config["repeats"]
-    copies = max(config.get("factors", {}).get("copies", [1]))
-    per_repeat = verify = 0.0
-    jobs = 0
-    for ftype, name in itertools.product(types, ["plain", *names]):
-        r = rates[f"{ftype}|{name}"]
-        pair = (r["write_s_per_byte"] + r["read_s_per_byte"]) * size * copies
-        per_repeat += pair + 2 * RUN_PREPARE_S
+def estimate(study: Study, rates: dict) -> Estimate:
+    """Expected (minimum repeats) and longest (maximum repeats) time of the study's jobs
+    on its first testbed."""
+    size = study.file_size_bytes
+    rep = study.repeats
+    per_repeat = verify = duty_s = 0.0
+    jobs = study.jobs(study.first_testbed)
+    for job in jobs:
+        copies = study.settings[job.setting].copies
+        if job.file_type == "dutycycle":
+            duty = study.duty
+            r = rates.get(f"{duty.file_type}|{job.codec}", {"write_s_per_byte": 0.0})
+            duty_s += duty.phases * (r["write_s_per_byte"] * size * copies + duty.compute_s)
+            continue
+        r = rates[f"{job.file_type}|{job.codec}"]
+        per_repeat += (r["write_s_per_byte"] + r["read_s_per_byte"]) * size * copies
+        per_repeat += 2 * RUN_PREPARE_S
         verify += r["read_s_per_byte"] * size * copies
-        jobs += 1
-    duty = config.get("dutycycle")
-    duty_s = 0.0
-    if duty:
-        for name in duty["codecs"]:
-            r = rates.get(f"{duty['file_type']}|{name}", {"write_s_per_byte": 0.0})
-            duty_s += duty["phases"] * (r["write_s_per_byte"] * size + duty["compute_s"])
-    generate = sum(rates[f"gen|{t}"] for t in types) * size
-    idle = config["idle"]["count"] * config["idle"]["seconds"] * settings
-    outputs = 4 + 3 * len(types) + 15  # figures, tables, macros, PDF
-    overhead = (generate + idle + settings * (verify + jobs * JOB_START_S)
-                + REPORT_S_PER_OUTPUT * outputs)
-    duty_jobs = len(duty["codecs"]) if duty else 0
+    pairs = sum(j.file_type != "dutycycle" for j in jobs)
+    generate = sum(rates[f"gen|{t}"] for t in study.file_types) * size
+    idle = study.config["idle"]["count"] * study.config["idle"]["seconds"] * len(study.settings)
+    outputs = 4 + 3 * len(study.file_types) + 15  # figures, tables, macros, PDF
+    overhead = generate + idle + verify + len(jobs) * JOB_START_S + REPORT_S_PER_OUTPUT * outputs
+    runs_per_repeat = 2 * pairs + (len(jobs) - pairs)
     return Estimate(
-        runs_min=(2 * jobs + duty_jobs) * settings * rep["min"],
-        runs_max=(2 * jobs + duty_jobs) * settings * rep["max"],
-        measured_min_s=settings * (rep["min"] * per_repeat + rep["min"] * duty_s),
-        measured_max_s=settings * (rep["max"] * per_repeat + rep["max"] * duty_s),
+        runs_min=runs_per_repeat * rep["min"], runs_max=runs_per_repeat * rep["max"],
+        measured_min_s=rep["min"] * (per_repeat + duty_s),
+        measured_max_s=rep["max"] * (per_repeat + duty_s),
         overhead_s=overhead)
 
 

@@ -13,6 +13,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from wattzip.errors import RecordError
+
 RUN_COLUMNS = (
     "testbed", "setting", "file_type", "input_bytes", "input_sha256", "codec", "tool", "level",
     "mount_option",
@@ -60,14 +62,50 @@ def flatten(record: dict) -> dict:
 def write_runs_csv(records: list[dict], out: str | os.PathLike) -> int:
     rows = [flatten(r) for r in records]
     extra = sorted({k for row in rows for k in row} - set(RUN_COLUMNS))
-    columns = list(RUN_COLUMNS) + extra
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="") as f:
+    write_csv_atomically(rows, out, list(RUN_COLUMNS) + extra)
+    return len(rows)
+
+
+def write_csv_atomically(rows: list[dict], out: str | os.PathLike, columns: list[str],
+                         cell=None) -> None:
+    """Write a table beside its place and rename it there: a reader (or a rerun after a
+    kill) sees the old file or the whole new one, never a torn one."""
+    cell = cell or _cell
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with open(partial, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, columns, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: _cell(row.get(k)) for k in columns})
-    return len(rows)
+            writer.writerow({k: cell(row.get(k)) for k in columns})
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, out)
+
+
+SETTINGS_COLUMNS = ("setting", "medium", "io_scheduler", "governor", "copies",
+                    "bandwidth_bytes_per_s", "dutycycle", "primary")
+
+
+def read_settings_csv(path: str | os.PathLike) -> dict[str, dict]:
+    """settings.csv (the study model's settings) by setting name, typed."""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = set(SETTINGS_COLUMNS) - set(reader.fieldnames or [])
+        if missing:
+            raise RecordError(f"{path}: no column(s) {sorted(missing)}; it is not a "
+                             "settings table written by the workflow (rule settings_table)")
+        out = {}
+        for row in reader:
+            row["copies"] = int(row["copies"])
+            bw = row["bandwidth_bytes_per_s"]
+            row["bandwidth_bytes_per_s"] = int(bw) if bw else None
+            row["primary"] = row["primary"] == "true"
+            out[row["setting"]] = row
+    if sum(r["primary"] for r in out.values()) != 1:
+        raise RecordError(f"{path}: exactly one setting must be primary")
+    return out
 
 
 def _cell(value):

@@ -161,3 +161,21 @@ def welch_interval(terms: Sequence[tuple[float, Sequence[float]]],
     df = var * var / math.fsum(p * p / (n - 1) for p, n in parts if p > 0)
     half = t_ppf(0.5 + confidence / 2.0, df) * math.sqrt(var)
     return Interval(estimate, estimate - half, estimate + half, df)
+
+
+# --- least squares (SYSTOR '11 4.2: system identification) ------------------------------
+
+
+def fit_percent(y: list[float], predicted: list[float]) -> float:
+    """MATLAB's fit: 100 (1 - |y - y_hat| / |y - mean(y)|), the paper's 'accuracy'."""
+    m = mean(y)
+    num = math.sqrt(math.fsum((a - b) ** 2 for a, b in zip(y, predicted, strict=True)))
+    den = math.sqrt(math.fsum((a - m) ** 2 for a in y))
+    return 100 * (1 - num / den) if den > 0 else math.nan
+
+
+def least_squares_predict(x_train, y_train, x_test) -> list[float]:
+    import numpy as np
+
+    coef, *_ = np.linalg.lstsq(np.array(x_train, float), np.array(y_train, float), rcond=None)
+    return list(np.array(x_test, float) @ coef)

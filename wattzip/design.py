@@ -1,0 +1,275 @@
+"""The study's design, defined once: testbeds, settings, jobs and the primary setting.
+
+Every rule, script, table and the report reads the design from here (or from
+the tables it labels: one column per factor and a `primary` flag); none of them
+rebuilds it, parses a setting's name or picks a setting by sorting. The
+schema's `default:` values are the only defaults.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import yaml
+
+from wattzip import codec_registry, inputs, throttle
+from wattzip.errors import ConfigError
+from wattzip.media import Medium
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "config" / "schema.yaml"
+# The factors of SYSTOR '11's design, in the order a setting's name lists them.
+FACTORS = ("medium", "io_scheduler", "governor", "copies", "bandwidth")
+RESULTS = "results"
+
+
+def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
+    return yaml.safe_load(Path(path).read_text())
+
+
+def with_defaults(config: dict, schema: dict | None = None) -> dict:
+    """A copy of the config with every absent key that the schema gives a `default:`."""
+    schema = schema if schema is not None else load_schema()
+
+    def fill(value, sub):
+        if not isinstance(value, dict) or sub.get("type") != "object":
+            return value
+        for key, prop in sub.get("properties", {}).items():
+            if key not in value and "default" in prop:
+                value[key] = copy.deepcopy(prop["default"])
+            if key in value:
+                value[key] = fill(value[key], prop)
+        return value
+
+    return fill(copy.deepcopy(config), schema)
+
+
+def merge_configs(paths: list[str | Path]) -> dict:
+    """config.yaml and its overlays merged as Snakemake merges --configfile (mappings
+    deeply, everything else replaced)."""
+
+    def merge(a: dict, b: dict) -> dict:
+        out = dict(a)
+        for k, v in b.items():
+            both = isinstance(v, dict) and isinstance(out.get(k), dict)
+            out[k] = merge(out[k], v) if both else v
+        return out
+
+    config: dict = {}
+    for path in paths:
+        config = merge(config, yaml.safe_load(Path(path).read_text()) or {})
+    return config
+
+
+@dataclass(frozen=True)
+class Testbed:
+    """One machine of the study, with its own disks, meter and (on a cluster) node."""
+
+    name: str
+    description: str
+    target_dir: str
+    input_dir: str
+    meter: dict = field(hash=False)
+    slurm: dict | None = field(default=None, hash=False)
+    host: str | None = None
+
+    def path(self, template: str) -> str:
+        return template.format(testbed=self.name)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One combination of the factors; `medium_spec` is the config's, {testbed} unreplaced."""
+
+    name: str
+    medium: str
+    medium_spec: dict = field(hash=False, compare=False)
+    io_scheduler: str
+    governor: str
+    copies: int
+    bandwidth: str
+    bandwidth_bytes_per_s: int | None
+
+    def medium_on(self, testbed: Testbed) -> Medium:
+        spec = {k: testbed.path(v) if isinstance(v, str) else v
+                for k, v in self.medium_spec.items()}
+        return Medium.from_spec(self.medium, spec)
+
+    def factors(self) -> dict:
+        """The factor fields every run record of this setting carries."""
+        return {"setting": self.name, "medium": self.medium,
+                "io_scheduler": self.io_scheduler, "governor": self.governor,
+                "copies": self.copies, "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s}
+
+    def value(self, factor: str):
+        return self.bandwidth_bytes_per_s if factor == "bandwidth" else getattr(self, factor)
+
+
+@dataclass(frozen=True)
+class DutyCycle:
+    """HPC '14's workload: write phases between compute phases, measured as one run."""
+
+    phases: int
+    compute_s: float
+    compute: str
+    file_type: str
+    codecs: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"{self.phases} write phases, {self.compute_s:g} s {self.compute} compute each"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One measurement job: a codec (or plain) on one file type in one setting."""
+
+    testbed: str
+    setting: str
+    file_type: str  # "dutycycle" for the duty-cycle workload
+    codec: str
+
+    @property
+    def stem(self) -> str:
+        return f"{self.testbed}/{{kind}}/{self.setting}/{self.file_type}/{self.codec}"
+
+    def path(self, kind: str, suffix: str = ".jsonl") -> str:
+        return f"{RESULTS}/{self.stem.format(kind=kind)}{suffix}"
+
+
+class Study:
+    """The merged, validated config as one typed object."""
+
+    def __init__(self, config: dict):
+        self.config = with_defaults(config)
+        c = self.config
+        self.testbeds = self._testbeds()
+        self.file_types = list(c["file_types"])
+        self.codecs = [x.name for x in codec_registry.resolve(c["codecs"])]
+        self.file_size_bytes = inputs.parse_size(c["file_size"])
+        self.repeats = dict(c["repeats"])
+        if self.repeats["max"] < self.repeats["min"]:
+            raise ConfigError(f"repeats.max ({self.repeats['max']}) is below repeats.min "
+                              f"({self.repeats['min']})")
+        self.duty = self._duty()
+        self.settings = self._settings()
+        self.primary, self.primary_rule = self._primary()
+
+    @classmethod
+    def from_config(cls, config: dict) -> Study:
+        return cls(config)
+
+    @classmethod
+    def from_files(cls, paths: list[str | Path]) -> Study:
+        return cls(merge_configs(paths))
+
+    # --- building -------------------------------------------------------------------
+
+    def _testbeds(self) -> dict[str, Testbed]:
+        c = self.config
+        listed = c.get("testbeds") or [c["testbed"]]
+        names = [t["name"] for t in listed]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"testbeds: names must differ, got {names}")
+        return {t["name"]: Testbed(
+            name=t["name"], description=t.get("description", ""),
+            target_dir=(t.get("target_dir") or c["target_dir"]).format(testbed=t["name"]),
+            input_dir=(t.get("input_dir") or c["input_dir"]).format(testbed=t["name"]),
+            meter={**c["meter"], **t.get("meter", {})}, slurm=t.get("slurm"),
+            host=t.get("host")) for t in listed}
+
+    def _duty(self) -> DutyCycle | None:
+        d = self.config.get("dutycycle")
+        if not d:
+            return None
+        for name in d["codecs"]:
+            if name != "plain":
+                codec_registry.get(name)
+        if d["file_type"] not in self.file_types:
+            raise ConfigError(f"dutycycle.file_type: {d['file_type']!r} is not among the "
+                              f"study's file_types {self.file_types}")
+        return DutyCycle(d["phases"], d["compute_s"], d["compute"], d["file_type"],
+                         tuple(d["codecs"]))
+
+    def _settings(self) -> dict[str, Setting]:
+        f = self.config["factors"]
+        media = f.get("medium") or {"default": self.config["target_dir"]}
+        settings = {}
+        for (medium, spec), scheduler, governor, copies, bandwidth in itertools.product(
+                media.items(), f["io_scheduler"], f["governor"], f["copies"], f["bandwidth"]):
+            rate = throttle.parse_bandwidth(bandwidth)
+            name = f"{medium}.io-{scheduler}.gov-{governor}.x{copies}"
+            if rate is not None:
+                name += f".bw-{throttle.bandwidth_label(bandwidth)}"
+            settings[name] = Setting(
+                name=name, medium=medium,
+                medium_spec={"path": spec} if isinstance(spec, str) else dict(spec),
+                io_scheduler=scheduler, governor=governor, copies=copies,
+                bandwidth=str(bandwidth), bandwidth_bytes_per_s=rate)
+        for s in settings.values():  # every medium must be a valid one on every testbed
+            for testbed in self.testbeds.values():
+                s.medium_on(testbed)
+        return settings
+
+    def _primary(self) -> tuple[Setting, str]:
+        """The setting whose numbers stand for "the" setting in the report's single-setting
+        sections: the config's `primary` factor values, else every factor's first value."""
+        wanted = self.config.get("primary") or {}
+        unknown = set(wanted) - set(FACTORS)
+        if unknown:
+            raise ConfigError(f"primary: unknown factors {sorted(unknown)}; valid: "
+                              f"{', '.join(FACTORS)}")
+        for s in self.settings.values():
+            if all(str(getattr(s, k)) == str(v) for k, v in wanted.items()):
+                break
+        else:
+            raise ConfigError(f"primary: no setting has {wanted}; settings: "
+                              f"{', '.join(self.settings)}")
+        described = ", ".join(f"{k} {getattr(s, k)}" for k in FACTORS)
+        if wanted:
+            rule = (f"the setting the config's primary key names ({', '.join(wanted)}), "
+                    f"each other factor at its first listed value: {described}")
+        else:
+            rule = f"every factor at the first value the config lists: {described}"
+        return s, rule
+
+    # --- reading ----------------------------------------------------------------------
+
+    @property
+    def multi(self) -> bool:
+        return len(self.testbeds) > 1
+
+    @property
+    def first_testbed(self) -> str:
+        return next(iter(self.testbeds))
+
+    def factor_values(self) -> dict[str, list[str]]:
+        """Every factor's values in config order, as text."""
+        return {f: list(dict.fromkeys(str(s.value(f)) for s in self.settings.values()))
+                for f in FACTORS}
+
+    @cached_property
+    def varied_factors(self) -> list[str]:
+        """The factors that take two or more values, in a fixed order."""
+        return [f for f, values in self.factor_values().items() if len(values) >= 2]
+
+    def jobs(self, testbed: str) -> list[Job]:
+        """Every measurement job of a testbed: codecs and plain per file type and setting,
+        then the duty cycle's per setting."""
+        out = [Job(testbed, s, ftype, codec) for s in self.settings
+               for ftype in self.file_types for codec in [*self.codecs, "plain"]]
+        if self.duty:
+            out += [Job(testbed, s, "dutycycle", codec) for s in self.settings
+                    for codec in self.duty.codecs]
+        return out
+
+    def settings_rows(self) -> list[dict]:
+        """settings.csv: one row per setting, one column per factor, the primary flagged."""
+        duty = self.duty.describe() if self.duty else ""
+        return [{"setting": s.name, "medium": s.medium, "io_scheduler": s.io_scheduler,
+                 "governor": s.governor, "copies": s.copies,
+                 "bandwidth_bytes_per_s": s.bandwidth_bytes_per_s or "",
+                 "dutycycle": duty, "primary": "true" if s is self.primary else "false"}
+                for s in self.settings.values()]
