@@ -70,7 +70,9 @@ energy_unit <- function(joules) {
 # The primary setting's rows: the study model picked it once (settings.csv, the
 # report says by which rule); no script picks a setting by its name or by sorting.
 primary_rows <- function(dt) {
-  dt[primary == TRUE]
+  out <- dt[primary == TRUE]
+  message("primary setting: ", paste(unique(out$setting), collapse = ", "))
+  out
 }
 
 # Each factor's column in the analysis tables.

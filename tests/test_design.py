@@ -1,0 +1,102 @@
+"""The study model: settings, jobs, defaults and the primary setting, from configs alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from wattzip.design import FACTORS, Study, load_schema, merge_configs, with_defaults
+from wattzip.errors import ConfigError
+
+from .test_workflow import REPO
+
+BASE = {
+    "testbed": {"name": "tb"}, "target_dir": "results/{testbed}/target",
+    "file_types": ["text", "random"], "file_size": "1MiB", "codecs": ["gz-1", "lzo-1"],
+    "meter": {"order": ["model"]}, "idle": {"count": 1, "seconds": 1},
+    "repeats": {"min": 2, "max": 3, "ci_target": 0.05},
+}
+MEDIA = {"tmpfs": {"kind": "tmpfs", "path": "results/{testbed}/tmpfs", "size": "16MiB"},
+         "ext2": {"kind": "image", "path": "results/{testbed}/ext2", "size": "32MiB"}}
+
+
+def study(**overrides) -> Study:
+    return Study.from_config({**BASE, **overrides})
+
+
+def test_the_schema_defaults_are_the_only_defaults():
+    s = study()
+    assert s.config["seed"] == 2009 and s.config["threads"] == 0
+    assert s.config["input_dir"] == "results/{testbed}/inputs"
+    assert s.config["factors"] == {"io_scheduler": ["keep"], "governor": ["keep"],
+                                   "copies": [1], "bandwidth": ["unlimited"]}
+    assert s.config["crosscheck"] == {"codecs": [], "file_type": "text", "runs": 3}
+    assert s.testbeds["tb"].input_dir == "results/tb/inputs"
+    # Every default the model relies on is declared in the schema, where users read it.
+    schema = load_schema()
+    assert schema["properties"]["seed"]["default"] == 2009
+    assert with_defaults({}, schema)["factors"]["bandwidth"] == ["unlimited"]
+
+
+def test_settings_have_one_typed_field_per_factor():
+    s = study(factors={"medium": MEDIA, "bandwidth": ["unlimited", "30MB/s"]})
+    assert list(s.settings) == [
+        "tmpfs.io-keep.gov-keep.x1", "tmpfs.io-keep.gov-keep.x1.bw-30MBps",
+        "ext2.io-keep.gov-keep.x1", "ext2.io-keep.gov-keep.x1.bw-30MBps"]
+    slow = s.settings["ext2.io-keep.gov-keep.x1.bw-30MBps"]
+    assert (slow.medium, slow.io_scheduler, slow.governor, slow.copies) == (
+        "ext2", "keep", "keep", 1)
+    assert slow.bandwidth_bytes_per_s == 30_000_000
+    medium = slow.medium_on(s.testbeds["tb"])
+    assert medium.kind == "image" and medium.path.endswith("results/tb/ext2")
+    assert s.varied_factors == ["medium", "bandwidth"]
+    assert set(slow.factors()) >= {"setting", "medium", "io_scheduler", "governor", "copies",
+                                   "bandwidth_bytes_per_s"}
+
+
+def test_jobs_cover_every_setting_type_and_codec_and_the_duty_cycle():
+    s = study(factors={"medium": MEDIA},
+              dutycycle={"phases": 2, "compute_s": 1, "file_type": "text",
+                         "codecs": ["plain", "gz-1"]})
+    jobs = s.jobs("tb")
+    assert len(jobs) == 2 * 2 * 3 + 2 * 2
+    assert jobs[0].path("runs") == "results/tb/runs/tmpfs.io-keep.gov-keep.x1/text/gz-1.jsonl"
+    assert {j.codec for j in jobs if j.file_type == "dutycycle"} == {"plain", "gz-1"}
+    assert s.duty.compute == "idle"  # the schema's default
+
+
+@pytest.mark.parametrize("order", [["tmpfs", "ext2"], ["ext2", "tmpfs"]])
+def test_the_primary_setting_is_every_factor_at_its_first_listed_value(order):
+    s = study(factors={"medium": {m: MEDIA[m] for m in order},
+                       "bandwidth": ["unlimited", "30MB/s"]})
+    assert s.primary.medium == order[0] and s.primary.bandwidth_bytes_per_s is None
+    assert "first value" in s.primary_rule and order[0] in s.primary_rule
+    rows = s.settings_rows()
+    assert [r["setting"] for r in rows if r["primary"] == "true"] == [s.primary.name]
+    assert set(rows[0]) == {"setting", *[f for f in FACTORS if f != "bandwidth"],
+                            "bandwidth_bytes_per_s", "dutycycle", "primary"}
+
+
+def test_the_config_can_name_the_primary_setting():
+    s = study(factors={"medium": MEDIA, "bandwidth": ["unlimited", "30MB/s"]},
+              primary={"medium": "ext2", "bandwidth": "30MB/s"})
+    assert s.primary.name == "ext2.io-keep.gov-keep.x1.bw-30MBps"
+    assert "primary key" in s.primary_rule
+    with pytest.raises(ConfigError, match="no setting has"):
+        study(factors={"medium": MEDIA}, primary={"medium": "ssd"})
+
+
+def test_bad_designs_are_named():
+    with pytest.raises(ConfigError, match="below repeats.min"):
+        study(repeats={"min": 3, "max": 2, "ci_target": 0.05})
+    with pytest.raises(ConfigError, match="not among the study's file_types"):
+        study(dutycycle={"phases": 1, "compute_s": 1, "file_type": "zero", "codecs": ["plain"]})
+    with pytest.raises(ConfigError, match="names must differ"):
+        study(testbeds=[{"name": "a"}, {"name": "a"}])
+
+
+def test_every_shipped_config_builds_a_model():
+    for overlay in sorted((REPO / "config").glob("*.yaml")):
+        if overlay.name == "schema.yaml":
+            continue
+        s = Study.from_config(merge_configs([REPO / "config.yaml", overlay]))
+        assert s.primary.name in s.settings, overlay
