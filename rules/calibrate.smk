@@ -20,7 +20,7 @@ rule preflight:
         codecs=list(dict.fromkeys(CODECS + [c for c in DUTY_CODECS if c != "plain"])),
         settings=testbed_settings,
         file_size=FILE_SIZE,
-        meter_args=meter_args,
+        meter=testbed_meter,
         input_dir=testbed_input_dir,
         input_files=testbed_input_files,
         node=expected_node,

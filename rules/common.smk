@@ -106,6 +106,11 @@ def meter_args(wildcards):
     return shlex.join(args)
 
 
+def testbed_meter(wildcards):
+    """A testbed's meter config (the study's meter keys, its own overriding them)."""
+    return TESTBEDS[wildcards.testbed].meter
+
+
 def medium_of(testbed, setting):
     """A setting's medium on a testbed (its paths are the testbed's)."""
     return SETTINGS[setting].medium_on(TESTBEDS[testbed])

@@ -11,7 +11,7 @@ import shlex
 import shutil
 import sys
 
-from wattzip import cli, codec_registry, factors, system, throttle
+from wattzip import codec_registry, factors, meters, system, throttle
 from wattzip.errors import WattzipError
 from wattzip.media import Medium
 
@@ -46,11 +46,8 @@ if missing:
         + f". Install them with: apt-get install {packages}"
     )
 
-args = cli.build_parser().parse_args(
-    ["meters", *shlex.split(snakemake.params.meter_args)]
-)
 try:
-    meter = cli._open_meter(args)
+    meter = meters.open_configured(snakemake.params.meter)
 except WattzipError as exc:
     fail(str(exc))
 report["meter"] = {"source": meter.name, "scope": meter.scope, "method": meter.method}

@@ -5,7 +5,7 @@ Prints, measured side by side in one run (A B A B ...):
      same command run bare (Popen, wait, fsync), caches dropped before each;
   2. the CPU time the sampler thread uses per second of sampling at 10 Hz.
 
-    .venv/bin/python scripts/bench/harness.py [--input FILE] [--pairs 7] [--codec gz-6]
+    .venv/bin/python benchmarks/harness.py [--input FILE] [--pairs 7] [--codec gz-6]
 """
 
 from __future__ import annotations

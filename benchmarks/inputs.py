@@ -4,7 +4,7 @@ For each file type, in one run: `wattzip gen` writing SIZE (flushed) with its
 peak resident memory, then `dd if=/dev/zero ... conv=fsync` of the same size
 to the same directory, so the disk's own write speed stands beside it.
 
-    .venv/bin/python scripts/bench/inputs.py [--size 512MiB] [--dir DIR] [TYPE ...]
+    .venv/bin/python benchmarks/inputs.py [--size 512MiB] [--dir DIR] [TYPE ...]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where a finished study's wall time went: measured runs against the pipeline's own time.
 
-    .venv/bin/python scripts/bench/pipeline_overhead.py [WORKFLOW_DIR] [--testbed default]
+    .venv/bin/python benchmarks/pipeline_overhead.py [WORKFLOW_DIR] [--testbed default]
         [--wall SECONDS]
 
 Reads the Snakemake log of the last invocation (.snakemake/log/, job start and

@@ -1,6 +1,6 @@
 """Benchmark notes: compression ratios of the paper's codecs on one input.
 
-    .venv/bin/python scripts/bench/ratios.py FILE [CODEC|SET ...]   (default set: paper)
+    .venv/bin/python benchmarks/ratios.py FILE [CODEC|SET ...]   (default set: paper)
 
 Prints each codec's ratio (original / compressed), best first, beside the
 SYSTOR '09 Table 3 text value, so the paper's ordering can be checked.
