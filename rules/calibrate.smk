@@ -78,12 +78,14 @@ rule idle_power:
     params:
         meter=meter_args,
         setting=setting_args,
-        windows=config["idle"]["count"],
-        seconds=config["idle"]["seconds"],
+        windows=STUDY.config["idle"]["count"],
+        seconds=STUDY.config["idle"]["seconds"],
+        max_other_load=STUDY.config["idle"]["max_other_load"],
         journal=f"{RESULTS}/{{testbed}}/journal/idle/{{setting}}.jsonl",
     shell:
         "wattzip idle {params.meter} {params.setting} --count {params.windows} "
-        "--seconds {params.seconds} --journal {params.journal} --out {output} 2> {log}"
+        "--seconds {params.seconds} --max-other-load {params.max_other_load} "
+        "--journal {params.journal} --out {output} 2> {log}"
 
 
 rule plan:

@@ -5,6 +5,8 @@ harness's mean for the same command (cache dropped before each run, output
 flushed with sync) shows the harness measures what it says it does.
 """
 
+import atexit
+import contextlib
 import csv
 import json
 import os
@@ -12,9 +14,13 @@ import shlex
 import statistics
 import subprocess
 
-from wattzip import codec_registry, records
+from wattzip import codec_registry, machine, records
 
 log = open(snakemake.log[0], "w")
+# It measures: alone on the machine, like every measurement job.
+held = contextlib.ExitStack()
+atexit.register(held.close)
+held.enter_context(machine.session("crosscheck", snakemake.wildcards.testbed, os.getcwd()))
 manifest = json.load(open(snakemake.input.manifest))
 target = snakemake.params.target
 os.makedirs(target, exist_ok=True)

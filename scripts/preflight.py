@@ -5,17 +5,24 @@ study requires it), every factor's settability and the free space of every
 target directory. Writes what it found; exits with a readable message if not.
 """
 
+import atexit
+import contextlib
 import json
 import os
 import shlex
 import shutil
 import sys
 
-from wattzip import codec_registry, factors, meters, system, throttle
+from wattzip import codec_registry, factors, machine, meters, system, throttle
 from wattzip.errors import WattzipError
 from wattzip.media import Medium
 
 log = open(snakemake.log[0], "w")
+# It attaches media and tries throttles: it holds the machine like a job, and whatever
+# it changed is undone however it ends (atexit runs after sys.exit and an exception).
+held = contextlib.ExitStack()
+atexit.register(held.close)
+held.enter_context(machine.session("preflight", snakemake.wildcards.testbed, os.getcwd()))
 
 
 def fail(message):

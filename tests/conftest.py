@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+
+# The tests journal their machine changes apart from a real study's journal (they hold
+# the machine-wide lock like any study, so they never measure beside one).
+os.environ.setdefault("WATTZIP_STATE_DIR", tempfile.mkdtemp(prefix="wattzip-test-state-"))
 
 from wattzip import inputs
 

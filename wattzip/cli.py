@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from wattzip import (
     codec_registry,
     design,
     inputs,
+    machine,
     media,
     meters,
     records,
@@ -140,24 +140,28 @@ def cmd_meters(a) -> int:
 def cmd_idle(a) -> int:
     from wattzip import factors
 
-    meter = _open_meter(a)
-    os.makedirs(a.target_dir, exist_ok=True)
-    disk = system.scheduler_disk(a.target_dir)
-    key = f"{meter.name}|{meter.scope}|{a.setting}|{a.seconds:g}"
-    windows = _idle_journal(a.journal, key) if a.journal else []
-    if windows:
-        _log(f"idle: {len(windows)} window(s) of {a.seconds:g} s found in {a.journal}")
-    try:
-        with factors.applied(disk, a.io_scheduler, a.governor):
-            while len(windows) < a.count:
-                result = meters.measure_idle(meter, 1, a.seconds)
-                windows.append(result.windows_w[0])
-                _log(f"idle window {len(windows)}/{a.count}: {windows[-1]:.2f} W")
-                if a.journal:
-                    with open(a.journal, "a") as f:
-                        f.write(json.dumps({"key": key, "watts": windows[-1]}) + "\n")
-    finally:
-        meter.close()
+    with machine.session("idle", config=f"{os.getcwd()} ({a.setting})",
+                         wait_s=a.lock_wait):
+        meter = _open_meter(a)
+        os.makedirs(a.target_dir, exist_ok=True)
+        disk = system.scheduler_disk(a.target_dir)
+        key = f"{meter.name}|{meter.scope}|{a.setting}|{a.seconds:g}"
+        windows = _idle_journal(a.journal, key) if a.journal else []
+        if windows:
+            _log(f"idle: {len(windows)} window(s) of {a.seconds:g} s found in {a.journal}")
+        try:
+            with factors.applied(disk, a.io_scheduler, a.governor):
+                quiet = machine.QuietCheck()
+                while len(windows) < a.count:
+                    result = meters.measure_idle(meter, 1, a.seconds)
+                    quiet.require_quiet(a.max_other_load, f"idle window {len(windows) + 1}")
+                    windows.append(result.windows_w[0])
+                    _log(f"idle window {len(windows)}/{a.count}: {windows[-1]:.2f} W")
+                    if a.journal:
+                        with open(a.journal, "a") as f:
+                            f.write(json.dumps({"key": key, "watts": windows[-1]}) + "\n")
+        finally:
+            meter.close()
     result = meters.IdleResult(windows[: a.count], meter.name, meter.scope, meter.method,
                                a.seconds)
     out = {"idle_power_w": result.mean_w, "sd_w": result.sd_w, "windows_w": result.windows_w,
@@ -166,8 +170,7 @@ def cmd_idle(a) -> int:
            "meter_method": result.method, "measured_at": runner.utc_now()}
     text = json.dumps(out, indent=2)
     if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(text + "\n")
+        records.write_text_atomically(a.out, text + "\n")
     print(text if a.json or not a.out else
           f"idle power {result.mean_w:.2f} W (sd {result.sd_w:.2f} W, {a.count} x {a.seconds} s, "
           f"{result.method})")
@@ -194,18 +197,19 @@ def cmd_measure(a) -> int:
     if not a.command:
         raise WattzipError("nothing to measure: give the command after --, e.g. "
                            "wattzip measure -- gzip -c big.txt")
-    meter = _open_meter(a)
     out = a.stdout
     operation = runner.Operation(a.op, [a.command], [a.stdin], [out], [out] if out else [])
-    cache = runner.drop_caches([p for p in (a.stdin, out) if p and os.path.exists(p)])
-    if cache == "global":
-        runner.warm(runner.tool_files(a.command[0]))
-    target = os.path.dirname(os.path.abspath(out)) if out else os.getcwd()
-    try:
-        result = runner.measure(operation, meter, a.idle_power,
-                                system.block_device(target)["disk"])
-    finally:
-        meter.close()
+    with machine.session("measure", config=" ".join(a.command), wait_s=a.lock_wait):
+        meter = _open_meter(a)
+        cache = runner.drop_caches([p for p in (a.stdin, out) if p and os.path.exists(p)])
+        if cache == "global":
+            runner.warm(runner.tool_files(a.command[0]))
+        target = os.path.dirname(os.path.abspath(out)) if out else os.getcwd()
+        try:
+            result = runner.measure(operation, meter, a.idle_power,
+                                    system.block_device(target)["disk"])
+        finally:
+            meter.close()
     record = {k: v for k, v in result.items() if not k.startswith("_")}
     record["factors"] = {"cache_drop": cache}
     record["output_bytes"] = os.path.getsize(out) if out and os.path.exists(out) else None
@@ -306,9 +310,6 @@ def cmd_job(a) -> int:
         calibration = json.loads(Path(a.idle).read_text())
         meters.check_same_meter(calibration, meter, a.idle)
         idle = calibration["idle_power_w"]
-    # A kill by Snakemake (SIGTERM) unwinds like an exception, so the medium is
-    # unmounted and the factors restored.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     job = study.Job(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
         input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
@@ -321,14 +322,21 @@ def cmd_job(a) -> int:
         factors={"setting": a.setting, "io_scheduler": a.io_scheduler, "governor": a.governor,
                  "medium": a.medium, "target_dir": medium.path},
     )
-    try:
-        medium.attach()
-        study.check_free_space(medium.path, 2 * job.input_bytes * job.copies)
-        with factors.applied(system.scheduler_disk(medium.path), a.io_scheduler, a.governor):
-            summary = study.run_job(job, meter, a.journal, log=_log)
-    finally:
-        medium.detach()
-        meter.close()
+    # The session takes the machine's lock, undoes what a killed job left, and undoes
+    # this job's own changes (medium, factors, throttle, processes), also on SIGTERM.
+    with machine.session("job", a.testbed, f"{os.getcwd()} ({a.setting} {manifest['file_type']} "
+                         f"{a.codec})", wait_s=a.lock_wait):
+        try:
+            medium.attach()
+            study.check_free_space(medium.path, 2 * job.input_bytes * job.copies)
+            with factors.applied(system.scheduler_disk(medium.path), a.io_scheduler,
+                                 a.governor):
+                summary = study.run_job(job, meter, a.journal, log=_log)
+        finally:
+            try:
+                medium.detach()
+            finally:
+                meter.close()
     runs = study.read_journal(a.journal, job.key())
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(str(a.out) + ".partial")
@@ -463,8 +471,9 @@ def cmd_plan(a) -> int:
     cache = Path(a.cache or f"results/{testbed}/plan/pilot.json")
     _log(f"plan: pilot on {plan.PILOT_BYTES >> 20} MiB samples, cached in {cache} "
          "(runs once per testbed)")
-    rates = plan.pilot(study.file_types, names, cache, study.config["seed"],
-                       progress=None if a.quiet else _log)
+    with machine.session("plan", testbed, os.getcwd(), wait_s=a.lock_wait):
+        rates = plan.pilot(study.file_types, names, cache, study.config["seed"],
+                           progress=None if a.quiet else _log)
     est = plan.estimate(study, rates)
     text = f"wattzip study '{testbed}': {plan.describe(est)}"
     if a.out:
@@ -473,6 +482,24 @@ def cmd_plan(a) -> int:
                                           indent=1) + "\n")
     print(text)
     return 0
+
+
+def cmd_restore(a) -> int:
+    """What killed wattzip commands left changed on this machine: shown, then undone."""
+    with machine.session("restore", wait_s=a.lock_wait):  # undoes leftovers on entry
+        pass
+    live = machine.pending()
+    for entry in live:
+        _log(f"in use by a running wattzip command: {machine.describe(entry)}")
+    _log(f"the machine is as wattzip found it (journal {machine.journal_path()})"
+         if not live else f"{len(live)} change(s) belong to running commands")
+    return 0
+
+
+def _add_lock_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lock-wait", type=float, default=machine.DEFAULT_LOCK_WAIT_S,
+                   metavar="S", help="how long to wait for another wattzip command that "
+                                     "holds this machine (default: %(default)s)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -493,7 +520,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--journal", metavar="JSONL",
                    help="keep each window as it finishes; a rerun reuses them")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--max-other-load", type=float, default=0.1, metavar="SHARE",
+                   help="refuse a window in which other processes used more than this "
+                        "share of all CPUs (default: %(default)s)")
     _add_setting_options(s)
+    _add_lock_option(s)
     s.set_defaults(fn=cmd_idle)
 
     s = sub.add_parser("measure", help="run one command under the meter; print its run record")
@@ -505,6 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--op", default="command", help="label of the operation")
     s.add_argument("--json", action="store_true")
     s.add_argument("command", nargs=argparse.REMAINDER)
+    _add_lock_option(s)
     s.set_defaults(fn=cmd_measure)
 
     s = sub.add_parser("gen", help="generate an input file of exact size and its manifest")
@@ -560,6 +592,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
                    help="buffer of the plain baseline's user-space copy (default: %(default)s)")
     _add_setting_options(s)
+    _add_lock_option(s)
     s.set_defaults(fn=cmd_job)
 
     s = sub.add_parser("collect", help="join run journals into runs.csv")
@@ -597,7 +630,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--cache", help="pilot cache (default: results/<testbed>/plan/pilot.json)")
     s.add_argument("--out", help="also write the estimate as JSON")
     s.add_argument("--quiet", action="store_true")
+    _add_lock_option(s)
     s.set_defaults(fn=cmd_plan)
+
+    s = sub.add_parser("restore", help="undo what killed wattzip commands left changed on "
+                                       "this machine (schedulers, governors, mounts, ...)")
+    _add_lock_option(s)
+    s.set_defaults(fn=cmd_restore)
 
     s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from wattzip import machine
 from wattzip.errors import FactorError
 
 KEEP = "keep"  # the factor value that means "leave the machine as it is"
@@ -56,20 +57,28 @@ def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS) -> None
 
 
 def check_governor(value: str, sysfs: str = SYSFS) -> None:
+    """Every CPU must offer the governor (CPUs of a hybrid or multi-socket machine may
+    offer different lists) and let it be written."""
     if value == KEEP:
         return
     files = _governor_files(sysfs)
     if not files:
         raise FactorError(f"factor governor={value}: this machine has no cpufreq "
                           "(a VM or a container?); remove the factor or set it to 'keep'")
-    available_file = files[0].with_name("scaling_available_governors")
-    available = available_file.read_text().split() if available_file.exists() else []
-    if available and value not in available:
-        raise FactorError(f"factor governor={value}: available governors are "
-                          f"{', '.join(available)}")
-    if not all(_writable(f) for f in files):
-        raise FactorError(f"factor governor={value}: scaling_governor is not writable "
-                          "(run as root)")
+    for path in files:
+        cpu = path.parent.parent.name
+        listed = path.with_name("scaling_available_governors")
+        try:
+            available = listed.read_text().split()
+        except OSError:
+            raise FactorError(f"factor governor={value}: {listed} is missing or unreadable, "
+                              f"so wattzip cannot tell whether {cpu} offers {value}") from None
+        if value not in available:
+            raise FactorError(f"factor governor={value}: {cpu} offers only "
+                              f"{', '.join(available)}")
+        if not _writable(path):
+            raise FactorError(f"factor governor={value}: {path} is not writable "
+                              "(run as root)")
 
 
 def _writable(path: Path) -> bool:
@@ -87,28 +96,49 @@ def current_io_scheduler(disk: str, sysfs: str = SYSFS) -> str:
     return names[0] if len(names) == 1 else "none"
 
 
+def current_governor(path: Path) -> str:
+    return path.read_text().strip()
+
+
 @contextlib.contextmanager
 def applied(disk: str | None, io_scheduler: str = KEEP, governor: str = KEEP,
-            sysfs: str = SYSFS) -> Iterator[None]:
-    """Set the factors for the duration of a job, then restore what was there."""
+            sysfs: str = SYSFS) -> Iterator[dict]:
+    """Set the factors for the duration of a job, then restore what was there.
+
+    Each change is journaled machine-wide before it is made (wattzip.machine), so a
+    job killed before it could restore is undone by the next wattzip command; a
+    restore that fails is an error naming what stayed changed. Yields what is in
+    effect, read back: {"io_scheduler": ..., "governor": ...}.
+    """
     check_io_scheduler(disk, io_scheduler, sysfs)
     check_governor(governor, sysfs)
-    restore: list[tuple[Path, str]] = []
+    made: list[str] = []
+    in_effect = {"io_scheduler": current_io_scheduler(disk, sysfs) if disk else None,
+                 "governor": governors_in_effect(sysfs)}
     try:
         if io_scheduler != KEEP:
             path = _scheduler_file(disk, sysfs)
-            restore.append((path, current_io_scheduler(disk, sysfs)))
+            made.append(machine.note("sysfs", str(path), current_io_scheduler(disk, sysfs)))
             path.write_text(io_scheduler)
             now = current_io_scheduler(disk, sysfs)
             if now != io_scheduler:
                 raise FactorError(f"factor io_scheduler={io_scheduler}: {disk} still runs "
                                   f"{now} after switching")
+            in_effect["io_scheduler"] = now
         if governor != KEEP:
             for path in _governor_files(sysfs):
-                restore.append((path, path.read_text().strip()))
+                made.append(machine.note("sysfs", str(path), current_governor(path)))
                 path.write_text(governor)
-        yield
+            in_effect["governor"] = governors_in_effect(sysfs)
+            if in_effect["governor"] != governor:
+                raise FactorError(f"factor governor={governor}: the CPUs run "
+                                  f"{in_effect['governor']} after switching")
+        yield in_effect
     finally:
-        for path, value in reversed(restore):
-            with contextlib.suppress(OSError):
-                path.write_text(value)
+        machine.undo([e for e in machine.pending() if e["id"] in made])
+
+
+def governors_in_effect(sysfs: str = SYSFS) -> str | None:
+    """The governor every CPU runs, read back ("a,b" when they differ; None: no cpufreq)."""
+    values = sorted({current_governor(p) for p in _governor_files(sysfs)})
+    return ",".join(values) or None

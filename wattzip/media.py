@@ -16,6 +16,7 @@ import subprocess
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from wattzip import machine
 from wattzip.errors import ConfigError, WattzipError
 from wattzip.inputs import parse_size
 from wattzip.system import evict
@@ -56,6 +57,7 @@ class Medium:
     fresh: bool = True
     _attached: bool = field(default=False, repr=False, compare=False)
     _loop: str | None = field(default=None, repr=False, compare=False)
+    _changes: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.path = os.path.abspath(self.path)
@@ -111,18 +113,27 @@ class Medium:
     def attach(self) -> None:
         """Create and mount the medium (a fresh filesystem on an image); a directory is made.
 
-        Once per job: a second call before detach() changes nothing.
+        Once per job: a second call before detach() changes nothing. Every loop device
+        and mount is journaled machine-wide before it is made (wattzip.machine); what a
+        killed job left is undone by the next command before this runs, so a mount or a
+        loop device found here belongs to someone else and is never taken over.
         """
         if self._attached:
             return
         os.makedirs(self.path, exist_ok=True)
-        self._attached = True
         if not self.own_filesystem:
+            self._attached = True
             return
         if self.is_mounted():
-            _run(["umount", self.path], f"medium {self.name}: unmount a stale mount")
+            raise MediumError(f"medium {self.name}: something is already mounted at "
+                              f"{self.path} ({mount_entry(self.path)[0]}), and not by a "
+                              "killed wattzip job; unmount it or choose another path")
         if self.kind == "image":
-            self._release_loops()  # left attached by a job that was killed
+            held = self._loops()
+            if held:
+                raise MediumError(f"medium {self.name}: the image {self.image} is held by "
+                                  f"{', '.join(held)}, and not by a killed wattzip job; "
+                                  "detach it (losetup -d) or choose another image")
             Path(self.image).parent.mkdir(parents=True, exist_ok=True)
             new = not os.path.exists(self.image)
             if self.fresh or new:
@@ -130,10 +141,13 @@ class Medium:
                     f.truncate(parse_size(self.size))
                 self._mkfs(self.image)
             evict([self.image])  # mkfs wrote through the host's cache; the loop will not
+            self._changes.append(machine.note("loop", self.image))
             self._loop = _output(["losetup", "--find", "--show", "--direct-io=on", self.image],
                                  f"medium {self.name}: attach {self.image} to a loop device")
         elif self.kind == "block" and self.format:
             self._mkfs(self.device)
+        self._attached = True
+        self._changes.append(machine.note("mount", self.path, source=self.source))
         self.mount()
 
     def _mkfs(self, target: str) -> None:
@@ -162,25 +176,19 @@ class Medium:
         self.mount()
 
     def detach(self) -> None:
-        """Unmount after the job and free its loop device (the image file stays)."""
+        """Unmount after the job and free its loop device (the image file stays); a
+        failure is an error naming what stays mounted or attached."""
         self._attached = False
-        with contextlib.suppress(MediumError):
-            self.unmount()
-        if self.kind == "image":
-            self._release_loops()
-            self._loop = None
+        changes, self._changes = self._changes, []
+        machine.undo([e for e in machine.pending() if e["id"] in changes])
+        self._loop = None
 
-    def _release_loops(self) -> None:
-        """Detach every loop device backed by the image (after its filesystem is unmounted)."""
+    def _loops(self) -> list[str]:
+        """The loop devices backed by the image."""
         if not os.path.exists(self.image):
-            return
-        with contextlib.suppress(MediumError):
-            listed = _output(["losetup", "--associated", self.image, "--noheadings",
-                              "--output", "NAME"], f"medium {self.name}: list loop devices")
-            for loop in listed.split():
-                for mount in [m[1] for m in _mounts() if m[0] == loop]:
-                    _run(["umount", mount], f"medium {self.name}: unmount {mount}")
-                _run(["losetup", "--detach", loop], f"medium {self.name}: detach {loop}")
+            return []
+        return _output(["losetup", "--associated", self.image, "--noheadings", "--output",
+                        "NAME"], f"medium {self.name}: list loop devices").split()
 
     def describe(self) -> dict:
         """What the runs' provenance records of the medium while it is mounted."""

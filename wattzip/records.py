@@ -24,6 +24,7 @@ RUN_COLUMNS = (
     "output_bytes", "verified", "exit_code", "failure", "own_blocks", "tools_warmed",
     "threads", "copies", "phases", "copy_buffer_bytes", "medium_kind", "flush", "target_device",
     "target_fs", "mount_options", "loop_direct_io", "scheduler_disk", "io_scheduler_in_effect",
+    "governor_in_effect",
     "bandwidth_bytes_per_s", "hostname", "slurm_node", "slurm_job_id", "tool_version", "trace",
 )
 NUMERIC_COLUMNS = frozenset({
@@ -82,6 +83,18 @@ def write_csv_atomically(rows: list[dict], out: str | os.PathLike, columns: list
         f.flush()
         os.fsync(f.fileno())
     os.replace(partial, out)
+
+
+def write_text_atomically(path: str | os.PathLike, text: str) -> None:
+    """A small file (JSON) written beside its place and renamed there, never torn."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, path)
 
 
 SETTINGS_COLUMNS = ("setting", "medium", "io_scheduler", "governor", "copies",

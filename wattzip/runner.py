@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -157,8 +158,9 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         procs, launch_error = [], None
         for argv, fin, fout, ferr in zip(operation.argvs, stdins, stdouts, stderrs, strict=True):
             try:
+                # Its own process group: a kill takes the tool and all it started.
                 procs.append(subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr,
-                                              close_fds=True))
+                                              close_fds=True, process_group=0))
             except OSError as exc:
                 launch_error = f"{argv[0]}: {exc}"
                 break
@@ -174,7 +176,8 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         except BaseException:  # killed: no tool may outlive the job and keep the target busy
             for proc in procs:
                 if proc.returncode is None:
-                    proc.kill()
+                    with contextlib.suppress(ProcessLookupError):  # the group is gone
+                        os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
             raise
         for fout in stdouts:

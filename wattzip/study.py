@@ -29,6 +29,7 @@ from wattzip import codec_registry, runner, system
 from wattzip.codec_registry import Codec
 from wattzip.errors import ConfigError
 from wattzip.extents import check_owns_blocks
+from wattzip.factors import governors_in_effect
 from wattzip.inputs import copy_through_user_space, sha256_file
 from wattzip.media import Medium
 from wattzip.meters import Meter
@@ -330,6 +331,7 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
         scheduler_disk = system.scheduler_disk(job.medium.path)
         medium_info.update(scheduler_disk=scheduler_disk,
                            io_scheduler_in_effect=system.io_scheduler(scheduler_disk),
+                           governor_in_effect=governors_in_effect(),
                            bandwidth_bytes_per_s=job.bandwidth_bytes_per_s)
         devices = {"target": system.block_device(job.medium.path)["disk"],
                    "input": system.block_device(os.path.dirname(os.path.abspath(

@@ -23,6 +23,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from wattzip import machine
 from wattzip.errors import FactorError
 
 V1_ROOT = "/sys/fs/cgroup/blkio"
@@ -78,7 +79,8 @@ class Throttle:
         self.path = self.root / (name or f"{PREFIX}{os.getpid()}")
 
     def create(self) -> None:
-        remove_stale(self.root)
+        self.home = own_cgroup(self.root, self.version)
+        self._change = machine.note("cgroup", str(self.path), return_to=str(self.home))
         try:
             self.path.mkdir(exist_ok=True)
             for numbers in self.numbers:
@@ -90,9 +92,13 @@ class Throttle:
                     (self.path / "io.max").write_text(
                         f"{numbers} rbps={self.bytes_per_s} wbps={self.bytes_per_s}\n")
         except OSError as exc:
-            self.remove()
-            raise FactorError(f"bandwidth: cannot set up the cgroup {self.path}: {exc} "
-                              "(run as root)") from None
+            error = (f"bandwidth: cannot set up the cgroup {self.path}: {exc} "
+                     "(run as root)")
+            try:
+                self.remove()
+            except machine.MachineError as left:
+                raise FactorError(f"{error}; and {left}") from None
+            raise FactorError(error) from None
 
     def limits(self) -> str:
         """What the kernel holds for this cgroup, read back."""
@@ -102,28 +108,28 @@ class Throttle:
 
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
-        """This process (and what it starts) inside the cgroup, then back at the root."""
+        """This process (and what it starts) inside the cgroup, then back in the cgroup it
+        came from (its Slurm step or systemd scope, whose tracking and signals must keep
+        reaching it), never the root."""
         (self.path / "cgroup.procs").write_text(f"{os.getpid()}\n")
         try:
             yield
         finally:
-            (self.root / "cgroup.procs").write_text(f"{os.getpid()}\n")
+            (self.home / "cgroup.procs").write_text(f"{os.getpid()}\n")
 
     def remove(self) -> None:
-        with contextlib.suppress(OSError):
-            for pid in (self.path / "cgroup.procs").read_text().split():
-                (self.root / "cgroup.procs").write_text(f"{pid}\n")
-        with contextlib.suppress(OSError):
-            self.path.rmdir()
+        """Every process back home and the cgroup gone; an error names what stays."""
+        machine.undo([e for e in machine.pending() if e["id"] == self._change])
 
 
-def remove_stale(root: Path) -> None:
-    """Remove wattzip cgroups of processes that no longer exist."""
-    for path in root.glob(f"{PREFIX}*"):
-        pid = path.name.removeprefix(PREFIX)
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            with contextlib.suppress(OSError):
-                path.rmdir()
+def own_cgroup(root: Path, version: int) -> Path:
+    """The cgroup this process is in, of the hierarchy mounted at root."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        number, controllers, path = line.split(":", 2)
+        if (version == 2 and number == "0") or (version == 1 and "blkio" in
+                                                controllers.split(",")):
+            return root / path.lstrip("/")
+    return root
 
 
 @contextlib.contextmanager

@@ -1,0 +1,205 @@
+"""The machine is left as it was found: journaled changes, undone after SIGKILL, one lock.
+
+Real loop devices, mounts, cgroups and the real disk's I/O scheduler; a fake
+sysfs only for the governor (this VM has no cpufreq). A process that holds a
+change is SIGKILLed, so it cannot undo anything; the next wattzip command does.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from wattzip import factors, machine, system
+from wattzip.errors import WattzipError
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+WATTZIP = [sys.executable, "-m", "wattzip"]
+
+
+def holder(code: str, ready: Path) -> subprocess.Popen:
+    """A Python process that makes some changes, says so, and waits to be killed."""
+    script = textwrap.dedent(code) + f"\nopen({str(ready)!r}, 'w').close()\nimport time\n" \
+        "time.sleep(600)\n"
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert proc.poll() is None, "the holder died before it was ready"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return proc
+
+
+def kill(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def restore() -> str:
+    out = subprocess.run([*WATTZIP, "restore"], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    return out.stderr
+
+
+def loops_of(image: Path) -> list[str]:
+    return subprocess.run(["losetup", "--associated", str(image), "--noheadings", "--output",
+                           "NAME"], capture_output=True, text=True, check=False).stdout.split()
+
+
+def mounted(path: Path) -> bool:
+    return any(line.split()[1] == str(path) for line in open("/proc/self/mounts"))
+
+
+def test_a_killed_job_s_medium_is_unmounted_and_its_loop_freed(tmp_path):
+    target = tmp_path / "target"
+    proc = holder(f"""
+        from wattzip.media import Medium
+        Medium(name="m", kind="image", path={str(target)!r}, size="16MiB").attach()
+    """, tmp_path / "ready")
+    kill(proc)
+    image = target.with_name("target.img")
+    assert mounted(target) and loops_of(image)  # what SIGKILL leaves
+    said = restore()
+    assert not mounted(target) and not loops_of(image)
+    assert "undid what a killed wattzip process left" in said and str(target) in said
+
+
+def test_a_killed_job_s_scheduler_on_the_real_disk_is_restored(tmp_path):
+    disk = system.scheduler_disk(str(tmp_path))
+    original = factors.current_io_scheduler(disk)
+    other = "bfq" if original != "bfq" else "mq-deadline"
+    proc = holder(f"""
+        from wattzip import factors
+        held = factors.applied({disk!r}, {other!r})  # kept: a dropped one would restore
+        held.__enter__()
+    """, tmp_path / "ready")
+    kill(proc)
+    assert factors.current_io_scheduler(disk) == other
+    # The next job first undoes the leftover, so it reads the machine's own value as the
+    # original, not the leftover, and puts that back at its end.
+    with machine.session("job"), factors.applied(disk, "kyber") as effect:
+        assert effect["io_scheduler"] == "kyber"
+    assert factors.current_io_scheduler(disk) == original
+
+
+def fake_cpufreq(root: Path, governor: str = "schedutil") -> list[Path]:
+    files = []
+    for cpu in range(2):
+        d = root / f"devices/system/cpu/cpu{cpu}/cpufreq"
+        d.mkdir(parents=True)
+        (d / "scaling_governor").write_text(governor + "\n")
+        (d / "scaling_available_governors").write_text("performance powersave schedutil\n")
+        files.append(d / "scaling_governor")
+    return files
+
+
+def test_a_killed_job_s_governors_are_restored(tmp_path):
+    files = fake_cpufreq(tmp_path)
+    proc = holder(f"""
+        from wattzip import factors
+        held = factors.applied(None, "keep", "powersave", sysfs={str(tmp_path)!r})
+        held.__enter__()
+    """, tmp_path / "ready")
+    kill(proc)
+    assert {f.read_text() for f in files} == {"powersave"}
+    restore()
+    assert {f.read_text().strip() for f in files} == {"schedutil"}
+
+
+def test_a_killed_job_s_cgroup_is_removed(tmp_path):
+    proc = holder(f"""
+        from wattzip import throttle
+        t = throttle.Throttle(["vda"], 50_000_000)
+        t.create()
+        inside = t.entered()
+        inside.__enter__()
+        open({str(tmp_path / "cgroup")!r}, "w").write(str(t.path))
+    """, tmp_path / "ready")
+    cgroup = Path((tmp_path / "cgroup").read_text())
+    kill(proc)
+    assert cgroup.exists()
+    restore()
+    assert not cgroup.exists()
+
+
+def test_a_killed_job_s_processes_are_killed(tmp_path):
+    proc = holder("""
+        import subprocess
+        from wattzip import machine
+        held = machine.session("test")
+        held.__enter__()
+        child = subprocess.Popen(["sh", "-c", "sleep 600 & sleep 600"], process_group=0)
+    """, tmp_path / "ready")
+    tag = machine.owner_tag({"pid": proc.pid, "start": machine.process_start(proc.pid)})
+    kill(proc)
+    assert len(machine.owned_processes(tag)) >= 2  # sh and its sleeps outlive the job
+    restore()
+    assert machine.owned_processes(tag) == []
+
+
+def test_sigterm_unwinds_idle_and_restores_the_scheduler(tmp_path):
+    disk = system.scheduler_disk(str(tmp_path))
+    original = factors.current_io_scheduler(disk)
+    other = "bfq" if original != "bfq" else "mq-deadline"
+    proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
+                             "--model-max-w", "2", "--count", "100", "--seconds", "0.5",
+                             "--io-scheduler", other, "--target-dir", str(tmp_path)],
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while factors.current_io_scheduler(disk) != other:
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert factors.current_io_scheduler(disk) == original
+
+
+def test_a_second_command_waits_and_names_the_holder(tmp_path):
+    proc = holder("""
+        from wattzip import machine
+        held = machine.session("job", "tb1", "/data/study-a")
+        held.__enter__()
+    """, tmp_path / "ready")
+    try:
+        lines: list[str] = []
+        t0 = time.monotonic()
+        with pytest.raises(machine.MachineError, match=f"pid {proc.pid} .*tb1.*study-a"), \
+                machine.session("job", wait_s=1.5, log=lines.append):
+            pass
+        assert time.monotonic() - t0 >= 1.5
+        assert lines and f"pid {proc.pid} (job, testbed tb1" in lines[0]
+    finally:
+        kill(proc)
+    with machine.session("job", wait_s=5):  # the kernel freed it with its holder
+        pass
+
+
+def test_a_restore_that_fails_names_what_stays_changed(tmp_path):
+    target = tmp_path / "scheduler"
+    target.mkdir()  # a file that cannot be written back (root ignores permissions)
+    entry = machine.note("sysfs", str(target), "none")
+    with pytest.raises(WattzipError, match=f"stay changed: sysfs {target}"):
+        machine.undo([e for e in machine.pending() if e["id"] == entry])
+    machine.undone(entry)
+
+
+def test_idle_refuses_a_machine_that_is_not_quiet(tmp_path):
+    busy = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    try:
+        out = subprocess.run([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
+                              "--model-max-w", "2", "--count", "1", "--seconds", "1",
+                              "--target-dir", str(tmp_path)],
+                             capture_output=True, text=True, check=False)
+    finally:
+        busy.kill()
+        busy.wait()
+    assert out.returncode == 2
+    assert "the machine was not idle" in out.stderr and "sh (pid" in out.stderr

@@ -1,0 +1,454 @@
+"""What wattzip does to the machine: one lock per machine, a journal of every change, undo.
+
+Users run wattzip as root on shared servers for hours. Every change it makes (an
+I/O scheduler, a governor, a mount, a loop device, a cgroup, helper processes) is
+written to a journal on disk *before* it is made, with the value it replaces, and
+is undone in reverse order when the command ends. A command that could not undo
+(SIGKILL, the OOM killer, a lost node) leaves its entries behind: the next wattzip
+command that touches the machine undoes them first and says what it undid, so the
+value it then reads as "the original" is the machine's own. `wattzip restore`
+shows and undoes them by hand.
+
+The lock is an abstract Unix socket. The kernel frees it when its holder dies,
+however it dies, and every process of the network namespace sees it, chroots
+included; its holder answers who it is (pid, testbed, config, since when). A
+container with a network namespace of its own does not see it: the README says
+so, and the idle calibration refuses a machine that was not quiet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from wattzip.errors import WattzipError
+
+STATE_DIR_ENV = "WATTZIP_STATE_DIR"
+LOCK_NAME_ENV = "WATTZIP_LOCK_NAME"
+OWNER_ENV = "WATTZIP_OWNER"  # marks every process a wattzip command starts
+DEFAULT_STATE_DIR = "/var/lib/wattzip"
+DEFAULT_LOCK_NAME = "wattzip-machine"
+DEFAULT_LOCK_WAIT_S = 24 * 3600.0
+
+
+class MachineError(WattzipError):
+    """The machine could not be locked, changed, or put back as it was."""
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --- who owns a change -------------------------------------------------------------------
+
+
+def process_start(pid: int) -> str | None:
+    """The kernel's start time of a process (field 22 of /proc/PID/stat): with the pid,
+    it names one process for good (pids are reused, start times are not)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2:].split()[19]
+
+
+def me() -> dict:
+    return {"pid": os.getpid(), "start": process_start(os.getpid())}
+
+
+def is_alive(owner: dict) -> bool:
+    return process_start(owner["pid"]) == owner["start"]
+
+
+def owner_tag(owner: dict | None = None) -> str:
+    owner = owner or me()
+    return f"{owner['pid']}:{owner['start']}"
+
+
+# --- the journal -------------------------------------------------------------------------
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get(STATE_DIR_ENV, DEFAULT_STATE_DIR))
+
+
+def journal_path() -> Path:
+    return state_dir() / "changes.jsonl"
+
+
+def _append(entry: dict) -> None:
+    path = journal_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        if f.tell() > 0:  # a torn last line (a kill mid-write) is closed off first
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+        f.write((json.dumps(entry, sort_keys=True) + "\n").encode())
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def note(kind: str, target: str, original: str | None = None, **extra) -> str:
+    """Journal a change before it is made; returns its id, for undone()."""
+    entry_id = uuid.uuid4().hex
+    _append({"op": "change", "id": entry_id, "owner": me(), "kind": kind, "target": target,
+             "original": original, "extra": extra,
+             "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
+    return entry_id
+
+
+def undone(entry_id: str) -> None:
+    """The change is undone (by its owner, or by whoever cleaned up after it)."""
+    _append({"op": "undone", "id": entry_id})
+
+
+def pending() -> list[dict]:
+    """Changes not undone yet, in the order they were made. A torn last line is a change
+    that was never made (it is journaled first); any other bad line is an error."""
+    path = journal_path()
+    if not path.exists():
+        return []
+    lines = path.read_bytes().split(b"\n")
+    changes: dict[str, dict] = {}
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except json.JSONDecodeError:
+            if number == len(lines):  # no newline after it: torn by a kill
+                continue
+            raise MachineError(f"{path}, line {number}: not a journal entry ({raw[:60]!r}); "
+                               "inspect the file, undo what it names by hand, and remove "
+                               "the line") from None
+        if entry.get("op") == "change":
+            changes[entry["id"]] = entry
+        elif entry.get("op") == "undone":
+            changes.pop(entry.get("id"), None)
+    return list(changes.values())
+
+
+def describe(entry: dict) -> str:
+    original = f" (was {entry['original']!r})" if entry.get("original") is not None else ""
+    owner = entry["owner"]
+    return (f"{entry['kind']} {entry['target']}{original}, changed by pid {owner['pid']} "
+            f"at {entry['at']}")
+
+
+# --- undoing ------------------------------------------------------------------------------
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+
+
+def _mounted(path: str) -> bool:
+    real = os.path.realpath(path)
+    with open("/proc/self/mounts") as f:
+        return any(line.split()[1].replace("\\040", " ") == real for line in f)
+
+
+def _undo_sysfs(entry: dict) -> None:
+    path = Path(entry["target"])
+    path.write_text(entry["original"])
+    now = path.read_text()
+    bracketed = re.search(r"\[(\S+)\]", now)
+    value = bracketed.group(1) if bracketed else now.strip()
+    if value != entry["original"]:
+        raise MachineError(f"{path} reads {value!r} after writing {entry['original']!r}")
+
+
+def _undo_mount(entry: dict) -> None:
+    while _mounted(entry["target"]):
+        proc = _run(["umount", entry["target"]])
+        if proc.returncode != 0:
+            raise MachineError(f"umount {entry['target']}: {proc.stderr.strip()[:200]}")
+
+
+def _undo_loop(entry: dict) -> None:
+    image = entry["target"]
+    if not os.path.exists(image):
+        return
+    listed = _run(["losetup", "--associated", image, "--noheadings", "--output", "NAME"])
+    for loop in listed.stdout.split():
+        with open("/proc/self/mounts") as f:
+            mounts = [line.split()[1] for line in f if line.split()[0] == loop]
+        for mount in mounts:
+            _undo_mount({"target": mount})
+        proc = _run(["losetup", "--detach", loop])
+        if proc.returncode != 0:
+            raise MachineError(f"losetup --detach {loop}: {proc.stderr.strip()[:200]}")
+
+
+def _undo_cgroup(entry: dict) -> None:
+    path = Path(entry["target"])
+    if not path.exists():
+        return
+    back = Path(entry["extra"]["return_to"]) / "cgroup.procs"
+    for pid in (path / "cgroup.procs").read_text().split():
+        with contextlib.suppress(ProcessLookupError):  # a process that exits meanwhile
+            back.write_text(f"{pid}\n")
+    path.rmdir()
+
+
+def owned_processes(tag: str) -> list[int]:
+    """Every process that carries this owner's mark in its environment."""
+    mark = f"{OWNER_ENV}={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            with contextlib.suppress(OSError):
+                if mark in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+    return found
+
+
+def _undo_processes(entry: dict) -> None:
+    for pid in owned_processes(entry["target"]):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while owned_processes(entry["target"]):
+        if time.monotonic() > deadline:
+            raise MachineError(f"processes of {entry['target']} survive SIGKILL: "
+                               f"{owned_processes(entry['target'])}")
+        time.sleep(0.05)
+
+
+def _undo_dir(entry: dict) -> None:
+    shutil.rmtree(entry["target"], ignore_errors=True)
+    if os.path.exists(entry["target"]):
+        raise MachineError(f"cannot remove {entry['target']}")
+
+
+UNDO: dict[str, Callable[[dict], None]] = {
+    "sysfs": _undo_sysfs, "mount": _undo_mount, "loop": _undo_loop, "cgroup": _undo_cgroup,
+    "processes": _undo_processes, "dir": _undo_dir,
+}
+
+
+def undo(entries: list[dict], log: Callable[[str], None] = _log, why: str = "") -> None:
+    """Undo changes in reverse order; every one that fails is named in one error."""
+    failed = []
+    for entry in reversed(entries):
+        try:
+            UNDO[entry["kind"]](entry)
+        except (OSError, MachineError, subprocess.TimeoutExpired) as exc:
+            failed.append(f"{describe(entry)}: {exc}")
+            continue
+        undone(entry["id"])
+        if why:
+            log(f"wattzip: undid {why}: {describe(entry)}")
+    if failed:
+        raise MachineError("these changes to the machine could not be undone and stay "
+                           "changed: " + "; ".join(failed) + f" (journal: {journal_path()}; "
+                           "fix them by hand, then run `wattzip restore`)")
+
+
+def leftovers() -> list[dict]:
+    """Changes whose owner died without undoing them."""
+    return [e for e in pending() if not is_alive(e["owner"])]
+
+
+def recover(log: Callable[[str], None] = _log) -> int:
+    found = leftovers()
+    undo(found, log, why="what a killed wattzip process left")
+    return len(found)
+
+
+def undo_own(log: Callable[[str], None] = _log) -> None:
+    undo([e for e in pending() if e["owner"] == me()], log)
+
+
+# --- the lock -------------------------------------------------------------------------------
+
+
+class MachineLock:
+    """One holder per machine: whatever measures or changes the machine holds it."""
+
+    def __init__(self, what: str, testbed: str = "", config: str = ""):
+        self.name = os.environ.get(LOCK_NAME_ENV, DEFAULT_LOCK_NAME)
+        self.info = {"pid": os.getpid(), "what": what, "testbed": testbed, "config": config,
+                     "host": os.uname().nodename}
+        self._sock: socket.socket | None = None
+
+    def _try(self) -> bool:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind("\0" + self.name)
+        except OSError:
+            sock.close()
+            return False
+        sock.listen(8)
+        self._sock = sock
+        self.info["since"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        threading.Thread(target=self._answer, daemon=True).start()
+        return True
+
+    def _answer(self) -> None:
+        """Tell whoever waits who holds the lock."""
+        reply = (json.dumps(self.info) + "\n").encode()
+        while self._sock is not None:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            with conn, contextlib.suppress(OSError):
+                conn.sendall(reply)
+
+    def holder(self) -> dict | None:
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX,
+                                                          socket.SOCK_STREAM) as s:
+            s.settimeout(2)
+            s.connect("\0" + self.name)
+            return json.loads(s.makefile().readline())
+        return None
+
+    def acquire(self, wait_s: float = DEFAULT_LOCK_WAIT_S,
+                log: Callable[[str], None] = _log) -> None:
+        deadline, said = time.monotonic() + wait_s, 0.0
+        while not self._try():
+            holder = self.holder() or {}
+            who = (f"pid {holder.get('pid')} ({holder.get('what')}, testbed "
+                   f"{holder.get('testbed') or '-'}, config {holder.get('config') or '-'}, "
+                   f"since {holder.get('since')})") if holder else "a process just leaving"
+            if time.monotonic() > deadline:
+                raise MachineError(f"the machine is busy: {who} holds the wattzip lock "
+                                   f"@{self.name}; gave up after {wait_s:g} s. Measurements "
+                                   "never overlap: wait for it, or stop it")
+            if time.monotonic() >= said:
+                log(f"wattzip: waiting for the machine: {who} holds it")
+                said = time.monotonic() + 60
+            time.sleep(0.5)
+
+    def release(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+
+# --- a command that touches the machine ---------------------------------------------------
+
+_depth = 0
+
+
+@contextlib.contextmanager
+def session(what: str, testbed: str = "", config: str = "",
+            wait_s: float = DEFAULT_LOCK_WAIT_S,
+            log: Callable[[str], None] = _log) -> Iterator[None]:
+    """Hold the machine for one command: take the lock, undo what a killed command left,
+    mark every process it starts, and undo its own changes at the end, also on SIGTERM,
+    SIGINT and SIGHUP (a Slurm scancel, a Ctrl-C, a lost SSH session)."""
+    global _depth
+    if _depth:  # already held by this process
+        yield
+        return
+    lock = MachineLock(what, testbed, config)
+    lock.acquire(wait_s, log)
+    _depth += 1
+    previous = {sig: signal.signal(sig, _exit_on) for sig in (signal.SIGTERM, signal.SIGINT,
+                                                               signal.SIGHUP)}
+    os.environ[OWNER_ENV] = owner_tag()
+    try:
+        recover(log)
+        note("processes", owner_tag())  # every child, however deep, carries the mark
+        yield
+    finally:
+        try:
+            undo_own(log)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            os.environ.pop(OWNER_ENV, None)
+            _depth -= 1
+            lock.release()
+
+
+def _exit_on(signum, frame) -> None:
+    """A signal unwinds like an exception, so that every change is undone."""
+    sys.exit(128 + signum)
+
+
+# --- is the machine quiet? ----------------------------------------------------------------
+
+
+def _busy_jiffies() -> int:
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields[1:8])
+    return user + nice + system + irq + softirq
+
+
+def _per_process_jiffies() -> dict[int, tuple[str, int]]:
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                text = (entry / "stat").read_text()
+                rest = text[text.rindex(")") + 2:].split()
+                out[int(entry.name)] = (text[text.index("(") + 1:text.rindex(")")],
+                                        int(rest[11]) + int(rest[12]))
+    return out
+
+
+class QuietCheck:
+    """CPU time the rest of the machine used while this process measured idle power.
+
+    Another study's load (in a chroot or a container this lock does not reach) would go
+    into the idle baseline and every passive energy after it, with nothing to say so.
+    """
+
+    def __init__(self):
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.cpus = os.cpu_count() or 1
+        self._start()
+
+    def _own_jiffies(self) -> int:
+        t = os.times()
+        return round((t.user + t.system + t.children_user + t.children_system) * self.tick)
+
+    def _start(self) -> None:
+        self.t0 = time.monotonic()
+        self.busy0, self.own0 = _busy_jiffies(), self._own_jiffies()
+        self.procs0 = _per_process_jiffies()
+
+    def others_load(self) -> tuple[float, list[str]]:
+        """(the other processes' share of all CPUs since the start, the busiest of them)."""
+        seconds = time.monotonic() - self.t0
+        others = (_busy_jiffies() - self.busy0) - (self._own_jiffies() - self.own0)
+        share = max(others, 0) / self.tick / max(seconds * self.cpus, 1e-9)
+        after = _per_process_jiffies()
+        deltas = sorted(((j - self.procs0.get(pid, ("", 0))[1], pid, name)
+                         for pid, (name, j) in after.items() if pid != os.getpid()),
+                        reverse=True)
+        busiest = [f"{name} (pid {pid}, {d / self.tick:.1f} CPU-s)" for d, pid, name
+                   in deltas[:3] if d > 0]
+        return share, busiest
+
+    def require_quiet(self, limit: float, what: str) -> None:
+        share, busiest = self.others_load()
+        if share > limit:
+            raise MachineError(
+                f"{what}: the machine was not idle: other processes used {share:.0%} of its "
+                f"{self.cpus} CPUs (limit {limit:.0%}); busiest: "
+                f"{', '.join(busiest) or 'processes that have exited'}. Their load would "
+                "go into the idle baseline and every passive energy; stop them (another "
+                "study in a container this lock cannot see?) and calibrate again")
+        self._start()
