@@ -219,3 +219,30 @@ def test_plan_estimates_the_study(tiny_study):
     assert estimate["runs_min"] == 48 and estimate["wall_min_s"] > estimate["measured_min_s"] > 0
     proc = snakemake(tiny_study, "-n")
     assert "estimate: wattzip study 'tiny': 48 measured runs" in proc.stderr
+
+
+def test_two_studies_on_one_machine_take_turns(tmp_path):
+    """Two clones started at once: every measuring job holds the machine's lock, so the
+    second waits for the first (and says so), no measured intervals of the two studies
+    overlap, and both finish."""
+    overlay = tmp_path / "small.yaml"
+    overlay.write_text("file_types: [text]\nfile_size: 1MiB\ncodecs: [gz-1]\n"
+                       "crosscheck: {codecs: []}\nfactors: {bandwidth: [unlimited]}\n"
+                       "idle: {count: 1, seconds: 0.2}\n")
+    roots = [workflow_copy(tmp_path / name) for name in ("a", "b")]
+    procs = [subprocess.Popen([*SNAKEMAKE, "results/tiny/runs.csv", "--cores", "2",
+                               "--configfile", str(TINY), str(overlay)], cwd=root,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for root in roots]
+    outputs = [p.communicate(timeout=900) for p in procs]
+    for proc, (_, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err[-3000:]
+    runs = [r for root in roots for r in read_csv(root / "results/tiny/runs.csv")]
+    assert len({r["testbed"] for r in runs}) == 1 and len(runs) > 8
+    spans = sorted((r["started_at"], r["ended_at"]) for r in runs if r["started_at"])
+    for (_, end), (start, _) in zip(spans, spans[1:]):
+        assert start >= end, "two studies measured at the same time"
+    said = "".join(p.read_text() for root in roots
+                   for p in (root / "results/tiny/logs").rglob("*.log"))
+    said += "".join(err for _, err in outputs)  # scripts' own stderr
+    assert "waiting for the machine" in said
