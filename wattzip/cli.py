@@ -295,7 +295,7 @@ def cmd_job(a) -> int:
     codec = None if a.codec == "plain" else codec_registry.get(a.codec)
     if codec:
         codec_registry.require(codec)
-    a.threads = a.threads or os.cpu_count() or 1
+    a.threads = a.threads or len(os.sched_getaffinity(0))  # the cores it is given
     medium = _medium(a)
     if codec and codec.filesystem:
         if medium.fs != codec.filesystem:

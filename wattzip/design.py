@@ -173,6 +173,13 @@ class Study:
         names = [t["name"] for t in listed]
         if len(set(names)) != len(names):
             raise ConfigError(f"testbeds: names must differ, got {names}")
+        for t in listed:
+            if t.get("slurm") is not None and not t["slurm"].get("nodelist"):
+                raise ConfigError(
+                    f"testbed {t['name']}: give slurm.nodelist, the one node it is. A "
+                    "testbed is one machine for the whole study; a constraint alone lets "
+                    "Slurm place its jobs on different nodes, whose runs would be mixed "
+                    "under one name (`sinfo -N -o '%N %f'` lists the nodes and features)")
         return {t["name"]: Testbed(
             name=t["name"], description=t.get("description", ""),
             target_dir=(t.get("target_dir") or c["target_dir"]).format(testbed=t["name"]),
