@@ -20,6 +20,7 @@ rule preflight:
         codecs=list(dict.fromkeys(CODECS + [c for c in DUTY_CODECS if c != "plain"])),
         settings=testbed_settings,
         file_size=FILE_SIZE,
+        duty_phases=DUTY.phases if DUTY else 1,
         meter=testbed_meter,
         input_dir=testbed_input_dir,
         input_files=testbed_input_files,

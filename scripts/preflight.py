@@ -15,7 +15,9 @@ import sys
 
 from wattzip import codec_registry, factors, machine, meters, system, throttle
 from wattzip.errors import WattzipError
+from wattzip.inputs import parse_size
 from wattzip.media import Medium
+from wattzip.study import check_free_space, space_needed
 
 log = open(snakemake.log[0], "w")
 # It attaches media and tries throttles: it holds the machine like a job, and whatever
@@ -73,31 +75,28 @@ for name, setting in snakemake.params.settings.items():
                 f"kind: image, fs: {codec.filesystem} (config factors.medium)"
             )
     medium = Medium.from_spec(spec["name"], spec)
+    needed = space_needed(snakemake.params.file_size, setting["copies"],
+                          snakemake.params.duty_phases)
     # A medium of its own is created and mounted once here, as the jobs will.
     try:
         medium.attach()
         disk = system.scheduler_disk(target)
         free = shutil.disk_usage(target).free
+        # The job's own rule (wattzip.study): the same numbers, before anything runs.
+        check_free_space(target, needed, medium.image,
+                         parse_size(medium.size) if medium.image else 0)
         factors.check_io_scheduler(disk, setting["io_scheduler"])
         factors.check_governor(setting["governor"])
         rate = throttle.parse_bandwidth(setting["bandwidth"])
         if rate is not None:  # the throttle can be set up here: try it once
-            devices = [system.block_device(target)["disk"],
-                       system.block_device(snakemake.params.input_dir)["disk"]]
+            devices = {"target": system.block_device(target)["disk"],
+                       "input": system.block_device(snakemake.params.input_dir)["disk"]}
             with throttle.throttled(devices, rate):
                 pass
     except WattzipError as exc:
         fail(f"setting {name}: {exc}")
     finally:
         medium.detach()
-    # A compressed file can outgrow its input (compress on random data: 1.25x).
-    needed = int(2.5 * snakemake.params.file_size * setting["copies"])
-    if free < needed:
-        fail(
-            f"setting {name}: target directory {target} has {free / 2**30:.2f} GiB free, "
-            f"the runs need {needed / 2**30:.2f} GiB; free space, or choose another "
-            "target_dir or a larger medium size"
-        )
     report["settings"][name] = {"disk": disk, "free_bytes": free, "needed_bytes": needed}
 
 # The inputs: what is not generated yet must fit where they go.

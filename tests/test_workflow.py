@@ -240,7 +240,7 @@ def test_two_studies_on_one_machine_take_turns(tmp_path):
     runs = [r for root in roots for r in read_csv(root / "results/tiny/runs.csv")]
     assert len({r["testbed"] for r in runs}) == 1 and len(runs) > 8
     spans = sorted((r["started_at"], r["ended_at"]) for r in runs if r["started_at"])
-    for (_, end), (start, _) in zip(spans, spans[1:]):
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
         assert start >= end, "two studies measured at the same time"
     said = "".join(p.read_text() for root in roots
                    for p in (root / "results/tiny/logs").rglob("*.log"))

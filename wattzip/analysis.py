@@ -82,6 +82,7 @@ def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
             "meter_method": "estimated" if _is_estimated(good) else (
                 good[0].get("meter_method") if good else None),
             "meter_source": good[0].get("meter_source") if good else None,
+            "meter_id": good[0].get("meter_id") if good else None,
             "meter_scope": good[0].get("meter_scope") if good else None,
         })
         for stem, get in METRICS.items():
@@ -389,6 +390,18 @@ def load(run_files: list[str], settings_path: str | os.PathLike | None) -> tuple
     rows = records.load_runs(run_files)
     settings = (records.read_settings_csv(settings_path) if settings_path
                 else settings_of_runs(rows))
+    identities: dict[tuple, set] = defaultdict(set)
+    for r in rows:
+        identities[(r["testbed"], r["setting"])].add(r.get("meter_id"))
+    mixed = {k: v for k, v in identities.items() if len(v) > 1}
+    if mixed:
+        (testbed, setting), ids = next(iter(mixed.items()))
+        raise RecordError(
+            f"testbed {testbed}, setting {setting}: runs of {len(ids)} meter identities "
+            f"({', '.join(sorted(map(str, ids)))}, column meter_id; the meter, its "
+            "coefficients or the idle calibration changed between jobs). Their energies "
+            "cannot be compared: rerun the jobs of the old identity (delete their "
+            "results/<testbed>/runs/ outputs) so that all share one")
     unknown = sorted({r["setting"] for r in rows} - set(settings))
     if unknown:
         raise RecordError(f"runs of setting(s) {', '.join(unknown)} are not in "

@@ -158,8 +158,7 @@ def cmd_idle(a) -> int:
                     windows.append(result.windows_w[0])
                     _log(f"idle window {len(windows)}/{a.count}: {windows[-1]:.2f} W")
                     if a.journal:
-                        with open(a.journal, "a") as f:
-                            f.write(json.dumps({"key": key, "watts": windows[-1]}) + "\n")
+                        records.append_journal(a.journal, {"key": key, "watts": windows[-1]})
         finally:
             meter.close()
     result = meters.IdleResult(windows[: a.count], meter.name, meter.scope, meter.method,
@@ -179,18 +178,7 @@ def cmd_idle(a) -> int:
 
 def _idle_journal(path: str, key: str) -> list[float]:
     """Idle windows already measured with this meter and setting (a killed calibration)."""
-    if not os.path.exists(path):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return []
-    windows = []
-    for line in Path(path).read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if row.get("key") == key:
-            windows.append(float(row["watts"]))
-    return windows
+    return [float(e["watts"]) for e in records.read_journal(path, key, ("key", "watts"))]
 
 
 def cmd_measure(a) -> int:
@@ -242,7 +230,8 @@ def cmd_gen(a) -> int:
 
 def cmd_stage(a) -> int:
     """Copy a master input to this machine's disk; its bytes must be the master's."""
-    master = json.loads(Path(a.master).read_text())
+    master = records.read_json(a.master, "master input's manifest",
+                               ("path", "size_bytes", "sha256"))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     if not (os.path.exists(a.out) and os.path.getsize(a.out) == master["size_bytes"]
             and inputs.sha256_file(a.out) == master["sha256"]):
@@ -286,7 +275,8 @@ def cmd_job(a) -> int:
     from wattzip import factors, study
 
     system.check_host(a.expect_node, a.expect_host)
-    manifest = json.loads(Path(a.manifest).read_text())
+    manifest = records.read_json(a.manifest, "input manifest",
+                                 ("path", "size_bytes", "sha256", "file_type"))
     if not (os.path.exists(manifest["path"])
             and os.path.getsize(manifest["path"]) == manifest["size_bytes"]):
         raise WattzipError(f"the input {manifest['path']} of {a.manifest} is missing or has "
@@ -305,9 +295,10 @@ def cmd_job(a) -> int:
         medium.mount_options = ",".join(o for o in (medium.mount_options, codec.mount_option)
                                         if o)
     meter = _open_meter(a)
-    idle = a.idle_power
+    idle, calibration = a.idle_power, None
     if a.idle:
-        calibration = json.loads(Path(a.idle).read_text())
+        calibration = records.read_json(a.idle, "idle calibration",
+                                        ("idle_power_w", "meter_source", "meter_scope"))
         meters.check_same_meter(calibration, meter, a.idle)
         idle = calibration["idle_power_w"]
     job = study.Job(
@@ -321,6 +312,7 @@ def cmd_job(a) -> int:
         if a.duty_phases else None,
         factors={"setting": a.setting, "io_scheduler": a.io_scheduler, "governor": a.governor,
                  "medium": a.medium, "target_dir": medium.path},
+        meter_identity=meter.identity(calibration if a.idle else {"idle_power_w": idle}),
     )
     # The session takes the machine's lock, undoes what a killed job left, and undoes
     # this job's own changes (medium, factors, throttle, processes), also on SIGTERM.
@@ -328,7 +320,10 @@ def cmd_job(a) -> int:
                          f"{a.codec})", wait_s=a.lock_wait):
         try:
             medium.attach()
-            study.check_free_space(medium.path, 2 * job.input_bytes * job.copies)
+            study.check_free_space(
+                medium.path, study.space_needed(job.input_bytes, job.copies,
+                                                job.duty.phases if job.duty else 1),
+                medium.image, inputs.parse_size(medium.size) if medium.image else 0)
             with factors.applied(system.scheduler_disk(medium.path), a.io_scheduler,
                                  a.governor):
                 summary = study.run_job(job, meter, a.journal, log=_log)
@@ -337,11 +332,16 @@ def cmd_job(a) -> int:
                 medium.detach()
             finally:
                 meter.close()
+    if not summary["complete"]:
+        # No output: Snakemake sees the job fail and runs it again; the failed runs stay in
+        # the journal (and in runs.csv once the job succeeds), never dropped.
+        raise WattzipError(f"{job.file_type}/{job.codec_name}: only {summary['repeats']} "
+                           f"verified repeat(s) of the {job.min_repeats} needed; "
+                           f"{summary['failed']} run(s) failed (see {a.journal}). Fix the "
+                           "cause and run the workflow again: the job resumes")
     runs = study.read_journal(a.journal, job.key())
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(str(a.out) + ".partial")
-    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in runs))
-    os.replace(tmp, a.out)
+    records.write_text_atomically(a.out, "".join(json.dumps(r, sort_keys=True) + "\n"
+                                                 for r in runs))
     met = "met" if summary["ci_met"] else "NOT met"
     _log(f"{job.file_type}/{job.codec_name}: {summary['repeats']} repeats, "
          f"{summary['failed']} failed run(s), CI target {met}")

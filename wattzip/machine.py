@@ -95,10 +95,10 @@ def _append(entry: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        if f.tell() > 0:  # a torn last line (a kill mid-write) is closed off first
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                f.write(b"\n")
+        f.seek(0)
+        data = f.read()
+        if data and not data.endswith(b"\n"):  # torn by a kill: a change never made
+            f.truncate(data.rfind(b"\n") + 1)
         f.write((json.dumps(entry, sort_keys=True) + "\n").encode())
         f.flush()
         os.fsync(f.fileno())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import tempfile
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from wattzip import codec_registry, inputs, runner
 from wattzip.design import Study
+from wattzip.errors import WattzipError
 
 PILOT_BYTES = 8 << 20
 # The pipeline's own costs that the pilot does not see, from the default study's
@@ -30,14 +32,21 @@ RUN_PREPARE_S = 0.05
 REPORT_S_PER_OUTPUT = 0.8
 
 
-def _timed(argv: list[str], stdin: str, stdout: str | None) -> float:
+def _timed(argv: list[str], stdin: str, stdout: str | None,
+           ok_exit_codes: frozenset[int] = frozenset({0})) -> float:
+    """Seconds the command took; a command that fails is an error, not a fast rate."""
     with open(stdin, "rb") as fin, open(stdout or os.devnull, "wb") as fout:
         t0 = time.perf_counter()
-        subprocess.run(argv, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL, check=False)
+        proc = subprocess.run(argv, stdin=fin, stdout=fout, stderr=subprocess.PIPE,
+                              check=False)
         if stdout:
             fout.flush()
             os.fsync(fout.fileno())
-        return time.perf_counter() - t0
+        elapsed = time.perf_counter() - t0
+    if proc.returncode not in ok_exit_codes:
+        raise WattzipError(f"plan: the pilot's {shlex.join(argv)} failed (exit "
+                           f"{proc.returncode}): {proc.stderr.decode(errors='replace')[:300]}")
+    return elapsed
 
 
 def pilot(file_types: list[str], codec_names: list[str], cache: Path, seed: int = 2009,
@@ -83,10 +92,12 @@ def _pilot_codec(sample: Path, name: str, work: Path) -> dict:
         read = _timed(argv, str(out), None)
     else:
         cargv = codec.compress_argv(str(out), 1)
-        write = _timed(cargv, str(sample), None if codec.writes_out_path else str(out))
+        write = _timed(cargv, str(sample), None if codec.writes_out_path else str(out),
+                       frozenset(codec.ok_exit_codes))
         runner.drop_caches([str(out)])
         dargv = codec.decompress_argv(str(out), 1)
-        read = _timed(dargv, os.devnull if codec.reads_in_path else str(out), None)
+        read = _timed(dargv, os.devnull if codec.reads_in_path else str(out), None,
+                      frozenset(codec.ok_exit_codes))
     out.unlink(missing_ok=True)
     return {"write_s_per_byte": write / PILOT_BYTES, "read_s_per_byte": read / PILOT_BYTES}
 

@@ -10,6 +10,7 @@ import csv
 import datetime as dt
 import json
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -20,37 +21,110 @@ RUN_COLUMNS = (
     "mount_option",
     "op", "repeat", "started_at", "ended_at", "elapsed_s", "meter_interval_s", "user_s",
     "sys_s", "wait_s", "cpu_utilization", "energy_j", "idle_power_w", "energy_passive_j",
-    "energy_active_j", "meter_source", "meter_scope", "meter_method", "meter_flags", "samples",
+    "energy_active_j", "meter_source", "meter_scope", "meter_method", "meter_id",
+    "meter_identity", "meter_flags", "samples",
     "output_bytes", "verified", "exit_code", "failure", "own_blocks", "tools_warmed",
     "threads", "copies", "phases", "copy_buffer_bytes", "medium_kind", "flush", "target_device",
     "target_fs", "mount_options", "loop_direct_io", "scheduler_disk", "io_scheduler_in_effect",
     "governor_in_effect",
-    "bandwidth_bytes_per_s", "hostname", "slurm_node", "slurm_job_id", "tool_version", "trace",
+    "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "hostname", "slurm_node",
+    "slurm_job_id", "tool_version", "trace",
 )
 NUMERIC_COLUMNS = frozenset({
     "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
     "cpu_utilization", "energy_j", "idle_power_w", "energy_passive_j", "energy_active_j",
     "samples", "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
-    "bandwidth_bytes_per_s",
+    "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s",
 })
 BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io"})
 FACTOR_PREFIX = "factor_"
 
 
+# What every run record must hold to be read back (the design brief's contract).
+RUN_REQUIRED = ("testbed", "file_type", "codec", "op", "repeat", "verified")
+
+
+def read_journal(path: str | os.PathLike, key: str | None = None,
+                 required: tuple[str, ...] = ()) -> list[dict]:
+    """The entries of one journal (those of `key` only, when given), each checked.
+
+    The one reader of every journal (runs, idle windows). A last line without its
+    newline is a write a kill cut short: it is left out, and the reader says so. Any
+    other line that is not a JSON object holding the `required` fields is an error
+    naming the file and the line: nothing is dropped silently.
+    """
+    p = Path(path)
+    if not p.exists():
+        return []
+    data = p.read_bytes()
+    lines = data.split(b"\n")
+    out = []
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if number == len(lines):  # no newline after it: torn by a kill mid-write
+                print(f"wattzip: {p}, line {number}: a torn last line (a write cut short "
+                      "by a kill) is left out", file=sys.stderr)
+                continue
+            raise RecordError(f"{p}, line {number}: not a JSON record ({raw[:60]!r}); the "
+                              "journal is damaged: move it aside to measure this job again, "
+                              "or mend that line") from None
+        if not isinstance(entry, dict):
+            raise RecordError(f"{p}, line {number}: not a JSON object")
+        missing = [f for f in required if f not in entry]
+        if missing:
+            raise RecordError(f"{p}, line {number}: the record has no {', '.join(missing)}; "
+                              "it was not written by this version of wattzip, or was edited")
+        if key is None or entry.get("job_key", entry.get("key")) == key:
+            out.append(entry)
+    return out
+
+
+def append_journal(path: str | os.PathLike, entry: dict) -> None:
+    """Append one entry durably. A torn last line (a write a kill cut short: its run is
+    measured again, since only whole records count) is cut off first, and said so."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "r+b" if os.path.exists(path) else "w+b") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            keep = data.rfind(b"\n") + 1
+            print(f"wattzip: {path}: cut off a torn last line ({data[keep:keep + 60]!r}), a "
+                  "write a kill cut short; that run is measured again", file=sys.stderr)
+            f.truncate(keep)
+        f.seek(0, os.SEEK_END)
+        f.write((json.dumps(entry, sort_keys=True) + "\n").encode())
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def read_jsonl(paths: Iterable[str | os.PathLike]) -> list[dict]:
-    runs = []
-    for path in paths:
-        for line in Path(path).read_text().splitlines():
-            if line.strip():
-                try:
-                    runs.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue  # a torn last line from a killed job
-    return runs
+    """Every run of some job outputs or journals."""
+    return [r for path in paths for r in read_journal(path, required=RUN_REQUIRED)]
+
+
+def read_json(path: str | os.PathLike, what: str, required: tuple[str, ...] = ()) -> dict:
+    """A small JSON file (a manifest, an idle calibration), or an error naming it."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read the {what}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path}: the {what} is not JSON (line {exc.lineno}: {exc.msg}); "
+                          "delete it so that the workflow makes it again") from None
+    missing = [f for f in required if f not in data]
+    if missing:
+        raise RecordError(f"{path}: the {what} has no {', '.join(missing)}; delete it so "
+                          "that the workflow makes it again")
+    return data
 
 
 def flatten(record: dict) -> dict:
     row = {k: record.get(k) for k in RUN_COLUMNS}
+    if isinstance(row["meter_identity"], dict):
+        row["meter_identity"] = json.dumps(row["meter_identity"], sort_keys=True)
     factors = record.get("factors") or {}
     row["setting"] = factors.get("setting", record.get("setting", "default"))
     row["copies"] = factors.get("copies", record.get("copies", 1))
@@ -130,20 +204,33 @@ def _cell(value):
 
 
 def read_runs_csv(path: str | os.PathLike) -> list[dict]:
-    """runs.csv back into records with numbers and booleans restored."""
+    """runs.csv back into records with numbers and booleans restored; a damaged row (a
+    torn copy, an edit) is an error naming the file, line and column."""
     out = []
     with open(path, newline="") as f:
-        for row in csv.DictReader(f):
+        reader = csv.DictReader(f)
+        for line, row in enumerate(reader, 2):
+            if None in row or None in row.values():
+                raise RecordError(f"{path}, line {line}: {len(reader.fieldnames)} columns "
+                                  "expected; the file is torn or edited: make it again "
+                                  "(snakemake deletes and rewrites it from the journals)")
             rec: dict = {}
             for k, v in row.items():
-                if v == "":
-                    rec[k] = None
-                elif k in NUMERIC_COLUMNS:
-                    rec[k] = float(v) if "." in v or "e" in v.lower() else int(v)
-                elif k in BOOLEAN_COLUMNS:
-                    rec[k] = v == "true"
-                else:
-                    rec[k] = v
+                try:
+                    if v == "":
+                        rec[k] = None
+                    elif k in NUMERIC_COLUMNS:
+                        rec[k] = float(v) if "." in v or "e" in v.lower() else int(v)
+                    elif k in BOOLEAN_COLUMNS:
+                        if v not in ("true", "false"):
+                            raise ValueError(v)
+                        rec[k] = v == "true"
+                    else:
+                        rec[k] = v
+                except ValueError:
+                    raise RecordError(f"{path}, line {line}, column {k}: {v!r} is not a "
+                                      f"{'number' if k in NUMERIC_COLUMNS else 'boolean'}"
+                                      ) from None
             out.append(rec)
     return out
 

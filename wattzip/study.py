@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wattzip import codec_registry, runner, system
+from wattzip import codec_registry, records, runner, system
 from wattzip.codec_registry import Codec
 from wattzip.errors import ConfigError
 from wattzip.extents import check_owns_blocks
@@ -33,6 +33,7 @@ from wattzip.factors import governors_in_effect
 from wattzip.inputs import copy_through_user_space, sha256_file
 from wattzip.media import Medium
 from wattzip.meters import Meter
+from wattzip.meters.base import identity_id
 from wattzip.runner import Operation, measure, sha256_of_command, write_trace
 from wattzip.stats import need_more_repeats, relative_half_width
 from wattzip.throttle import throttled
@@ -82,6 +83,8 @@ class Job:
     # Each copy reads its own input file (made outside the region); [input_path] for one.
     input_paths: list[str] = field(default_factory=list)
     duty: DutyCycle | None = None
+    # The meter's identity (wattzip.meters.base.Meter.identity): part of the job's key.
+    meter_identity: dict = field(default_factory=dict)
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 
     @property
@@ -108,6 +111,7 @@ class Job:
             "testbed": self.testbed, "file_type": self.file_type, "sha": self.input_sha256,
             "codec": self.codec_name, "argv": argv, "factors": self.factors,
             "copies": self.copies, "threads": self.threads, "medium": self.medium.to_spec(),
+            "meter": self.meter_identity,
         }
         if self.duty:
             ident["duty"] = vars(self.duty)
@@ -206,31 +210,8 @@ class Job:
 
 
 def read_journal(path: str | os.PathLike, key: str) -> list[dict]:
-    """This job's runs from its journal; a torn last line (a kill mid-write) is skipped."""
-    runs = []
-    p = Path(path)
-    if not p.exists():
-        return runs
-    for line in p.read_text().splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if record.get("job_key") == key:
-            runs.append(record)
-    return runs
-
-
-def _append(path: str | os.PathLike, record: dict) -> None:
-    """Append one run durably; a torn last line (a kill mid-write) is closed off first."""
-    with open(path, "a+b") as f:
-        if f.tell() > 0:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                f.write(b"\n")
-        f.write((json.dumps(record, sort_keys=True) + "\n").encode())
-        f.flush()
-        os.fsync(f.fileno())
+    """This job's runs from its journal (records.read_journal names any damaged line)."""
+    return records.read_journal(path, key, required=records.RUN_REQUIRED)
 
 
 def _series(runs: list[dict], ops: tuple[str, str]) -> dict[str, list[float]]:
@@ -318,6 +299,13 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
     key = job.key()
     runs = read_journal(journal, key)
     last_repeat = max((r["repeat"] for r in runs), default=0)
+    others = [r for r in records.read_journal(journal, required=records.RUN_REQUIRED)
+              if r.get("job_key") != key]
+    if others and not runs:
+        log(f"{job.file_type}/{job.codec_name}: {len(others)} run(s) in {journal} were "
+            "measured under another meter identity or job setup (meter, coefficients, idle "
+            "calibration, codec, medium, factors); they stay in the journal, unused, and "
+            "this job measures again")
     if runs:
         log(f"{job.file_type}/{job.codec_name}: resuming after {last_repeat} repeat(s) "
             f"found in {journal}")
@@ -336,8 +324,10 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
         devices = {"target": system.block_device(job.medium.path)["disk"],
                    "input": system.block_device(os.path.dirname(os.path.abspath(
                        job.sources()[0])))["disk"]}
-        throttle = stack.enter_context(throttled(list(devices.values()),
-                                                 job.bandwidth_bytes_per_s))
+        throttle = stack.enter_context(throttled(devices, job.bandwidth_bytes_per_s))
+        # What the kernel holds, read back (throttled() refuses any other value).
+        medium_info["bandwidth_applied_bytes_per_s"] = (
+            min(throttle.applied_bytes_per_s().values()) if throttle else None)
         cold_cache = ColdCache(job)
         consecutive_failures = 0
         write_op = job.write_operation()
@@ -372,7 +362,7 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
                         trace = os.path.join(job.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
                         write_trace(trace, result["_power_samples"], result["_disk_samples"])
                         record["trace"] = trace
-                _append(journal, record)
+                records.append_journal(journal, record)
                 runs.append(record)
                 pair_ok &= record["verified"]
                 log(_progress_line(job, record))
@@ -395,7 +385,9 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             f"{job.ci_target:.0%} was not reached after {repeats_done} repeats: "
             + ", ".join(f"{k} {w:.1%}" for k, w in widths.items()))
     return {"repeats": repeats_done, "ci_met": met, "failed": sum(not r["verified"] for r in runs),
-            "relative_half_widths": widths}
+            "relative_half_widths": widths,
+            # Too few good repeats to describe the job: it failed, whatever was recorded.
+            "complete": repeats_done >= job.min_repeats}
 
 
 def on_disk_bytes(path: str) -> int:
@@ -451,6 +443,8 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
         "phases": job.duty.phases if job.duty else None,
         "factors": {**job.factors, "cache_drop": cache, "copies": job.copies},
         "job_key": key,
+        "meter_identity": job.meter_identity,
+        "meter_id": identity_id(job.meter_identity),
     })
     return record
 
@@ -476,10 +470,31 @@ def _progress_line(job: Job, r: dict) -> str:
             f"{r['elapsed_s']:.3f} s, {energy} {status}")
 
 
-def check_free_space(target_dir: str, needed_bytes: int) -> None:
-    """Stop before damage: the target must hold the job's files with a margin."""
+# A compressed file can outgrow its input (compress on random data: 1.25x), and the
+# target holds the stored files of one repeat while the next is written: one rule for
+# the pre-flight checks and the job.
+SPACE_MARGIN = 2.5
+
+
+def space_needed(input_bytes: int, copies: int = 1, phases: int = 1) -> int:
+    """Bytes a job's target must hold: every copy's (and duty-cycle phase's) file."""
+    return int(SPACE_MARGIN * input_bytes * copies * phases)
+
+
+def check_free_space(target_dir: str, needed_bytes: int, image: str | None = None,
+                     image_bytes: int = 0) -> None:
+    """Stop before damage: the target must hold the job's files, and the disk under an
+    image must have room for the whole image (it is sparse: it grows as it fills)."""
     free = shutil.disk_usage(target_dir).free
     if free < needed_bytes:
         raise ConfigError(f"target directory {target_dir} has {free / 2**30:.2f} GiB free; "
-                          f"this study needs {needed_bytes / 2**30:.2f} GiB. Free space or "
-                          "point target_dir at a larger disk")
+                          f"this study needs {needed_bytes / 2**30:.2f} GiB. Free space, or "
+                          "point target_dir (or the medium's size) at something larger")
+    if image:
+        host = os.path.dirname(os.path.abspath(image))
+        held = os.stat(image).st_blocks * 512 if os.path.exists(image) else 0
+        room = shutil.disk_usage(host).free + held
+        if room < image_bytes:
+            raise ConfigError(f"the image {image} is {image_bytes / 2**30:.2f} GiB, but its "
+                              f"disk ({host}) has room for {room / 2**30:.2f} GiB; a full "
+                              "image would fail mid-run. Free space or make the image smaller")

@@ -20,27 +20,40 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from wattzip import machine
-from wattzip.errors import FactorError
+from wattzip.errors import ConfigError, FactorError
 
 V1_ROOT = "/sys/fs/cgroup/blkio"
 V2_ROOT = "/sys/fs/cgroup"
 PREFIX = "wattzip-"
 
 
-def parse_bandwidth(text: str | int | float) -> int | None:
-    """'30MB/s' -> 30000000 bytes per second; 'unlimited' -> None."""
-    from wattzip.inputs import parse_size
+# Bandwidth units, as storage and network people write them: a capital B is bytes,
+# b or "bit" bits; k/M/G are powers of 1000, Ki/Mi/Gi powers of 1024.
+_BANDWIDTH = re.compile(r"^(?P<number>[0-9]+(?:\.[0-9]+)?)\s*(?P<prefix>[kKMG]i?)?"
+                        r"(?P<unit>B|b|bit)(?:/s|ps)$")
+_PREFIXES = {None: 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "Ki": 2**10,
+             "Mi": 2**20, "Gi": 2**30}
 
-    if isinstance(text, int | float):
-        return int(text)
+
+def parse_bandwidth(text: str | int | float) -> int | None:
+    """'30MB/s' -> 30000000 bytes per second, '30Mbps' or '30Mbit/s' (megabits) ->
+    3750000, '30MiB/s' -> 31457280; 'unlimited' -> None. A number without a unit is
+    refused: 30 what?"""
     t = str(text).strip()
-    if t.lower() in ("unlimited", "none", "keep", "0"):
+    if t.lower() == "unlimited":
         return None
-    return parse_size(t.removesuffix("/s").removesuffix("ps"))
+    match = _BANDWIDTH.match(t)
+    if not match:
+        raise ConfigError(
+            f"bandwidth {text!r}: write a rate with its unit, e.g. 30MB/s (megabytes), "
+            "30MiB/s (mebibytes) or 240Mbit/s, 240Mbps (megabits), or 'unlimited'")
+    value = float(match["number"]) * _PREFIXES[match["prefix"]]
+    return round(value if match["unit"] == "B" else value / 8)
 
 
 def bandwidth_label(text: str) -> str:
@@ -100,11 +113,24 @@ class Throttle:
                 raise FactorError(f"{error}; and {left}") from None
             raise FactorError(error) from None
 
-    def limits(self) -> str:
-        """What the kernel holds for this cgroup, read back."""
+    def applied_bytes_per_s(self) -> dict[str, int]:
+        """What the kernel holds for this cgroup, read back: {major:minor: bytes/s} where
+        reads and writes are capped alike (a device capped one way only is left out)."""
+        held: dict[str, dict[str, int]] = {}
         if self.version == 1:
-            return (self.path / "blkio.throttle.read_bps_device").read_text().strip()
-        return (self.path / "io.max").read_text().strip()
+            for kind in ("read", "write"):
+                text = (self.path / f"blkio.throttle.{kind}_bps_device").read_text()
+                for line in text.split("\n"):
+                    if line.strip():
+                        numbers, rate = line.split()
+                        held.setdefault(numbers, {})[kind] = int(rate)
+        else:
+            for line in (self.path / "io.max").read_text().splitlines():
+                numbers, *pairs = line.split()
+                values = dict(p.split("=") for p in pairs)
+                held[numbers] = {"read": int(values.get("rbps", 0) or 0),
+                                 "write": int(values.get("wbps", 0) or 0)}
+        return {n: v["read"] for n, v in held.items() if v.get("read") == v.get("write")}
 
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
@@ -133,14 +159,30 @@ def own_cgroup(root: Path, version: int) -> Path:
 
 
 @contextlib.contextmanager
-def throttled(devices: list[str], bytes_per_s: int | None) -> Iterator[Throttle | None]:
-    """A job's throttle, created at its start and removed at its end (None: unlimited)."""
+def throttled(devices: dict[str, str | None], bytes_per_s: int | None,
+              ) -> Iterator[Throttle | None]:
+    """A job's throttle, created at its start and removed at its end (None: unlimited).
+
+    `devices` names each device's role ({"target": "loop3", "input": "vda"}). A role
+    with no block device of its own (tmpfs, btrfs's anonymous device) cannot be
+    throttled: that is an error before anything is measured, never a label.
+    """
     if bytes_per_s is None:
         yield None
         return
-    throttle = Throttle(devices, bytes_per_s)
+    unreachable = [role for role, device in devices.items() if not device]
+    if unreachable:
+        raise FactorError(f"bandwidth {bytes_per_s} B/s cannot reach the "
+                          f"{' and '.join(unreachable)}: no block device of its own to "
+                          "throttle (tmpfs? btrfs's anonymous device?); drop the bandwidth "
+                          "factor for this medium, or use an image or a block device")
+    throttle = Throttle(list(devices.values()), bytes_per_s)
     throttle.create()
     try:
+        held = throttle.applied_bytes_per_s()
+        if held != {n: bytes_per_s for n in throttle.numbers}:
+            raise FactorError(f"bandwidth: the kernel holds {held} for {throttle.path}, "
+                              f"not {bytes_per_s} B/s on {throttle.numbers}")
         yield throttle
     finally:
         throttle.remove()

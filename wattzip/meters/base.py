@@ -93,11 +93,34 @@ class Meter:
     def close(self) -> None:
         """Release devices held across runs (serial ports)."""
 
+    def coefficients(self) -> dict | None:
+        """What an estimate rests on (a model's coefficients); None for a measurement."""
+        return None
+
+    def identity(self, idle: dict | None = None) -> dict:
+        """Everything a run's energy depends on besides the run: source, scope, method,
+        coefficients, and the idle calibration its passive energy subtracts. Runs of two
+        identities are never mixed: not in a job, not in a summary group."""
+        ident = {"source": self.name, "scope": self.scope, "method": self.method,
+                 "coefficients": self.coefficients()}
+        if idle is not None:
+            ident["idle"] = {k: idle.get(k) for k in ("idle_power_w", "measured_at",
+                                                       "setting")}
+        return ident
+
     def short_run_flags(self, elapsed_s: float) -> list[str]:
         if self.resolution_s and elapsed_s < self.resolution_s:
             return [f"shorter than the {self.name} meter's resolution of "
                     f"{self.resolution_s:g} s"]
         return []
+
+
+def identity_id(identity: dict) -> str:
+    """A short name of a meter identity for tables (a hash of all of it)."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
 
 
 def missing_path_reason(meter: str, path: str | None, key: str, example: str) -> str | None:

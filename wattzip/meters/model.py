@@ -51,6 +51,10 @@ class ModelMeter(CounterMeter):
             return f"model: {options.proc_stat} is not readable"
         return None
 
+    def coefficients(self) -> dict:
+        return {"idle_power_w": self.options.model_idle_power_w,
+                "max_power_w": self.options.model_max_power_w}
+
     def _reset(self, now: float) -> None:
         self._energy_j = 0.0
         self._cpu = read_cpu_times(self.options.proc_stat)
