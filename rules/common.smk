@@ -91,6 +91,7 @@ def meter_args(wildcards):
         "--powercap-root": m.get("powercap_root"),
         "--wattsup-port": m.get("wattsup_port"),
         "--trace": m.get("trace_path"),
+        "--trace-timezone": m.get("trace_timezone"),
         "--ipmi-command": m.get("ipmi_command"),
     }
     args += [x for flag, value in optional.items() if value for x in (flag, value)]

@@ -147,3 +147,26 @@ def test_a_pilot_command_that_fails_is_an_error(tmp_path):
     sample.write_bytes(b"x" * 1000)
     with pytest.raises(WattzipError, match="the pilot's false failed"):
         plan._timed(["false"], str(sample), None)
+
+
+def test_trace_timestamps_without_an_offset_need_the_logger_s_zone(tmp_path):
+    from wattzip.meters import MeterError, read_power_trace
+
+    path = tmp_path / "power.csv"
+    path.write_text("timestamp,watts\n2026-11-24T12:00:00,50\n2026-11-24T12:00:01+00:00,51\n")
+    with pytest.raises(MeterError, match=r"power.csv, line 2: timestamp '2026-11-24T12:00:00' "
+                                         r"has no UTC offset; name the logger's time zone"):
+        read_power_trace(str(path))
+    berlin = read_power_trace(str(path), "Europe/Berlin")
+    utc = read_power_trace(str(path), "UTC")
+    assert utc[0][0] - berlin[0][0] == 3600  # CET is UTC+1 in November
+    assert berlin[1] == utc[1] == (utc[0][0] + 1, 51.0)  # an offset given is kept
+
+
+def test_a_hung_ipmitool_is_a_named_error(tmp_path, monkeypatch):
+    from wattzip.meters import ipmi
+
+    monkeypatch.setattr(ipmi, "QUERY_TIMEOUT_S", 0.5)
+    options = meters.MeterOptions(ipmi_command=("sleep", "30"))
+    with pytest.raises(meters.MeterError, match=r"sleep 30 gave no answer within 0.5 s"):
+        ipmi.IpmiMeter._query(options)

@@ -43,6 +43,8 @@ def _add_meter_options(p: argparse.ArgumentParser, default_order=DEFAULT_METER_O
     g.add_argument("--psys", action="store_true", help="use the RAPL psys zone alone")
     g.add_argument("--wattsup-port", metavar="DEV")
     g.add_argument("--trace", metavar="CSV", help="power log with timestamp,watts columns")
+    g.add_argument("--trace-timezone", metavar="ZONE",
+                   help="the power logger's IANA time zone, for timestamps without an offset")
     g.add_argument("--ipmi-command", metavar="ARGV",
                    help="command printing a DCMI power reading (default: ipmitool dcmi power "
                         "reading)")
@@ -105,6 +107,7 @@ def _meter_options(a: argparse.Namespace) -> meters.MeterOptions:
     opts = meters.MeterOptions(
         interval_s=a.interval, powercap_root=a.powercap_root, powercap_psys=a.psys,
         wattsup_port=a.wattsup_port, trace_path=a.trace, trace_wait_s=a.trace_wait,
+        trace_timezone=a.trace_timezone,
         model_idle_power_w=a.model_idle_w, model_max_power_w=a.model_max_w,
     )
     if a.ipmi_command:

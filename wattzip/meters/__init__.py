@@ -48,7 +48,8 @@ def open_configured(meter: dict) -> Meter:
     options = MeterOptions(interval_s=meter.get("interval_s", MeterOptions.interval_s),
                            powercap_psys=bool(meter.get("psys")),
                            wattsup_port=meter.get("wattsup_port"),
-                           trace_path=meter.get("trace_path"))
+                           trace_path=meter.get("trace_path"),
+                           trace_timezone=meter.get("trace_timezone"))
     if meter.get("powercap_root"):
         options.powercap_root = meter["powercap_root"]
     if meter.get("ipmi_command"):

@@ -35,6 +35,8 @@ class MeterOptions:
     wattsup_baud: int = 115200
     wattsup_interval_s: float = 1.0
     trace_path: str | None = None
+    # The logger's IANA time zone, for timestamps written without an offset.
+    trace_timezone: str | None = None
     # How long to wait after a run for a lagging logger to write the samples that cover it.
     trace_wait_s: float = 5.0
     model_idle_power_w: float | None = None

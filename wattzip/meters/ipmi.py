@@ -42,6 +42,9 @@ def parse_ipmi_dcmi(text: str) -> DcmiReading:
     return DcmiReading(float(match.group(1)), period_s)
 
 
+QUERY_TIMEOUT_S = 10
+
+
 class IpmiMeter(PowerSampleMeter):
     """Polled DCMI readings (about 1 Hz), integrated linearly over the run.
 
@@ -69,8 +72,13 @@ class IpmiMeter(PowerSampleMeter):
 
     @staticmethod
     def _query(options) -> str:
-        proc = subprocess.run(list(options.ipmi_command), capture_output=True, text=True,
-                              timeout=10, check=False)
+        try:
+            proc = subprocess.run(list(options.ipmi_command), capture_output=True, text=True,
+                                  timeout=QUERY_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            raise MeterError(f"ipmi: {' '.join(options.ipmi_command)} gave no answer within "
+                             f"{QUERY_TIMEOUT_S} s (a hung BMC? `ipmitool mc reset cold` "
+                             "resets it)") from None
         return proc.stdout + proc.stderr
 
     def _read(self) -> None:

@@ -5,20 +5,30 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import time
+import zoneinfo
 
 from wattzip.errors import MeterError
 from wattzip.meters.base import Meter, Reading, integrate_power, missing_path_reason
 
 
-def read_power_trace(path: str) -> list[tuple[float, float]]:
+def read_power_trace(path: str, timezone: str | None = None) -> list[tuple[float, float]]:
     """(unix time, watts) rows of a CSV with timestamp and watts columns.
 
-    Timestamps may be unix seconds or ISO 8601 (UTC assumed when no offset).
+    Timestamps may be unix seconds or ISO 8601. One without a UTC offset is read in
+    the logger's `timezone` (an IANA name the testbed config gives), and refused
+    without one: guessing UTC would shift every run by the zone's offset.
     A torn last line (the logger is writing it) is skipped.
     """
+    zone = None
+    if timezone:
+        try:
+            zone = zoneinfo.ZoneInfo(timezone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise MeterError(f"trace: time zone {timezone!r} is not an IANA zone name "
+                             "(e.g. UTC, Europe/Berlin)") from None
     rows: list[tuple[float, float]] = []
     with open(path, newline="") as f:
-        for row in csv.DictReader(f):
+        for line, row in enumerate(csv.DictReader(f), 2):
             stamp, watts = row.get("timestamp"), row.get("watts")
             if "timestamp" not in row or "watts" not in row:
                 raise MeterError(f"trace: {path} needs the columns timestamp,watts")
@@ -32,7 +42,12 @@ def read_power_trace(path: str) -> list[tuple[float, float]]:
                 except ValueError:
                     continue
                 if parsed.tzinfo is None:
-                    parsed = parsed.replace(tzinfo=dt.timezone.utc)
+                    if zone is None:
+                        raise MeterError(
+                            f"trace: {path}, line {line}: timestamp {stamp!r} has no UTC "
+                            "offset; name the logger's time zone in the testbed config "
+                            "(meter.trace_timezone, e.g. UTC or Europe/Berlin)") from None
+                    parsed = parsed.replace(tzinfo=zone)
                 t = parsed.timestamp()
             try:
                 rows.append((t, float(watts)))
@@ -70,7 +85,7 @@ class TraceMeter(Meter):
         wall1 = self._wall0 + elapsed
         deadline = time.monotonic() + self.options.trace_wait_s
         while True:
-            samples = read_power_trace(self.options.trace_path)
+            samples = read_power_trace(self.options.trace_path, self.options.trace_timezone)
             last = max((t for t, _ in samples), default=float("-inf"))
             if last >= wall1 or time.monotonic() >= deadline:
                 break
