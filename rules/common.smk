@@ -153,6 +153,24 @@ def primary_target(wildcards):
     return medium_of(wildcards.testbed, PRIMARY).path
 
 
+def crosscheck_unconditioned(wildcards):
+    """Why hyperfine, which runs the commands on a plain directory with the machine as it
+    is, would not time the primary setting as the harness did ("" when it would)."""
+    s, m = SETTINGS[PRIMARY], medium_of(wildcards.testbed, PRIMARY)
+    reasons = [
+        f"{what} {value}"
+        for what, value, plain in (
+            ("medium", m.kind, m.kind == "directory"),
+            ("I/O scheduler", s.io_scheduler, s.io_scheduler == "keep"),
+            ("governor", s.governor, s.governor == "keep"),
+            ("bandwidth", s.bandwidth, s.bandwidth_bytes_per_s is None),
+            ("copies", s.copies, s.copies == 1),
+        )
+        if not plain
+    ]
+    return ", ".join(reasons)
+
+
 def testbed_description(wildcards):
     return TESTBEDS[wildcards.testbed].description
 

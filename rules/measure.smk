@@ -137,6 +137,7 @@ rule crosscheck_hyperfine:
         codecs=CROSSCHECK["codecs"],
         runs=CROSSCHECK["runs"],
         setting=PRIMARY,
+        unconditioned=crosscheck_unconditioned,
         target=primary_target,
         threads=codec_threads(),
     script:

@@ -7,7 +7,6 @@ flushed with sync) shows the harness measures what it says it does.
 
 import atexit
 import contextlib
-import csv
 import json
 import os
 import shlex
@@ -49,7 +48,11 @@ def hyperfine(command, prepare, export):
 
 
 rows = []
-for name in snakemake.params.codecs:
+unconditioned = snakemake.params.unconditioned
+if unconditioned:  # hyperfine would time other conditions: compare nothing, say why
+    print(f"not compared: the primary setting has {unconditioned}, which hyperfine's runs "
+          "on a plain directory would not reproduce", file=log)
+for name in snakemake.params.codecs if not unconditioned else []:
     codec = codec_registry.get(name)
     out = os.path.join(target, f"crosscheck-{name}{codec.suffix}")
     q = shlex.quote
@@ -91,11 +94,18 @@ for name in snakemake.params.codecs:
     if os.path.exists(out):
         os.unlink(out)
 
-with open(snakemake.output[0], "w", newline="") as f:
-    writer = csv.DictWriter(f, list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
+if unconditioned:
+    rows = [{"testbed": snakemake.wildcards.testbed, "file_type": manifest["file_type"],
+             "codec": name, "op": "", "command": "", "harness_mean_s": "", "harness_n": 0,
+             "hyperfine_mean_s": "", "hyperfine_sd_s": "", "hyperfine_n": 0,
+             "ratio_hyperfine_to_harness": "", "conditioned": False,
+             "not_compared": f"unconditioned: the primary setting has {unconditioned}"}
+            for name in snakemake.params.codecs]
 for row in rows:
+    row.setdefault("conditioned", True)
+    row.setdefault("not_compared", "")
+records.write_csv_atomically(rows, snakemake.output[0], list(rows[0]))
+for row in rows if not unconditioned else []:
     print(
         f"{row['codec']} {row['op']}: hyperfine {row['hyperfine_mean_s']:.3f} s, "
         f"harness {row['harness_mean_s']:.3f} s, ratio {row['ratio_hyperfine_to_harness']:.3f}",

@@ -110,6 +110,7 @@ for entry in manifest["inputs"]:
 meter = prov.get("meter", {})
 ratios = [float(c["ratio_hyperfine_to_harness"]) for c in crosscheck
           if c["ratio_hyperfine_to_harness"] not in ("", "nan")]
+unconditioned = sorted({c["not_compared"] for c in crosscheck if c.get("not_compared")})
 
 def minutes(seconds):
     return f"{seconds / 60:.1f}\\,min"
@@ -170,6 +171,9 @@ macros = {
     "InputSources": tex("; ".join(text_sources)),
     "CrosscheckRange": (f"{min(ratios):.2f}--{max(ratios):.2f}" if ratios else "--"),
     "CrosscheckCount": len(ratios),
+    "CrosscheckNote": tex("; ".join(unconditioned) + " (hyperfine runs on a plain directory "
+                          "with the machine as it is), so no command was compared"
+                          if unconditioned else ""),
     "PlainReadMiBs": throughput_mib_s("plain-read"),
     "EstimateMeasured": minutes(estimate["measured_min_s"]),
     "EstimateMeasuredMax": minutes(estimate["measured_max_s"]),

@@ -107,10 +107,14 @@ def test_provenance_manifest_and_crosscheck(tiny_study):
     assert prov["tool_versions"]["gz-1"]
     manifest = json.loads((tiny_study / "results/tiny/manifest.json").read_text())
     assert {e["file_type"] for e in manifest["inputs"]} == {"text", "random"}
+    # hyperfine times commands on a plain directory with the machine as it is: it cannot
+    # time the tiny study's primary setting (an ext2 image, mq-deadline), so it compares
+    # nothing and says why, rather than dividing by that setting's mean.
     cross = read_csv(tiny_study / "results/tiny/crosscheck.csv")
-    assert {(r["codec"], r["op"]) for r in cross} == {("gz-1", "compress-write"),
-                                                      ("gz-1", "decompress-read")}
-    assert all(0.2 < float(r["ratio_hyperfine_to_harness"]) < 5 for r in cross)
+    assert [r["codec"] for r in cross] == ["gz-1"]
+    assert all(r["conditioned"] == "false" and r["ratio_hyperfine_to_harness"] == ""
+               for r in cross)
+    assert "medium image, I/O scheduler mq-deadline" in cross[0]["not_compared"]
 
 
 def test_second_invocation_does_nothing(tiny_study):
