@@ -54,6 +54,7 @@ ANALYSIS_TABLES = (
     "claims",
     "comparison",
     "pareto",
+    "model_check",
 )
 REFERENCE_FILES = sorted(glob.glob("paper/reference/*.csv"))
 CROSSCHECK = STUDY.config["crosscheck"]
@@ -452,6 +453,7 @@ def macro_inputs(wildcards):
     inputs["manifest"] = f"{base}/manifest.json"
     inputs["idle"] = f"{base}/idle/{PRIMARY}.json"
     inputs["estimate"] = f"{base}/plan/estimate.json"
+    inputs["model_check"] = f"{base}/model_check.csv"
     inputs["table3"] = "paper/reference/systor09_table3_ratios.csv"
     inputs["table4"] = "paper/reference/systor09_table4_breakeven_server.csv"
     if CROSSCHECK["codecs"]:

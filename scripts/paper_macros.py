@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 from wattzip.latex import tex
+from wattzip.meters.coefficients import extremes
 from wattzip.reference import read_reference
+from wattzip.robustness import median_abs_error_pct
 
 sys.stderr = open(snakemake.log[0], "w")
 inp = snakemake.input
@@ -111,6 +113,21 @@ meter = prov.get("meter", {})
 ratios = [float(c["ratio_hyperfine_to_harness"]) for c in crosscheck
           if c["ratio_hyperfine_to_harness"] not in ("", "nan")]
 unconditioned = sorted({c["not_compared"] for c in crosscheck if c.get("not_compared")})
+model_runs = [r for r in runs if r.get("model_row")]
+if model_runs:
+    r0 = model_runs[0]
+    model_text = (f"{r0['model_row']} ({r0['model_how']}), "
+                  f"{float(r0['model_min_w_per_thread']):.2f}--"
+                  f"{float(r0['model_max_w_per_thread']):.2f} W per thread $\\times$ "
+                  f"{r0['model_threads']} threads, from {tex(r0['model_source'])}")
+else:
+    model_text = "not recorded with these runs"
+low, high = extremes(int(float(model_runs[0]["model_threads"])) if model_runs else 1)
+checked = [r for r in rows(inp.model_check) if r.get("setting") not in (None, "", "all")]
+model_check = (f"Beside the {tex(checked[0]['meter_source'])} meter, the model's estimate "
+               f"of the same {len(checked)} runs was off by "
+               f"{median_abs_error_pct(checked):.0f}\\% (median of the absolute errors; "
+               "every run in model\\_check.csv)." if checked else "")
 
 def minutes(seconds):
     return f"{seconds / 60:.1f}\\,min"
@@ -171,6 +188,10 @@ macros = {
     "InputSources": tex("; ".join(text_sources)),
     "CrosscheckRange": (f"{min(ratios):.2f}--{max(ratios):.2f}" if ratios else "--"),
     "CrosscheckCount": len(ratios),
+    "ModelCoefficients": model_text,
+    "ModelExtremes": tex(f"{low.row}, {low.min_w_per_thread:.2f}-{low.max_w_per_thread:.2f} W; "
+                         f"{high.row}, {high.min_w_per_thread:.2f}-{high.max_w_per_thread:.2f} W"),
+    "ModelCheck": model_check,
     "CrosscheckNote": tex("; ".join(unconditioned) + " (hyperfine runs on a plain directory "
                           "with the machine as it is), so no command was compared"
                           if unconditioned else ""),

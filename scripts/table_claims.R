@@ -5,6 +5,8 @@ open_log()
 
 claims <- fread(snakemake@input[["claims"]], encoding = "UTF-8")
 claims <- claims[setting == "all" | primary == TRUE]
+if (!"model_robustness" %in% names(claims)) claims[, model_robustness := ""]
+claims[is.na(model_robustness), model_robustness := ""]
 # "not testable here: <reason>" shows its reason with the numbers, not in the verdict column.
 untestable <- startsWith(claims$verdict, "not testable")
 claims[untestable, evidence := sub("^not testable here: ", "", verdict)]
@@ -13,7 +15,8 @@ rows <- claims[, .(
   claim = tex_text(claim), source = tex_text(source),
   verdict = paste0(
     fifelse(verdict %in% c("holds", "refuted"), sprintf("\\textbf{%s}", verdict), "\\emph{not testable here}"),
-    fifelse(estimated, "$^{\\ast}$", "")
+    fifelse(estimated, "$^{\\ast}$", ""),
+    fifelse(model_robustness != "", sprintf(" (%s)", model_robustness), "")
   ),
   evidence = tex_text(evidence)
 )]
@@ -24,6 +27,6 @@ lines <- c(
   paste0(apply(as.matrix(rows), 1, paste, collapse = " & "), " \\\\"),
   "\\bottomrule",
   "\\end{longtable}",
-  if (any(claims$estimated)) "{\\footnotesize $^{\\ast}$ The verdict rests on ESTIMATED energy (CPU-utilization model, no power meter).}" else ""
+  if (any(claims$estimated)) "{\\footnotesize $^{\\ast}$ The verdict rests on ESTIMATED energy (CPU-time model, no power meter); decided again at the coefficient table's extremes, it is robust to the model or depends on it.}" else ""
 )
 writeLines(lines, snakemake@output[[1]])

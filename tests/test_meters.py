@@ -161,9 +161,9 @@ def test_model_sees_real_cpu_load():
     assert reading.mean_power_w > 10 + 100 * share * 0.6
 
 
-def test_model_needs_coefficients():
-    with pytest.raises(MeterError, match="coefficients"):
-        meters.ModelMeter(meters.MeterOptions())
+def test_model_coefficients_are_both_or_neither():
+    with pytest.raises(MeterError, match="give both meter.model.idle_power_w and max_power_w"):
+        meters.ModelMeter(meters.MeterOptions(model_idle_power_w=40))
 
 
 def test_required_measured_meter_fails_instead_of_falling_back(tmp_path):
@@ -227,10 +227,14 @@ def test_model_does_not_count_steal_as_busy(tmp_path):
 
 
 def test_cli_measure_without_any_meter_measures_time_only(tmp_path):
-    """No RAPL, no IPMI, no model coefficients: time only, said plainly, exit 0."""
+    """No RAPL, no IPMI: the cited model's estimate, said plainly; no meter at all: time only,
+    said plainly, exit 0."""
     proc = subprocess.run([sys.executable, "-m", "wattzip", "measure",
                            "--powercap-root", str(tmp_path / "none"), "--", "sleep", "0.1"],
                           capture_output=True, text=True, check=True)
+    assert "J estimated by model" in proc.stdout and "ESTIMATED" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "wattzip", "measure", "--meter", "none",
+                           "--", "sleep", "0.1"], capture_output=True, text=True, check=True)
     assert "energy not measured" in proc.stdout and "time only" in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "wattzip", "measure", "--meter", "none",
                            "--json", "--", "true"], capture_output=True, text=True, check=True)

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from wattzip import records
+from wattzip import records, robustness
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
     break_even,
@@ -432,6 +432,7 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
     esav = label(esav_table(rows), settings)
     correlation = label(correlation_table(rows), settings)
     claims = label(decide(summary, breakeven, correlation, rows, reference_dir), settings)
+    _mark_model_robustness(rows, settings, breakeven, claims, reference_dir, ci_target)
     comparison = label(comparison_table(summary, breakeven, reference_dir), settings)
     pareto = label(pareto_table(summary), settings)
     out = Path(out_dir)
@@ -443,4 +444,23 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
         write_csv(claims, out / "claims.csv"),
         write_csv(comparison, out / "comparison.csv"),
         write_csv(pareto, out / "pareto.csv"),
+        write_csv(robustness.model_check(rows) or [{"testbed": "", "note": "no run measured "
+                                                    "by a real meter beside the model"}],
+                  out / "model_check.csv"),
     ]
+
+
+def _mark_model_robustness(rows, settings, breakeven, claims, reference_dir, ci_target):
+    """Estimated break-even cells and claims decided again at the coefficient table's
+    extremes: marked robust to the model, or depending on it."""
+    variants = robustness.at_extremes(rows)
+    if not variants:
+        return
+    cells, verdicts = [], []
+    for _, runs in variants:
+        summary = label(summarize(runs, ci_target), settings)
+        be = breakeven_table(runs)
+        cells.append(be)
+        verdicts.append(decide(summary, be, correlation_table(runs), runs, reference_dir))
+    robustness.mark_breakeven(breakeven, cells)
+    robustness.mark_claims(claims, verdicts)

@@ -22,6 +22,7 @@ from wattzip import (
     throttle,
 )
 from wattzip.errors import WattzipError
+from wattzip.meters import coefficients
 
 DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
 SETTINGS_HELP = ("the study's settings.csv (results/<testbed>/settings.csv): the factors and "
@@ -316,6 +317,7 @@ def cmd_job(a) -> int:
         factors={"setting": a.setting, "io_scheduler": a.io_scheduler, "governor": a.governor,
                  "medium": a.medium, "target_dir": medium.path},
         meter_identity=meter.identity(calibration if a.idle else {"idle_power_w": idle}),
+        model=(meter.model if meter.name == "model" else coefficients.configured(None, None)),
     )
     # The session takes the machine's lock, undoes what a killed job left, and undoes
     # this job's own changes (medium, factors, throttle, processes), also on SIGTERM.

@@ -417,7 +417,7 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
         "seed": seed if file_type in ("random",) or mix_fraction(file_type) is not None else None,
         "sources": describe,
         "generator": f"wattzip {__version__}",
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
 
 

@@ -109,7 +109,7 @@ def note(kind: str, target: str, original: str | None = None, **extra) -> str:
     entry_id = uuid.uuid4().hex
     _append({"op": "change", "id": entry_id, "owner": me(), "kind": kind, "target": target,
              "original": original, "extra": extra,
-             "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
+             "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
     return entry_id
 
 
@@ -297,7 +297,7 @@ class MachineLock:
             return False
         sock.listen(8)
         self._sock = sock
-        self.info["since"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        self.info["since"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         threading.Thread(target=self._answer, daemon=True).start()
         return True
 

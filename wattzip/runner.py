@@ -62,8 +62,18 @@ def plain_copy_argv(buffer_bytes: int = DEFAULT_COPY_BUFFER) -> list[str]:
     return ["dd", f"bs={buffer_bytes}", "status=none"]
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_busy_jiffies(proc_stat: str = "/proc/stat") -> int:
+    """Busy time of all CPUs (user, nice, system, irq, softirq; steal is a neighbour's)."""
+    with open(proc_stat) as f:
+        fields = f.readline().split()
+    return sum(int(fields[i]) for i in (1, 2, 3, 6, 7))
+
+
 def utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
 def drop_caches(paths: list[str]) -> str:
@@ -150,6 +160,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
     with stack:
         disk.start()
         meter.start()
+        busy0 = cpu_busy_jiffies()
         started_at = utc_now()
         t0 = time.perf_counter()
         region = contextlib.ExitStack()
@@ -188,6 +199,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
             except (OSError, WattzipError) as exc:
                 flush_error = f"flush: {exc}"
         elapsed_s = time.perf_counter() - t0
+        busy1 = cpu_busy_jiffies()
         ended_at = utc_now()
         region.close()
         try:
@@ -224,6 +236,8 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         # Undefined when the run used more CPU time than wall time (several threads or copies).
         "wait_s": elapsed_s - cpu_s if cpu_s <= elapsed_s else None,
         "cpu_utilization": cpu_s / elapsed_s if elapsed_s > 0 else None,
+        # The whole machine's busy CPU time (the estimate's CPU-seconds, for any meter).
+        "cpu_busy_s": (busy1 - busy0) / CLOCK_TICKS,
         "energy_j": energy,
         "idle_power_w": idle_power_w,
         "energy_passive_j": passive,

@@ -34,6 +34,7 @@ from wattzip.inputs import copy_through_user_space, sha256_file
 from wattzip.media import Medium
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
+from wattzip.meters.coefficients import Coefficients
 from wattzip.runner import Operation, measure, sha256_of_command, write_trace
 from wattzip.stats import need_more_repeats, relative_half_width
 from wattzip.throttle import throttled
@@ -85,6 +86,9 @@ class Job:
     duty: DutyCycle | None = None
     # The meter's identity (wattzip.meters.base.Meter.identity): part of the job's key.
     meter_identity: dict = field(default_factory=dict)
+    # The estimate's coefficients on this machine (wattzip.meters.coefficients): every run
+    # records what the model would say, so a real meter beside it checks the model.
+    model: Coefficients | None = None
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 
     @property
@@ -446,6 +450,13 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
         "meter_identity": job.meter_identity,
         "meter_id": identity_id(job.meter_identity),
     })
+    if job.model is not None:
+        interval = record.get("meter_interval_s") or record["elapsed_s"]
+        record.update(model_row=job.model.row, model_how=job.model.how,
+                      model_min_w_per_thread=job.model.min_w_per_thread,
+                      model_max_w_per_thread=job.model.max_w_per_thread,
+                      model_threads=job.model.threads, model_source=job.model.source,
+                      model_energy_j=job.model.energy_j(interval, record["cpu_busy_s"]))
     return record
 
 

@@ -42,6 +42,7 @@ class MeterOptions:
     model_idle_power_w: float | None = None
     model_max_power_w: float | None = None
     proc_stat: str = "/proc/stat"
+    cpuinfo: str = "/proc/cpuinfo"
 
 
 @dataclass

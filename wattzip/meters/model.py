@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from wattzip.errors import MeterError
+from wattzip.meters import coefficients
 from wattzip.meters.base import CounterMeter
 
 
@@ -25,10 +26,11 @@ def read_cpu_times(proc_stat: str) -> tuple[int, int]:
 
 
 class ModelMeter(CounterMeter):
-    """P = P_idle + (P_max - P_idle) * u, u the whole machine's CPU utilization.
+    """E = n_threads * W_min * t + CPU-seconds * (W_max - W_min) (wattzip.meters.coefficients).
 
-    This is an estimate, never a measurement: it sees only CPU time, not the
-    disk, memory or fans, and its coefficients come from the testbed config.
+    An estimate, never a measurement: it sees only CPU time, not the disk, memory or
+    fans; its coefficients come from a cited SPECpower-derived table matched to this
+    CPU (or from the testbed config, which then says so).
     """
 
     name = "model"
@@ -38,22 +40,21 @@ class ModelMeter(CounterMeter):
         super().__init__(options)
         self.require_usable()
         self.scope = "wall (CPU-utilization model)"
-        self.idle_w = float(options.model_idle_power_w)
-        self.max_w = float(options.model_max_power_w)
+        self.model = coefficients.configured(options.model_idle_power_w,
+                                             options.model_max_power_w,
+                                             cpuinfo=options.cpuinfo)
 
     @classmethod
     def probe(cls, options):
-        if options.model_idle_power_w is None or options.model_max_power_w is None:
-            return "model: needs idle and max power coefficients (meter.model in the config)"
-        if options.model_max_power_w < options.model_idle_power_w:
-            return "model: max_power_w must not be below idle_power_w"
         if not os.access(options.proc_stat, os.R_OK):
             return f"model: {options.proc_stat} is not readable"
         return None
 
     def coefficients(self) -> dict:
-        return {"idle_power_w": self.options.model_idle_power_w,
-                "max_power_w": self.options.model_max_power_w}
+        m = self.model
+        return {"row": m.row, "min_w_per_thread": round(m.min_w_per_thread, 6),
+                "max_w_per_thread": round(m.max_w_per_thread, 6), "threads": m.threads,
+                "source": m.source}
 
     def _reset(self, now: float) -> None:
         self._energy_j = 0.0
@@ -63,7 +64,9 @@ class ModelMeter(CounterMeter):
     def _read_energy_j(self, now: float) -> float:
         busy, total = read_cpu_times(self.options.proc_stat)
         d_busy, d_total = busy - self._cpu[0], total - self._cpu[1]
-        util = min(max(d_busy / d_total, 0.0), 1.0) if d_total > 0 else 0.0
-        self._energy_j += (self.idle_w + (self.max_w - self.idle_w) * util) * (now - self._t)
+        share = min(max(d_busy / d_total, 0.0), 1.0) if d_total > 0 else 0.0
+        elapsed = now - self._t
+        # CPU-seconds of the whole machine: its busy share of all threads' time.
+        self._energy_j += self.model.energy_j(elapsed, share * self.model.threads * elapsed)
         self._cpu, self._t = (busy, total), now
         return self._energy_j
