@@ -33,6 +33,9 @@ rule analyze:
         out=output_dir,
         settings=settings_flag,
         ci_target=REPEATS["ci_target"],
+        margin=STUDY.config["verdict"]["margin"],
+        reads=STUDY.config["verdict"]["reads_per_write"],
     shell:
         "wattzip analyze {input.runs} {params.settings} --out {params.out} "
-        "--reference paper/reference --ci-target {params.ci_target} 2> {log}"
+        "--reference paper/reference --ci-target {params.ci_target} "
+        "--margin {params.margin} --reads-per-write {params.reads} 2> {log}"

@@ -30,6 +30,7 @@ rule measure_runs:
         threads=codec_threads(),
         journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
         traces=f"{RESULTS}/{{testbed}}/traces/{{setting}}/{{ftype}}/{{codec}}",
+        verified=f"{RESULTS}/{{testbed}}/journal/verified.jsonl",
         repeats=(
             f"--min-repeats {REPEATS['min']} --max-repeats {REPEATS['max']} "
             f"--ci-target {REPEATS['ci_target']}"
@@ -38,7 +39,8 @@ rule measure_runs:
         "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
         "--codec {wildcards.codec} {params.setting} --copies {params.copies} {params.node} "
         "--threads {params.threads} --idle {input.idle} {params.meter} {params.repeats} "
-        "--journal {params.journal} --trace-dir {params.traces} --out {output} 2> {log}"
+        "--journal {params.journal} --trace-dir {params.traces} "
+        "--verify-cache {params.verified} --out {output} 2> {log}"
 
 
 rule measure_dutycycle:
@@ -70,6 +72,7 @@ rule measure_dutycycle:
         threads=codec_threads(),
         journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
         traces=f"{RESULTS}/{{testbed}}/traces/{{setting}}/dutycycle/{{codec}}",
+        verified=f"{RESULTS}/{{testbed}}/journal/verified.jsonl",
         repeats=(
             f"--min-repeats {REPEATS['min']} --max-repeats {REPEATS['max']} "
             f"--ci-target {REPEATS['ci_target']}"
@@ -78,7 +81,8 @@ rule measure_dutycycle:
         "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
         "--codec {wildcards.codec} {params.setting} {params.duty} {params.node} "
         "--threads {params.threads} --idle {input.idle} {params.meter} {params.repeats} "
-        "--journal {params.journal} --trace-dir {params.traces} --out {output} 2> {log}"
+        "--journal {params.journal} --trace-dir {params.traces} "
+        "--verify-cache {params.verified} --out {output} 2> {log}"
 
 
 rule runs_table:

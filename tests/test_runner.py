@@ -197,3 +197,32 @@ def test_overlap_check(tmp_path):
     c = {**base, "started_at": "2026-01-01T00:00:03+00:00", "ended_at": "2026-01-01T00:00:04+00:00"}
     assert records.find_overlaps([a, c]) == []
     assert len(records.find_overlaps([a, b, c])) == 1
+
+
+def test_each_distinct_output_is_decompressed_once_across_settings(small_inputs, tmp_path,
+                                                                   model_meter, monkeypatch):
+    """Three media (three settings) of one codec and input: gzip writes the same bytes on
+    each, so one decompression verifies them all, and every record says how it was
+    verified."""
+    decompressions = []
+    real = study.sha256_of_command
+
+    def counted(argv, stdin):
+        decompressions.append(argv)
+        return real(argv, stdin)
+
+    monkeypatch.setattr(study, "sha256_of_command", counted)
+    cache = tmp_path / "verified.jsonl"
+    for name in ("ssd", "sas", "sata"):
+        job = make_job(small_inputs, tmp_path, "gz-6", verify_cache=str(cache),
+                       medium=media.Medium(name=name, path=str(tmp_path / name)))
+        study.run_job(job, model_meter, tmp_path / f"{name}.jsonl", log=lambda m: None)
+    assert len(decompressions) == 1
+    writes = [r for name in ("ssd", "sas", "sata")
+              for r in records.read_journal(tmp_path / f"{name}.jsonl")
+              if r["op"] == "compress-write"]
+    assert all(r["verified"] for r in writes)
+    how = [r["verification"] for r in writes]  # two repeats in each of the three settings
+    assert how[0] == "decompressed"
+    assert how[1] == how[3] == how[5] == "identical bytes verified earlier in this job"
+    assert how[2] == how[4] == f"identical bytes verified by job {writes[0]['job_key']}"

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from wattzip import records, robustness
+from wattzip import records, robustness, verdicts
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
     break_even,
@@ -142,14 +142,18 @@ def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]
     return out
 
 
-def breakeven_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
+def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 0.02,
+                    reads_per_write: float = 1.0) -> list[dict]:
     """n_be per testbed x setting x file type x codec and metric, with its uncertainty.
 
     dw and dr each get a Welch-t interval at 1 - (1 - confidence)/2, so that
     both hold together at `confidence` (Bonferroni); n_be's range is that of
     dw/dr over their rectangle. A cell is decided only when every point of the
     rectangle gives the same kind: at 3-5 repeats that is often not the case,
-    and the cell says so (a "?" after its value).
+    and the cell says so (a "?" after its value). Fieller's interval of n_be is given
+    too (empty when unbounded: undetermined), and the cell's verdict on the saving of a
+    workload of `reads_per_write` reads per write, against a `margin` of its baseline
+    (saves, costs, negligible, undecided: wattzip.verdicts).
     """
     each = 1 - (1 - confidence) / 2
     out = []
@@ -164,6 +168,11 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
             kinds = possible_kinds(dw, dr)
             decided = kinds == [point.kind]
             lo, hi = n_bounds(point.kind, dw, dr)
+            ratio = (verdicts.fieller(verdicts.difference(v["c"], v["w"]),
+                                      verdicts.difference(v["r"], v["d"]), confidence)
+                     if min(len(x) for x in v.values()) > 1 else None)
+            verdict = verdicts.decide(v["w"], v["c"], v["r"], v["d"], reads_per_write, margin,
+                                      confidence)
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
@@ -173,6 +182,12 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
                 "possible_kinds": "|".join(kinds), "decided": decided,
                 "display": display(point.kind, point.value) + ("" if decided else "?"),
                 "estimated": estimated and metric != "T",
+                "fieller_lo": ratio[0] if ratio else math.nan,
+                "fieller_hi": ratio[1] if ratio else math.nan,
+                "fieller": "bounded" if ratio else "undetermined",
+                "verdict": verdict.verdict, "verdict_note": verdict.describe(),
+                "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
+                "reads_per_write": reads_per_write, "margin": margin,
             })
     return out
 
@@ -423,12 +438,14 @@ def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
 
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
             reference_dir: str = "paper/reference", ci_target: float = 0.05,
-            settings_path: str | os.PathLike | None = None) -> list[str]:
+            settings_path: str | os.PathLike | None = None, margin: float = 0.02,
+            reads_per_write: float = 1.0) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
     every row labelled with its setting's factors and the primary flag."""
     rows, settings = load(run_files, settings_path)
     summary = label(summarize(rows, ci_target), settings)
-    breakeven = label(breakeven_table(rows), settings)
+    breakeven = label(breakeven_table(rows, margin=margin, reads_per_write=reads_per_write),
+                      settings)
     esav = label(esav_table(rows), settings)
     correlation = label(correlation_table(rows), settings)
     claims = label(decide(summary, breakeven, correlation, rows, reference_dir), settings)

@@ -318,6 +318,7 @@ def cmd_job(a) -> int:
                  "medium": a.medium, "target_dir": medium.path},
         meter_identity=meter.identity(calibration if a.idle else {"idle_power_w": idle}),
         model=(meter.model if meter.name == "model" else coefficients.configured(None, None)),
+        verify_cache=a.verify_cache,
     )
     # The session takes the machine's lock, undoes what a killed job left, and undoes
     # this job's own changes (medium, factors, throttle, processes), also on SIGTERM.
@@ -442,7 +443,8 @@ def cmd_analyze(a) -> int:
     from wattzip import analysis
 
     written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
-                               ci_target=a.ci_target, settings_path=a.settings)
+                               ci_target=a.ci_target, settings_path=a.settings,
+                               margin=a.margin, reads_per_write=a.reads_per_write)
     for path in written:
         _log(f"wrote {path}")
     return 0
@@ -585,6 +587,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--threads", type=int, default=0,
                    help="threads of multi-threaded codecs (default 0: every core here)")
     s.add_argument("--trace-dir")
+    s.add_argument("--verify-cache", metavar="JSONL",
+                   help="verifications shared across jobs: an output identical to one already "
+                        "decompressed to this input (same codec command and version) is not "
+                        "decompressed again")
     s.add_argument("--expect-node", help="the Slurm node this job must run on (its testbed's)")
     s.add_argument("--expect-host", help="the host name this job must run on")
     s.add_argument("--duty-phases", type=int, default=0, metavar="K",
@@ -645,6 +651,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
+    s.add_argument("--margin", type=float, default=0.02,
+                   help="a cell's saving is negligible within this share of its baseline "
+                        "(default: %(default)s)")
+    s.add_argument("--reads-per-write", type=float, default=1.0,
+                   help="the workload a cell's verdict is about (default: %(default)s)")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--out", required=True)
     s.add_argument("--reference", default="paper/reference")

@@ -89,6 +89,10 @@ class Job:
     # The estimate's coefficients on this machine (wattzip.meters.coefficients): every run
     # records what the model would say, so a real meter beside it checks the model.
     model: Coefficients | None = None
+    # Verifications shared by every job of a testbed (JSONL), so that identical outputs in
+    # other settings are decompressed once.
+    verify_cache: str | None = None
+    verification: str = field(default="", repr=False, compare=False)
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 
     @property
@@ -187,19 +191,29 @@ class Job:
     def verify(self) -> tuple[bool, str]:
         """Does every stored file give back the original bytes? (outside the region)
 
-        A file whose own sha256 equals that of a file already shown to
-        decompress to the input is the same bytes, so it is verified without
-        decompressing again: deterministic tools repeat their output, and the
-        slow decompressors (PPMd) would otherwise double the study's time.
+        A file whose own sha256 equals that of a file already shown to decompress to
+        the input is the same bytes, so it is verified without decompressing again:
+        deterministic tools repeat their output, and the slow decompressors (PPMd)
+        would otherwise double the study's time. With a verification cache this holds
+        across jobs and settings too (`verify_cache`, keyed by the codec's command,
+        its version and the input's sha256); `self.verification` says how.
         """
+        how = set()
         for path in self.stored_paths():
             stored_digest = sha256_file(path)
             if stored_digest in self._verified_digests:
+                how.add("identical bytes verified earlier in this job")
+                continue
+            cached = self._cached_verification(stored_digest)
+            if cached:
+                how.add(f"identical bytes verified by job {cached}")
+                self._verified_digests.add(stored_digest)
                 continue
             if self.copies_plainly:
                 ok = stored_digest == self.input_sha256
                 if not ok:
                     return False, f"{path}: written bytes differ from the input (sha256 mismatch)"
+                how.add("sha256 of the copy")
             else:
                 argv = self.codec.decompress_argv(path, self.threads)
                 stdin = None if self.codec.reads_in_path else path
@@ -209,8 +223,31 @@ class Job:
                 if digest != self.input_sha256:
                     return False, (f"{path}: decompressed bytes differ from the input "
                                    "(sha256 mismatch)")
+                how.add("decompressed")
+                if self.verify_cache:
+                    records.append_journal(self.verify_cache, {
+                        "key": self._verification_key(), "output_sha256": stored_digest,
+                        "job_key": self.key()})
             self._verified_digests.add(stored_digest)
+        self.verification = "; ".join(sorted(how))
         return True, ""
+
+    def _verification_key(self) -> str:
+        """What makes two outputs' verification the same: the codec's commands, the tool's
+        version and the input's bytes (not the medium, the setting or the meter)."""
+        ident = {"compress": list(self.codec.compress), "decompress": list(self.codec.decompress),
+                 "version": codec_registry.version(self.codec), "input": self.input_sha256}
+        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
+
+    def _cached_verification(self, output_sha256: str) -> str | None:
+        """The job that already decompressed these very bytes to the input, if any."""
+        if not self.verify_cache or self.copies_plainly:
+            return None
+        key = self._verification_key()
+        for entry in records.read_journal(self.verify_cache, None, ("key", "output_sha256")):
+            if entry["key"] == key and entry["output_sha256"] == output_sha256:
+                return entry["job_key"]
+        return None
 
 
 def read_journal(path: str | os.PathLike, key: str) -> list[dict]:
@@ -425,7 +462,9 @@ def _check_written(job: Job, result: dict, record: dict) -> tuple[bool, str]:
     record["own_blocks"] = owns
     if owns is False:
         return False, why
-    return job.verify()
+    verified = job.verify()
+    record["verification"] = job.verification
+    return verified
 
 
 def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str,

@@ -91,7 +91,7 @@ def _cell_name(b: dict) -> str:
 
 
 def _fmt(cells: list[dict]) -> str:
-    return "; ".join(f"{b['codec']} {b['display']}" for b in cells)
+    return "; ".join(f"{b['file_type']} {b['codec']} {b['display']}" for b in cells)
 
 
 def _needs(claim: Claim, what: str) -> Outcome:
