@@ -53,3 +53,18 @@ def test_fieller_is_unbounded_when_the_read_saving_reaches_zero():
     assert lo < 2.0 < hi and 0.9 < hi - lo < 1.2  # delta method: 2 x 2.23 x sqrt(0.05)
     assert verdicts.fieller((2.0, 0.01, 10), (0.1, 0.01, 10)) is None  # undetermined
     assert verdicts.look_confidence(0.95, 3) == pytest.approx(1 - 0.05 / 3)
+
+
+def test_outliers_and_noisy_cells_are_flagged_not_dropped():
+    from wattzip import analysis
+
+    from .test_analysis import cell
+
+    rows = cell("text", "gz-1", 100, 150, 80, 60, n=7, spread=1)
+    writes = [r for r in rows if r["op"] == "compress-write"]
+    writes[3]["elapsed_s"] *= 3  # one run the machine disturbed
+    summary = {(s["codec"], s["op"]): s for s in analysis.summarize(rows)}
+    noisy = summary[("gz-1", "compress-write")]
+    assert noisy["outlier_repeats"] == str(writes[3]["repeat"]) and noisy["n"] == 7
+    assert noisy["cv_warning"] is True
+    assert summary[("plain", "plain-write")]["outlier_repeats"] == ""

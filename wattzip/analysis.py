@@ -29,7 +29,16 @@ from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported
 from wattzip.claims import decide
 from wattzip.errors import RecordError
 from wattzip.reference import read_reference
-from wattzip.stats import half_width, mean, pearson_r, welch_interval
+from wattzip.stats import (
+    CV_WARNING,
+    OUTLIER_Z,
+    half_width,
+    mean,
+    modified_z,
+    pearson_r,
+    stdev,
+    welch_interval,
+)
 
 METRICS = {  # summary column stem -> per-run value
     "elapsed_s": lambda r: r["elapsed_s"],
@@ -89,6 +98,21 @@ def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
             values = [get(r) for r in good if _has(r, stem)]
             row[f"mean_{stem}"] = mean(values) if values else math.nan
             row[f"hw_{stem}"] = half_width(values) if len(values) > 1 else math.nan
+        # Noise, said rather than hidden: runs whose time or energy is an outlier
+        # (modified Z > 3.5, kept and counted), and a coefficient of variation of 10% or more.
+        flagged = set()
+        cvs = []
+        for stem in ("elapsed_s", "energy_j"):
+            pairs = [(r.get("repeat"), METRICS[stem](r)) for r in good if _has(r, stem)]
+            if len(pairs) >= 3:
+                z = modified_z([v for _, v in pairs])
+                flagged |= {rep for (rep, _), zi in zip(pairs, z, strict=True)
+                            if abs(zi) > OUTLIER_Z}
+            if len(pairs) >= 2 and mean([v for _, v in pairs]):
+                cvs.append(stdev([v for _, v in pairs]) / abs(mean([v for _, v in pairs])))
+        row["outlier_repeats"] = " ".join(str(x) for x in sorted(flagged, key=str))
+        row["cv_max"] = max(cvs) if cvs else math.nan
+        row["cv_warning"] = bool(cvs) and max(cvs) >= CV_WARNING
         out_bytes = [r["output_bytes"] for r in good if r.get("output_bytes")]
         row["copies"] = int(first.get("copies") or 1)
         files = row["copies"] * int(first.get("phases") or 1)

@@ -98,8 +98,19 @@ def _pilot_codec(sample: Path, name: str, work: Path) -> dict:
         dargv = codec.decompress_argv(str(out), 1)
         read = _timed(dargv, os.devnull if codec.reads_in_path else str(out), None,
                       frozenset(codec.ok_exit_codes))
+    stored = out.stat().st_size if out.exists() else PILOT_BYTES
     out.unlink(missing_ok=True)
-    return {"write_s_per_byte": write / PILOT_BYTES, "read_s_per_byte": read / PILOT_BYTES}
+    return {"write_s_per_byte": write / PILOT_BYTES, "read_s_per_byte": read / PILOT_BYTES,
+            "stored_per_byte": stored / PILOT_BYTES}
+
+
+def throttled_s(seconds: float, moved_bytes: list[float], bytes_per_s: int | None) -> float:
+    """An operation behind a throttle of `bytes_per_s` on each device it moves bytes on:
+    no faster than its slowest device lets it (the pilot's small files pass through the
+    throttle's first slice and never feel it, so the plan models the cap instead)."""
+    if bytes_per_s is None:
+        return seconds
+    return max([seconds, *(b / bytes_per_s for b in moved_bytes)])
 
 
 @dataclass
@@ -134,7 +145,13 @@ def estimate(study: Study, rates: dict) -> Estimate:
             duty_s += duty.phases * (r["write_s_per_byte"] * size * copies + duty.compute_s)
             continue
         r = rates[f"{job.file_type}|{job.codec}"]
-        per_repeat += (r["write_s_per_byte"] + r["read_s_per_byte"]) * size * copies
+        bw = study.settings[job.setting].bandwidth_bytes_per_s
+        moved = size * copies
+        stored = r.get("stored_per_byte", 1.0) * moved  # a cache of an older pilot: 1
+        # Write: the input is read on its device, the output written on the target's;
+        # read: the stored file read back.
+        per_repeat += throttled_s(r["write_s_per_byte"] * moved, [moved, stored], bw)
+        per_repeat += throttled_s(r["read_s_per_byte"] * moved, [stored], bw)
         per_repeat += 2 * RUN_PREPARE_S
         verify += r["read_s_per_byte"] * size * copies
     pairs = sum(j.file_type != "dutycycle" for j in jobs)

@@ -163,6 +163,24 @@ def welch_interval(terms: Sequence[tuple[float, Sequence[float]]],
     return Interval(estimate, estimate - half, estimate + half, df)
 
 
+def modified_z(xs: Sequence[float]) -> list[float]:
+    """Iglewicz and Hoaglin's modified Z score, 0.6745 (x - median) / MAD: robust to the
+    outlier it looks for; |z| > 3.5 flags one. All zero when the MAD is zero."""
+    med = _median(xs)
+    mad = _median([abs(x - med) for x in xs])
+    return [0.6745 * (x - med) / mad if mad > 0 else 0.0 for x in xs]
+
+
+def _median(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return (s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2) if n else math.nan
+
+
+OUTLIER_Z = 3.5
+CV_WARNING = 0.10
+
+
 # --- least squares (SYSTOR '11 4.2: system identification) ------------------------------
 
 
