@@ -141,6 +141,9 @@ def cmd_meters(a) -> int:
     return 0
 
 
+NOISY_IDLE_WINDOWS = 3  # in a row: the machine is busy, not briefly disturbed
+
+
 def cmd_idle(a) -> int:
     from wattzip import factors
 
@@ -155,10 +158,18 @@ def cmd_idle(a) -> int:
             _log(f"idle: {len(windows)} window(s) of {a.seconds:g} s found in {a.journal}")
         try:
             with factors.applied(disk, a.io_scheduler, a.governor):
-                quiet = machine.QuietCheck()
+                quiet, noisy = machine.QuietCheck(), 0
                 while len(windows) < a.count:
                     result = meters.measure_idle(meter, 1, a.seconds)
-                    quiet.require_quiet(a.max_other_load, f"idle window {len(windows) + 1}")
+                    try:
+                        quiet.require_quiet(a.max_other_load, f"idle window {len(windows) + 1}")
+                    except machine.MachineError as exc:  # discarded, never averaged in
+                        noisy += 1
+                        if noisy >= NOISY_IDLE_WINDOWS:
+                            raise
+                        _log(f"{exc}; discarded, measuring it again")
+                        continue
+                    noisy = 0
                     windows.append(result.windows_w[0])
                     _log(f"idle window {len(windows)}/{a.count}: {windows[-1]:.2f} W")
                     if a.journal:

@@ -443,8 +443,11 @@ class QuietCheck:
         return share, busiest
 
     def require_quiet(self, limit: float, what: str) -> None:
+        """An error when the rest of the machine was busy since the last check (which
+        starts a new interval either way)."""
         share, busiest = self.others_load()
         if share > limit:
+            self._start()
             raise MachineError(
                 f"{what}: the machine was not idle: other processes used {share:.0%} of its "
                 f"{self.cpus} CPUs (limit {limit:.0%}); busiest: "
