@@ -14,6 +14,7 @@ from scipy import stats
 
 from wattzip import analysis, claims
 from wattzip.analysis import BreakEven, break_even, display, parse_display
+from wattzip.reference import read_reference
 from wattzip.stats import fit_percent
 
 REFERENCE = Path(__file__).resolve().parent.parent / "paper" / "reference"
@@ -227,7 +228,7 @@ def test_comparison_joins_reference_tables():
 
 def test_reference_files_name_their_source():
     for path in REFERENCE.glob("*.csv"):
-        source, rows = analysis.read_reference(path)
+        source, rows = read_reference(path)
         assert source and rows, path.name
 
 

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from wattzip import codec_registry, media, meters, records, runner, study
+from wattzip import job as job_module
 
 
 @pytest.fixture
@@ -205,13 +206,13 @@ def test_each_distinct_output_is_decompressed_once_across_settings(small_inputs,
     each, so one decompression verifies them all, and every record says how it was
     verified."""
     decompressions = []
-    real = study.sha256_of_command
+    real = job_module.sha256_of_command
 
     def counted(argv, stdin):
         decompressions.append(argv)
         return real(argv, stdin)
 
-    monkeypatch.setattr(study, "sha256_of_command", counted)
+    monkeypatch.setattr(job_module, "sha256_of_command", counted)
     cache = tmp_path / "verified.jsonl"
     for name in ("ssd", "sas", "sata"):
         job = make_job(small_inputs, tmp_path, "gz-6", verify_cache=str(cache),
