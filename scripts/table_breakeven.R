@@ -13,7 +13,14 @@ pair <- function(d, col) {
   w[, cell := paste(tex_display(get(metrics[1])), tex_display(get(metrics[2])), sep = " / ")]
   w[, .(codec, file_type, cell)]
 }
-mine <- pair(be, "display")
+# Our cells: a dagger where an estimated verdict depends on the model's coefficients.
+be[, shown := tex_display(display)]
+if ("model_robustness" %in% names(be)) {
+  be[model_robustness == "depends on the model", shown := paste0(shown, "$^{\\dagger}$")]
+}
+mine <- dcast(be[metric %in% metrics], codec + file_type ~ factor(metric, levels = metrics),
+              value.var = "shown")
+mine <- mine[, .(codec, file_type, cell = paste(get(metrics[1]), get(metrics[2]), sep = " / "))]
 orig <- pair(ref, "display")
 setnames(orig, "cell", "paper")
 dt <- merge(merge(mine, orig, by = c("codec", "file_type"), all.x = TRUE), tools, by = "codec")
@@ -27,6 +34,7 @@ write_tabular(
             paste(metrics, collapse = " / "), tex_escape(snakemake@params[["original"]])),
     "$\\forall$: compression pays at any ratio; $\\times$: never; $\\le$: pays only up to that many reads per write;",
     "$\\sim\\!10^{k}$: magnitude; \\textsuperscript{?}: the 95\\% Student-$t$ (Welch) intervals of the extra write cost and the saving per read cannot decide the kind.",
-    estimated_note(estimated)
+    estimated_note(estimated),
+    if (estimated) "$^{\\dagger}$: decided otherwise at the coefficient table's other extreme (depends on the model)." else ""
   )
 )

@@ -170,3 +170,13 @@ def test_a_hung_ipmitool_is_a_named_error(tmp_path, monkeypatch):
     options = meters.MeterOptions(ipmi_command=("sleep", "30"))
     with pytest.raises(meters.MeterError, match=r"sleep 30 gave no answer within 0.5 s"):
         ipmi.IpmiMeter._query(options)
+
+
+def test_one_free_space_rule_counts_copies_phases_and_the_image(tmp_path):
+    assert study.space_needed(100, copies=2, phases=3) == 1500  # 2.5 x every file
+    with pytest.raises(ConfigError, match=r"has .* GiB free; this study needs"):
+        study.check_free_space(str(tmp_path), 1 << 60)
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"")
+    with pytest.raises(ConfigError, match="disk.img is .* GiB, but its disk .* has room"):
+        study.check_free_space(str(tmp_path), 1, str(image), 1 << 60)

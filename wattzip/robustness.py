@@ -50,30 +50,29 @@ def at_extremes(runs: list[dict]) -> list[tuple[Coefficients, list[dict]]] | Non
     return [(m, reestimate(runs, m)) for m in extremes(threads)]
 
 
-def mark_breakeven(breakeven: list[dict], variants: list[list[dict]]) -> None:
-    """`model_robustness` on every estimated break-even cell: its kind (and whether it is
-    decided) the same at both extremes of the table, or not."""
-    key = ("testbed", "setting", "file_type", "codec", "metric")
-    others = [{tuple(b[k] for k in key): b for b in v} for v in variants]
-    for b in breakeven:
-        if not b.get("estimated"):
-            b["model_robustness"] = ""
+def _mark(rows: list[dict], variants: list[list[dict]], key: tuple[str, ...],
+          outcome: str) -> None:
+    """`model_robustness` on every estimated row: its `outcome` the same in every variant
+    (the table's extremes), or not; empty on rows that rest on no estimate."""
+    others = [{tuple(r[k] for k in key): r for r in v} for v in variants]
+    for row in rows:
+        if not row.get("estimated"):
+            row["model_robustness"] = ""
             continue
-        same = all((o.get(tuple(b[k] for k in key)) or {}).get("display") == b["display"]
+        same = all((o.get(tuple(row[k] for k in key)) or {}).get(outcome) == row[outcome]
                    for o in others)
-        b["model_robustness"] = ROBUST if same else DEPENDS
+        row["model_robustness"] = ROBUST if same else DEPENDS
+
+
+def mark_breakeven(breakeven: list[dict], variants: list[list[dict]]) -> None:
+    """A break-even cell's kind (and whether it is decided) at both extremes."""
+    _mark(breakeven, variants, ("testbed", "setting", "file_type", "codec", "metric"),
+          "display")
 
 
 def mark_claims(claims: list[dict], variants: list[list[dict]]) -> None:
-    key = ("testbed", "setting", "claim_id")
-    others = [{tuple(c[k] for k in key): c for c in v} for v in variants]
-    for c in claims:
-        if not c.get("estimated"):
-            c["model_robustness"] = ""
-            continue
-        same = all((o.get(tuple(c[k] for k in key)) or {}).get("verdict") == c["verdict"]
-                   for o in others)
-        c["model_robustness"] = ROBUST if same else DEPENDS
+    """A claim's verdict at both extremes."""
+    _mark(claims, variants, ("testbed", "setting", "claim_id"), "verdict")
 
 
 def model_check(runs: list[dict]) -> list[dict]:
