@@ -371,7 +371,7 @@ def output_dir(wildcards, output):
 
 
 def breakeven_reference(wildcards):
-    return f"paper/reference/{BREAKEVEN_ORIGINALS[wildcards.original][0]}.csv"
+    return f"paper/generated/reference/{BREAKEVEN_ORIGINALS[wildcards.original][0]}.csv"
 
 
 def breakeven_metrics(wildcards):
@@ -388,8 +388,8 @@ def table_inputs(wildcards):
     return {
         "ratios": {
             "summary": f"{base}/summary.csv",
-            "table3": "paper/reference/systor09_table3_ratios.csv",
-            "table1": "paper/reference/systor11_table1_ratios.csv",
+            "table3": "paper/generated/reference/systor09_table3_ratios.csv",
+            "table1": "paper/generated/reference/systor11_table1_ratios.csv",
         },
         "claims": {"claims": f"{base}/claims.csv"},
         "provenance": {"provenance": f"{base}/provenance.csv"},

@@ -165,6 +165,20 @@ rule table_of_testbed:
         "../scripts/table_{wildcards.table}.R"
 
 
+rule reference_tex:
+    """An original table with its cells in LaTeX, set by the reproduced values' formatter."""
+    input:
+        "paper/reference/{name}.csv",
+    output:
+        "paper/generated/reference/{name}.csv",
+    log:
+        f"{RESULTS}/logs/reference/{{name}}.log",
+    conda:
+        "../envs/wattzip.yaml"
+    script:
+        "../scripts/reference_tex.py"
+
+
 rule table_hpc14:
     """Filesystem compression and write/compute duty cycles beside HPC '14 Tables I-IV."""
     input:
@@ -208,7 +222,7 @@ rule table_testbeds:
     input:
         breakeven=expand(f"{RESULTS}/{{testbed}}/breakeven.csv", testbed=all_testbeds()),
         slides=expand(
-            "paper/reference/systor09_slides_breakeven_{machine}.csv",
+            "paper/generated/reference/systor09_slides_breakeven_{machine}.csv",
             machine=["server", "desktop", "laptop"],
         ),
     output:

@@ -10,18 +10,18 @@ summary <- read_summary(snakemake@input[["summary"]])
 tools <- unique(summary[codec != "plain", .(codec, tool, level)])
 pair <- function(d, col) {
   w <- dcast(d[metric %in% metrics], codec + file_type ~ factor(metric, levels = metrics), value.var = col)
-  w[, cell := paste(tex_display(get(metrics[1])), tex_display(get(metrics[2])), sep = " / ")]
+  w[, cell := paste(get(metrics[1]), get(metrics[2]), sep = " / ")]
   w[, .(codec, file_type, cell)]
 }
 # Our cells: a dagger where an estimated verdict depends on the model's coefficients.
-be[, shown := tex_display(display)]
+be[, shown := display_tex]
 if ("model_robustness" %in% names(be)) {
   be[model_robustness == "depends on the model", shown := paste0(shown, "$^{\\dagger}$")]
 }
 mine <- dcast(be[metric %in% metrics], codec + file_type ~ factor(metric, levels = metrics),
               value.var = "shown")
 mine <- mine[, .(codec, file_type, cell = paste(get(metrics[1]), get(metrics[2]), sep = " / "))]
-orig <- pair(ref, "display")
+orig <- pair(ref, "display_tex")
 setnames(orig, "cell", "paper")
 dt <- merge(merge(mine, orig, by = c("codec", "file_type"), all.x = TRUE), tools, by = "codec")
 wide <- wide_by_file_type(dt)

@@ -10,13 +10,13 @@ if (nrow(be[metric %in% c("E", "T")]) == 0) { # a study without text files (HPC 
                 header = "Tool")
   quit(save = "no")
 }
-cells <- dcast(be[metric %in% c("E", "T")], testbed + codec ~ metric, value.var = "display")
-cells[, cell := paste(tex_display(E), tex_display(T), sep = " / ")]
+cells <- dcast(be[metric %in% c("E", "T")], testbed + codec ~ metric, value.var = "display_tex")
+cells[, cell := paste(E, T, sep = " / ")]
 originals <- rbindlist(lapply(snakemake@input[["slides"]], function(path) {
   d <- read_reference(path)[file_type == "text"]
-  w <- dcast(d, codec ~ metric, value.var = "display")
+  w <- dcast(d, codec ~ metric, value.var = "display_tex")
   w[, .(testbed = sprintf("paper %s", sub(".*_([a-z]+)\\.csv$", "\\1", path)), codec,
-        cell = paste(tex_display(E), tex_display(T), sep = " / "))]
+        cell = paste(E, T, sep = " / "))]
 }))
 dt <- rbind(cells[, .(testbed, codec, cell)], originals)
 codecs <- unique(be$codec)

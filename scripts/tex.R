@@ -11,21 +11,6 @@ tex_escape <- function(x) {
   gsub("\001", "\\textbackslash{}", x, fixed = TRUE)
 }
 
-# The paper's notation in LaTeX: forall, times, <=, ~10^k, and "?" for cells
-# the confidence intervals cannot decide.
-tex_display <- function(x) {
-  x <- ifelse(is.na(x) | x == "", "--", x)
-  undecided <- grepl("\\?$", x)
-  x <- sub("\\?$", "", x)
-  x <- gsub("\u2200", "$\\\\forall$", x)
-  x <- gsub("[\u00d7\u2717]", "$\\\\times$", x)
-  x <- gsub("\u2713", "$\\\\forall$", x)
-  x <- gsub("\u2264 ?", "$\\\\le$\\\\,", x)
-  x <- gsub("~10\\^([0-9]+)", "$\\\\sim\\\\!10^{\\1}$", x)
-  x[x == "X"] <- "$\\times$"
-  ifelse(undecided, paste0(x, "\\textsuperscript{?}"), x)
-}
-
 # Unicode that pdflatex cannot set, in free text (claims, evidence).
 tex_text <- function(x) {
   x <- tex_escape(ifelse(is.na(x), "", x))
@@ -61,7 +46,9 @@ wide_by_file_type <- function(dt) {
   wide
 }
 
-read_reference <- function(path) fread(path, skip = 1, encoding = "UTF-8")
+# An original table as rule reference_tex wrote it: each cell's LaTeX in display_tex, set
+# by the same formatter (wattzip.latex.display_tex) as the reproduced cells.
+read_reference <- function(path) fread(path, encoding = "UTF-8")
 
 estimated_note <- function(flag) {
   if (isTRUE(flag)) "\\textbf{Energy is ESTIMATED} by the CPU-utilization model (no power meter)." else NULL

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from wattzip import analysis, claims
+from wattzip import analysis, claims, pareto
 from wattzip.analysis import BreakEven, break_even, display, parse_display
 from wattzip.reference import read_reference
 from wattzip.stats import fit_percent
@@ -369,7 +369,7 @@ def test_pareto_front_known_by_hand():
 
     summary = (ops("plain", 100, 50, 1.0) + ops("A", 110, 40, 2.0) + ops("B", 150, 42, 4.0)
                + ops("C", 200, 45, 3.0) + ops("D", 400, 60, 6.0))
-    rows = analysis.pareto_table(summary)
+    rows = pareto.pareto_table(summary)
     front = {(r["reads"], r["codec"]) for r in rows
              if r["on_front"] and r["metric"] == "energy_j_per_gb"}
     # n = 1: plain 150, A 150, B 192, C 245, D 460 J per GB
@@ -378,4 +378,4 @@ def test_pareto_front_known_by_hand():
     assert {c for n, c in front if n == 20} == {"A", "B", "D"}
     costs = {(r["reads"], r["codec"]): r["cost"] for r in rows if r["metric"] == "energy_j_per_gb"}
     assert costs[(4, "B")] == pytest.approx(150 + 4 * 42)
-    assert analysis.pareto_front([(1, 1), (1, 2), (2, 2), (0.5, 1)]) == [False, True, False, True]
+    assert pareto.pareto_front([(1, 1), (1, 2), (2, 2), (0.5, 1)]) == [False, True, False, True]

@@ -8,7 +8,6 @@ metric (5.2) with Welch-t intervals of its two differences; the energy-saving cu
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from collections import defaultdict
@@ -29,6 +28,9 @@ from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported
 from wattzip.claims import decide
 from wattzip.comparison import comparison_table
 from wattzip.errors import RecordError
+from wattzip.latex import display_tex
+from wattzip.pareto import pareto_table
+from wattzip.records import write_table
 from wattzip.stats import (
     CV_WARNING,
     OUTLIER_Z,
@@ -195,6 +197,7 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
             ratio = (verdicts.fieller(verdicts.difference(v["c"], v["w"]),
                                       verdicts.difference(v["r"], v["d"]), confidence)
                      if min(len(x) for x in v.values()) > 1 else None)
+            shown = display(point.kind, point.value) + ("" if decided else "?")
             verdict = verdicts.decide(v["w"], v["c"], v["r"], v["d"], reads_per_write, margin,
                                       confidence)
             out.append({
@@ -204,7 +207,8 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                 "n": min(len(x) for x in v.values()),
                 "kind": point.kind, "value": point.value, "lo": lo, "hi": hi,
                 "possible_kinds": "|".join(kinds), "decided": decided,
-                "display": display(point.kind, point.value) + ("" if decided else "?"),
+                "display": shown,
+                "display_tex": display_tex(shown),
                 "estimated": estimated and metric != "T",
                 "fieller_lo": ratio[0] if ratio else math.nan,
                 "fieller_hi": ratio[1] if ratio else math.nan,
@@ -234,52 +238,6 @@ def esav_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
     return out
 
 
-# Reads per write of the Pareto views: one read, the common server ratios the paper
-# names (2-4, its upper end), and a read-heavy workload.
-PARETO_READS = (1, 4, 20)
-GB = 1e9
-
-
-def pareto_front(points: list[tuple[float, float]]) -> list[bool]:
-    """For (cost, ratio) points: True where no other point costs no more and compresses
-    no less, and is better in one of the two (lower cost, higher ratio is better)."""
-    return [not any(c2 <= c and r2 >= r and (c2 < c or r2 > r) for c2, r2 in points)
-            for c, r in points]
-
-
-def pareto_table(summary: list[dict]) -> list[dict]:
-    """Energy and time per GB of input for a write and n reads, against the ratio, with
-    each (file type, n, metric)'s Pareto front marked; plain is compression off."""
-    by = {(s["testbed"], s["setting"], s["file_type"], s["codec"], s["op"]): s
-          for s in summary if s["n"]}
-    cells = sorted({k[:4] for k in by}, key=lambda k: tuple(map(str, k)))
-    out = []
-    for metric, stem in (("energy_j_per_gb", "mean_energy_j"),
-                         ("seconds_per_gb", "mean_elapsed_s")):
-        for n in PARETO_READS:
-            groups: dict[tuple, list[dict]] = defaultdict(list)
-            for cell in cells:
-                write, read = (("plain-write", "plain-read") if cell[3] == "plain"
-                               else ("compress-write", "decompress-read"))
-                w, r = by.get((*cell, write)), by.get((*cell, read))
-                if not w or not r or math.isnan(w[stem]) or math.isnan(r[stem]):
-                    continue
-                gb = w["input_bytes"] * w.get("copies", 1) / GB
-                groups[cell[:3]].append({
-                    "testbed": cell[0], "setting": cell[1], "file_type": cell[2],
-                    "codec": cell[3], "metric": metric, "reads": n,
-                    "cost": (w[stem] + n * r[stem]) / gb,
-                    "compression_ratio": w["compression_ratio"],
-                    "estimated": metric.startswith("energy") and (
-                        w["meter_method"] == "estimated"),
-                })
-            for rows in groups.values():
-                front = pareto_front([(x["cost"], x["compression_ratio"]) for x in rows])
-                for x, on in zip(rows, front, strict=True):
-                    out.append({**x, "on_front": on})
-    return out
-
-
 def correlation_table(rows: list[dict]) -> list[dict]:
     """Pearson R of energy against time over all runs, per file type and overall."""
     good = [r for r in rows if r.get("verified") and r.get("energy_j") is not None]
@@ -296,29 +254,6 @@ def correlation_table(rows: list[dict]) -> list[dict]:
 
 
 # --- the command -------------------------------------------------------------------------
-
-
-def write_csv(rows: list[dict], path: str | os.PathLike) -> str:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    columns: list[str] = []
-    for row in rows:
-        columns += [k for k in row if k not in columns]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, columns)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: _cell(v) for k, v in row.items()})
-    return str(path)
-
-
-def _cell(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        if math.isinf(v):
-            return "Inf" if v > 0 else "-Inf"  # as R's fread reads it
-        return "" if math.isnan(v) else f"{v:.6g}"
-    return "" if v is None else v
 
 
 # --- the study's factors on every row -------------------------------------------------------
@@ -418,14 +353,14 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
     pareto = label(pareto_table(summary), settings)
     out = Path(out_dir)
     return [
-        write_csv(summary, out / "summary.csv"),
-        write_csv(breakeven, out / "breakeven.csv"),
-        write_csv(esav, out / "esav.csv"),
-        write_csv(correlation, out / "correlation.csv"),
-        write_csv(claims, out / "claims.csv"),
-        write_csv(comparison, out / "comparison.csv"),
-        write_csv(pareto, out / "pareto.csv"),
-        write_csv(robustness.model_check(rows) or [{"testbed": "", "note": "no run measured "
+        write_table(summary, out / "summary.csv"),
+        write_table(breakeven, out / "breakeven.csv"),
+        write_table(esav, out / "esav.csv"),
+        write_table(correlation, out / "correlation.csv"),
+        write_table(claims, out / "claims.csv"),
+        write_table(comparison, out / "comparison.csv"),
+        write_table(pareto, out / "pareto.csv"),
+        write_table(robustness.model_check(rows) or [{"testbed": "", "note": "no run measured "
                                                     "by a real meter beside the model"}],
                   out / "model_check.csv"),
     ]

@@ -464,7 +464,7 @@ def cmd_analyze(a) -> int:
 def cmd_claims(a) -> int:
     import csv
 
-    from wattzip import analysis
+    from wattzip import analysis, records
 
     rows = analysis.claim_rows(a.runs, a.claim, a.reference, a.ci_target, a.settings)
     if not rows:
@@ -473,7 +473,7 @@ def cmd_claims(a) -> int:
     writer = csv.DictWriter(sys.stdout, list(rows[0]))
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: analysis._cell(v) for k, v in row.items()})
+        writer.writerow({k: records.table_cell(v) for k, v in row.items()})
     return 0
 
 

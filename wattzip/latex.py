@@ -14,3 +14,29 @@ def tex(text) -> str:
         text = text.replace(a, b)
     return (text.replace("∀", r"$\forall$").replace("×", r"$\times$")
             .replace("≤", r"$\le$").replace("<", "$<$").replace(">", "$>$"))
+
+
+_SYMBOLS = {"∀": r"$\forall$", "✓": r"$\forall$", "×": r"$\times$", "✗": r"$\times$",
+            "X": r"$\times$"}
+
+
+def display_tex(display) -> str:
+    """The one LaTeX form of a break-even or ratio cell as the tables show it.
+
+    ∀ (✓): pays at any ratio; × (✗, X): never; "≤ n": only up to n reads per write;
+    "~10^k": a magnitude; a trailing "?": the intervals cannot decide the kind.
+    """
+    text = "" if display is None else str(display).strip()
+    if text in ("", "nan", "NA"):
+        return "--"
+    undecided = text.endswith("?")
+    text = text.rstrip("?").strip()
+    if text in _SYMBOLS:
+        shown = _SYMBOLS[text]
+    elif text.startswith("~10^"):
+        shown = rf"$\sim\!10^{{{text[4:]}}}$"
+    elif text.startswith("≤"):
+        shown = r"$\le$\," + tex(text[1:].strip())
+    else:
+        shown = tex(text)
+    return shown + (r"\textsuperscript{?}" if undecided else "")

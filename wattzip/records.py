@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+import math
 import os
 import sys
 from collections.abc import Iterable
@@ -162,6 +163,24 @@ def write_csv_atomically(rows: list[dict], out: str | os.PathLike, columns: list
         f.flush()
         os.fsync(f.fileno())
     os.replace(partial, out)
+
+
+def write_table(rows: list[dict], path: str | os.PathLike) -> str:
+    """An analysis table: every key of any row a column, floats to 6 significant digits,
+    infinities as R's fread reads them, NaN and None empty; written atomically."""
+    columns: list[str] = []
+    for row in rows:
+        columns += [k for k in row if k not in columns]
+    write_csv_atomically(rows, path, columns, table_cell)
+    return str(path)
+
+
+def table_cell(value):
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "Inf" if value > 0 else "-Inf"
+        return "" if math.isnan(value) else f"{value:.6g}"
+    return _cell(value)
 
 
 def write_text_atomically(path: str | os.PathLike, text: str) -> None:

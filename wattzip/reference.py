@@ -6,6 +6,9 @@ import csv
 import os
 from pathlib import Path
 
+from wattzip.latex import display_tex
+from wattzip.records import write_csv_atomically
+
 
 def read_reference(path: str | os.PathLike) -> tuple[str, list[dict]]:
     """A reference CSV: its '# source:' line and its rows."""
@@ -18,3 +21,12 @@ def read_reference(path: str | os.PathLike) -> tuple[str, list[dict]]:
         elif line.strip():
             body.append(line)
     return source, list(csv.DictReader(body))
+
+
+def write_with_tex(path: str | os.PathLike, out: str | os.PathLike) -> None:
+    """A reference table as CSV with its cells' LaTeX (display_tex) beside them, so the R
+    tables set the originals with the same formatter as the reproduced values."""
+    _, rows = read_reference(path)
+    for row in rows:
+        row["display_tex"] = display_tex(row.get("display"))
+    write_csv_atomically(rows, out, list(rows[0]) if rows else ["display", "display_tex"])

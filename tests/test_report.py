@@ -1,0 +1,143 @@
+"""The paper's generated text from the committed fixture's tables, without LaTeX."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from wattzip import report
+from wattzip.errors import RecordError
+from wattzip.latex import display_tex
+from wattzip.reference import write_with_tex
+from wattzip.report import macros, passages
+from wattzip.report.tables import ReportTables
+
+from .test_figures import FIXTURE
+
+TINY = FIXTURE / "tiny"
+PRIMARY = "ext2.io-mq-deadline.gov-keep.x1"
+OTHER = "ext2.io-mq-deadline.gov-keep.x1.bw-50MBps"
+
+
+def inputs(idle_setting=PRIMARY):
+    paths = {name: TINY / f"{name}.csv"
+             for name in ("summary", "breakeven", "correlation", "claims", "runs",
+                          "model_check", "crosscheck")}
+    paths.update(provenance=TINY / "provenance.json", manifest=TINY / "manifest.json",
+                 idle=TINY / "idle" / f"{idle_setting}.json",
+                 estimate=TINY / "plan" / "estimate.json",
+                 table3="paper/reference/systor09_table3_ratios.csv",
+                 table4="paper/reference/systor09_table4_breakeven_server.csv",
+                 summaries=[TINY / "summary.csv"])
+    return paths
+
+
+PARAMS = {"testbed": "tiny", "primary": PRIMARY, "primary_rule": "the first of the config",
+          "file_size": "2MiB", "file_types": ["text", "random"], "codecs": ["gz-1", "lzo-1"],
+          "repeats": {"min": 2, "max": 2, "ci_target": 0.05},
+          "varied_factors": ["bandwidth"],
+          "factor_values": {"bandwidth": ["unthrottled", "50MBps"]}, "hpc14": False,
+          "testbeds": ["tiny"], "descriptions": {"tiny": "a test box"}}
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return ReportTables.load(inputs(), PRIMARY)
+
+
+def fixture_rows(name):
+    with open(TINY / f"{name}.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize(("display", "tex"), [
+    ("∀", r"$\forall$"), ("✓", r"$\forall$"), ("×", r"$\times$"), ("X", r"$\times$"),
+    ("✗?", r"$\times$\textsuperscript{?}"), ("≤ 3.4", r"$\le$\,3.4"),
+    ("~10^3", r"$\sim\!10^{3}$"), ("20.2", "20.2"), ("1.5?", r"1.5\textsuperscript{?}"),
+    ("", "--"), (None, "--"), ("a_b", r"a\_b"),
+])
+def test_one_formatter_sets_every_break_even_form(display, tex):
+    assert display_tex(display) == tex
+
+
+def test_the_originals_get_the_same_formatter(tmp_path):
+    out = tmp_path / "table4.csv"
+    write_with_tex("paper/reference/systor09_table4_breakeven_server.csv", out)
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(r["display_tex"] == display_tex(r["display"]) for r in rows)
+    assert any(r["display"] == "×" and r["display_tex"] == r"$\times$" for r in rows)
+
+
+def test_only_the_primary_settings_rows_are_read(tables):
+    assert {r["setting"] for r in tables.summary} == {PRIMARY}
+    assert {r["setting"] for r in tables.breakeven} == {PRIMARY}
+    assert {r["setting"] for r in tables.claims} <= {PRIMARY, "all"}
+
+
+def test_an_idle_calibration_of_another_setting_is_refused():
+    with pytest.raises(RecordError, match="primary setting"):
+        ReportTables.load(inputs(idle_setting=OTHER), PRIMARY)
+
+
+def test_macros_are_the_primary_settings_numbers(tables):
+    values = macros.macro_values(tables, PARAMS)
+    summary = [r for r in fixture_rows("summary") if r["setting"] == PRIMARY]
+    cw = next(r for r in summary if (r["file_type"], r["codec"], r["op"])
+              == ("text", "lzo-1", "compress-write"))
+    assert values["CrLzoOneText"] == f"{float(cw['compression_ratio']):.2f}"
+    be = next(r for r in fixture_rows("breakeven") if r["setting"] == PRIMARY
+              and (r["file_type"], r["codec"], r["metric"]) == ("text", "gz-1", "E"))
+    assert values["BeGzOneText"] == be["display_tex"]
+    idle = json.loads((TINY / "idle" / f"{PRIMARY}.json").read_text())
+    assert values["IdlePowerW"] == f"{idle['idle_power_w']:.1f}"
+    assert values["PrimarySetting"] == PRIMARY.replace("_", r"\_")
+    assert values["RunsTotal"] == str(len(fixture_rows("runs")))
+    assert values["PaperBeGzOneText"] == "20.2"  # SYSTOR '09 Table 4, as printed
+    measured = [r for r in summary if int(r["n"]) > 0]
+    assert values["CiMet"].endswith(f"of {len(measured)}")
+
+
+def test_the_claim_counts_add_up(tables):
+    values = macros.macro_values(tables, PARAMS)
+    total = int(values["ClaimsTotal"])
+    assert total == len(tables.claims) > 0
+    assert int(values["ClaimsHold"]) + int(values["ClaimsRefuted"]) <= total
+
+
+def test_the_macro_file_defines_each_once_and_the_estimated_switch(tables):
+    values = macros.macro_values(tables, PARAMS)
+    text = macros.macros_tex(values, tables.estimated)
+    assert text.count(r"\newcommand{\IdlePowerW}") == 1
+    assert (r"\estimatedtrue" in text) == tables.estimated
+
+
+def test_estimated_energy_is_said_in_the_abstract_and_captions(tables):
+    assert tables.estimated  # the fixture ran with the CPU model
+    assert "ESTIMATED" in passages.abstract(tables, PARAMS)
+    figures = passages.figure_list(["text"], estimated=True)
+    assert "energy_text.pdf" in figures and "ESTIMATED energy" in figures
+    time_caption = next(line for line in figures.splitlines() if "Elapsed time" in line)
+    assert "ESTIMATED" not in time_caption
+
+
+def test_a_varied_bandwidth_gets_its_section_and_says_the_disks_are_emulated(tables):
+    text = passages.factor_sections(tables.claims, PARAMS, tables.estimated)
+    assert r"\subsection{Disk bandwidth}" in text and "emulated" in text
+    assert "factor_bandwidth.pdf" in text and "bandwidth.pdf" in text
+    assert passages.factor_sections([], {**PARAMS, "varied_factors": []}, False) == "\n"
+
+
+def test_the_testbed_list_says_estimated(tables):
+    text = passages.testbed_list(["tiny"], [TINY / "summary.csv"], {"tiny": "a test box"})
+    assert "tiny & a test box" in text and "ESTIMATED" in text
+
+
+def test_write_makes_every_output(tmp_path):
+    outputs = {name: tmp_path / f"{name}.tex"
+               for name in ("macros", "abstract", "figures", "factors", "testbed_list")}
+    values = report.write(inputs(), PARAMS, outputs)
+    assert all(p.read_text() for p in outputs.values())
+    assert f"{{{values['IdlePowerW']}}}" in outputs["macros"].read_text()

@@ -1,0 +1,194 @@
+"""Every number of the paper's text as a LaTeX macro, computed from the analysis tables.
+
+Nothing in the text is typed by hand; when the energy is estimated the macros turn on
+the first page's banner (\\ifestimated).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+
+from wattzip.latex import display_tex, tex
+from wattzip.meters.coefficients import extremes
+from wattzip.report.tables import ReportTables
+from wattzip.robustness import median_abs_error_pct
+
+
+def original(table: list[dict], file_type: str, codec: str, metric: str | None = None) -> str:
+    """A cell of an original paper's table, as the paper printed it."""
+    for r in table:
+        if (r["file_type"], r["codec"]) == (file_type, codec) and metric in (None, r.get("metric")):
+            return display_tex(r["display"])
+    return "--"
+
+
+def breakeven_cell(t: ReportTables, file_type: str, codec: str, metric: str = "E") -> str:
+    for b in t.breakeven:
+        if (b["file_type"], b["codec"], b["metric"]) == (file_type, codec, metric):
+            return display_tex(b["display"])
+    return "--"
+
+
+def compression_ratio(t: ReportTables, file_type: str, codec: str) -> str:
+    for s in t.summary:
+        if (s["file_type"], s["codec"], s["op"]) == (file_type, codec, "compress-write"):
+            return f"{float(s['compression_ratio']):.2f}"
+    return "--"
+
+
+def throughput_mib_s(t: ReportTables, op: str) -> str:
+    """Mean plain-I/O rate over the file types: what the target disk did here."""
+    rates = [int(s["input_bytes"]) / float(s["mean_elapsed_s"]) / 2**20 for s in t.summary
+             if s["op"] == op and s["codec"] == "plain" and float(s["mean_elapsed_s"]) > 0]
+    return f"{sum(rates) / len(rates):.0f}" if rates else "--"
+
+
+def input_sources(manifest: dict) -> str:
+    """Where each file type's content came from (Debian packages, a corpus, a generator)."""
+    out = []
+    for entry in manifest["inputs"]:
+        for src in entry.get("sources", []):
+            if "package" in src:
+                out.append(f"{entry['file_type']}: Debian {src['package']} {src.get('version')}")
+            elif "source" in src and "files" in src:
+                out.append(f"{entry['file_type']}: {src['source']} ({src['files']} files)")
+            elif "source" in src:
+                out.append(f"{entry['file_type']}: {src['source']}")
+    return "; ".join(out)
+
+
+def model_coefficients(t: ReportTables) -> tuple[str, str]:
+    """The power model's row as the runs recorded it, and the coefficient table's extremes."""
+    model_runs = [r for r in t.runs if r.get("model_row")]
+    if model_runs:
+        r0 = model_runs[0]
+        text = (f"{r0['model_row']} ({r0['model_how']}), "
+                f"{float(r0['model_min_w_per_thread']):.2f}--"
+                f"{float(r0['model_max_w_per_thread']):.2f} W per thread $\\times$ "
+                f"{r0['model_threads']} threads, from {tex(r0['model_source'])}")
+    else:
+        text = "not recorded with these runs"
+    low, high = extremes(int(float(model_runs[0]["model_threads"])) if model_runs else 1)
+    span = tex(f"{low.row}, {low.min_w_per_thread:.2f}-{low.max_w_per_thread:.2f} W; "
+               f"{high.row}, {high.min_w_per_thread:.2f}-{high.max_w_per_thread:.2f} W")
+    return text, span
+
+
+def model_check(t: ReportTables) -> str:
+    checked = [r for r in t.model_check if r.get("setting") not in (None, "", "all")]
+    if not checked:
+        return ""
+    return (f"Beside the {tex(checked[0]['meter_source'])} meter, the model's estimate "
+            f"of the same {len(checked)} runs was off by "
+            f"{median_abs_error_pct(checked):.0f}\\% (median of the absolute errors; "
+            "every run in model\\_check.csv).")
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f}\\,min"
+
+
+def measured_time(runs: list[dict]) -> tuple[float, float]:
+    """Seconds inside measured regions, and the span from the first start to the last end."""
+    timed = [r for r in runs if r["started_at"]]
+    if not timed:
+        return 0.0, 0.0
+
+    def stamp(text):
+        return dt.datetime.fromisoformat(text).timestamp()
+
+    return (sum(float(r["elapsed_s"]) for r in timed),
+            max(stamp(r["ended_at"]) for r in timed) - min(stamp(r["started_at"]) for r in timed))
+
+
+def claim_counts(t: ReportTables) -> dict[str, int]:
+    verdicts = [c["verdict"] for c in t.claims]
+    return {"ClaimsTotal": len(verdicts), "ClaimsHold": verdicts.count("holds"),
+            "ClaimsRefuted": verdicts.count("refuted"),
+            "ClaimsUntestable": sum(v.startswith("not testable") for v in verdicts)}
+
+
+def crosscheck(t: ReportTables) -> dict[str, str]:
+    ratios = [float(c["ratio_hyperfine_to_harness"]) for c in t.crosscheck
+              if c["ratio_hyperfine_to_harness"] not in ("", "nan")]
+    unconditioned = sorted({c["not_compared"] for c in t.crosscheck if c.get("not_compared")})
+    return {
+        "CrosscheckRange": f"{min(ratios):.2f}--{max(ratios):.2f}" if ratios else "--",
+        "CrosscheckCount": str(len(ratios)),
+        "CrosscheckNote": tex("; ".join(unconditioned) + " (hyperfine runs on a plain "
+                              "directory with the machine as it is), so no command was "
+                              "compared" if unconditioned else ""),
+    }
+
+
+def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
+    """The macros by name (without the backslash), each a piece of LaTeX."""
+    runs = t.runs
+    measured = [r for r in t.summary if int(r["n"]) > 0]
+    repeats = [int(r["n"]) for r in measured]
+    overall_r = next((float(c["r"]) for c in t.correlation if c["file_type"] == "all"),
+                     float("nan"))
+    meter = t.provenance.get("meter", {})
+    model_text, model_extremes = model_coefficients(t)
+    measured_s, span_s = measured_time(runs)
+    out = {
+        "Testbed": tex(params["testbed"]),
+        "PrimarySetting": tex(params["primary"]),
+        "PrimaryRule": tex(params["primary_rule"]),
+        "TestbedDescription": tex(t.provenance.get("description") or params["testbed"]),
+        "TestbedDir": params["testbed"],
+        "FigDir": f"../figures/{params['testbed']}",
+        "CpuModel": tex(t.provenance.get("cpu_model")),
+        "CpuCount": t.provenance.get("cpu_count"),
+        "Kernel": tex(t.provenance.get("kernel")),
+        "MeterSource": tex(meter.get("source", "none")),
+        "MeterScope": tex(meter.get("scope", "--")),
+        "MeterMethod": tex(meter.get("method", "--")),
+        "IdlePowerW": f"{t.idle['idle_power_w']:.1f}",
+        "IdleSdW": f"{t.idle['sd_w']:.2f}",
+        "IdleWindows": f"{t.idle['count']} $\\times$ {t.idle['seconds']:g}\\,s",
+        "FileSize": tex(params["file_size"]),
+        "FileTypes": tex(", ".join(params["file_types"])),
+        "Codecs": tex(", ".join(params["codecs"])),
+        "MinRepeats": params["repeats"]["min"],
+        "MaxRepeats": params["repeats"]["max"],
+        "CiTargetPct": f"{100 * params['repeats']['ci_target']:g}\\%",
+        "RepeatsRange": f"{min(repeats)}--{max(repeats)}" if repeats else "0",
+        "CiMet": f"{sum(r['ci_met'] == 'true' for r in measured)} of {len(measured)}",
+        "RunsTotal": len(runs),
+        "RunsFailed": sum(r["verified"] != "true" for r in runs),
+        "EnergyTimeR": f"{overall_r:.4f}",
+        "CrPpmdText": compression_ratio(t, "text", "ppmd"),
+        "CrGzSixText": compression_ratio(t, "text", "gz-6"),
+        "CrLzoOneText": compression_ratio(t, "text", "lzo-1"),
+        "BeGzOneText": breakeven_cell(t, "text", "gz-1"),
+        "BeGzSixText": breakeven_cell(t, "text", "gz-6"),
+        "BeLzoOneText": breakeven_cell(t, "text", "lzo-1"),
+        "BeLzoOneBinary": breakeven_cell(t, "binary", "lzo-1"),
+        "PaperCrPpmdText": original(t.table3, "text", "ppmd"),
+        "PaperBeGzOneText": original(t.table4, "text", "gz-1", "E"),
+        "PaperBeLzoOneText": original(t.table4, "text", "lzo-1", "E"),
+        **claim_counts(t),
+        "InputSources": tex(input_sources(t.manifest)),
+        **crosscheck(t),
+        "ModelCoefficients": model_text,
+        "ModelExtremes": model_extremes,
+        "ModelCheck": model_check(t),
+        "PlainReadMiBs": throughput_mib_s(t, "plain-read"),
+        "PlainWriteMiBs": throughput_mib_s(t, "plain-write"),
+        "EstimateMeasured": minutes(t.estimate["measured_min_s"]),
+        "EstimateMeasuredMax": minutes(t.estimate["measured_max_s"]),
+        "EstimateWall": minutes(t.estimate["wall_min_s"]),
+        "MeasuredTotal": minutes(measured_s),
+        "MeasuredSpan": minutes(span_s),
+    }
+    return {k: str(v) for k, v in out.items()}
+
+
+def macros_tex(values: Mapping[str, str], estimated: bool) -> str:
+    """The macros file: one \\newcommand each, and the \\ifestimated switch."""
+    lines = ["% Generated by wattzip.report from the analysis tables. Do not edit."]
+    lines += [f"\\newcommand{{\\{k}}}{{{v}}}" for k, v in values.items()]
+    lines += ["\\newif\\ifestimated", "\\estimatedtrue" if estimated else "\\estimatedfalse"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,130 @@
+"""The paper's generated passages: the abstract, the per-file-type figures, one section
+per varied factor (SYSTOR '11 section 6.3) with its claims, and the list of testbeds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from wattzip.latex import tex
+from wattzip.report.tables import ReportTables, rows
+
+
+def abstract(t: ReportTables, params: Mapping) -> str:
+    energy_word = "estimated energy" if t.estimated else "measured energy"
+    n_failed = sum(r["verified"] != "true" for r in t.runs)
+    lines = [
+        "We reran the evaluation of Kothiyal et al.\\ (SYSTOR '09) on the testbed "
+        "\\emph{\\Testbed}: "
+        f"{len(params['file_types'])} file types of \\FileSize{{}} each, "
+        f"{len(params['codecs'])} compression settings and the plain baseline, "
+        f"{len(t.runs)} measured runs in all ({n_failed} failed or unverified), with "
+        f"{energy_word} from the \\MeterSource{{}} meter (scope \\MeterScope).",
+        "On text, PPMd's compression ratio is \\CrPpmdText{} (the paper: \\PaperCrPpmdText); "
+        "the energy break-even read-to-write ratio of gz-1 is \\BeGzOneText{} (the paper's "
+        "server: \\PaperBeGzOneText) and that of lzo-1 is \\BeLzoOneText{} (the paper: "
+        "\\PaperBeLzoOneText).",
+        "Energy and time correlate with $R = \\EnergyTimeR$ over all runs. Of the original "
+        "papers' \\ClaimsTotal{} claims checked, \\ClaimsHold{} hold here, "
+        "\\ClaimsRefuted{} are refuted and \\ClaimsUntestable{} cannot be tested on this "
+        "testbed.",
+    ]
+    if t.estimated:
+        lines.append(
+            "\\textbf{No power meter was available: every energy figure here is ESTIMATED "
+            "by a CPU-utilization model, so the energy verdicts say more about the model "
+            "than about the machine.}")
+    return "\n".join(lines) + "\n"
+
+
+CAPTIONS = {
+    "time": "Elapsed time, user / system / wait, 95\\% half-widths as error bars "
+            "(paper Figure {n}a,b).",
+    "energy": "Energy, active / passive (paper Figure {n}c,d).",
+    "et": "Energy-delay product (paper Figure {n}e,f).",
+}
+PAPER_FIGURE = {"text": 2, "binary": 4, "random": 5, "zero": 6}
+
+
+def figure(path: str, caption: str, label: str | None = None) -> list[str]:
+    return (["\\begin{figure}[H]\\centering",
+             f"\\includegraphics[width=\\linewidth]{{{path}}}", f"\\caption{{{caption}}}"]
+            + ([f"\\label{{{label}}}"] if label else []) + ["\\end{figure}"])
+
+
+def figure_list(file_types: list[str], estimated: bool) -> str:
+    """Time, energy and ET figures of each file type, beside the paper's figure numbers."""
+    out = []
+    for ftype in file_types:
+        n = PAPER_FIGURE.get(ftype, "--")
+        out.append(f"\\subsection{{{tex(ftype.capitalize())} file}}")
+        for kind, caption in CAPTIONS.items():
+            mark = " ESTIMATED energy." if estimated and kind != "time" else ""
+            out += figure(f"\\FigDir/{kind}_{ftype}.pdf",
+                          f"{tex(ftype.capitalize())} file: {caption.format(n=n)}{mark}",
+                          f"fig:{kind}-{ftype}")
+    return "\n".join(out) + "\n"
+
+
+FACTOR_TITLES = {"medium": "Storage media", "io_scheduler": "I/O schedulers",
+                 "governor": "CPU frequency governors", "copies": "Concurrency",
+                 "bandwidth": "Disk bandwidth"}
+EMULATED_DISKS = (
+    "These disks were \\emph{emulated}: the measured commands ran in a block-I/O cgroup "
+    "whose throttle capped the target's and the input's devices at each rate, so time is "
+    "measured for real at that speed, while the power drawn is this machine's, not that "
+    "of such a disk.")
+HPC14 = [
+    "\\section{Compression in the filesystem and between compute phases (HPC '14)}",
+    "Filesystem-level compression (btrfs \\texttt{compress-force}) is measured as a plain "
+    "write onto the compressing mount and a plain read from it, against the same "
+    "filesystem without compression; its ratio is what the files take on disk. The "
+    "duty-cycle runs write the input, flush it and compute, several times, each run the "
+    "whole workload.",
+    "\\input{generated/\\TestbedDir/hpc14}",
+]
+
+
+def factor_sections(claims: list[dict], params: Mapping, estimated: bool) -> str:
+    """A section per factor the study varies, its figures and its claims; none without."""
+    mark = " ESTIMATED energy." if estimated else ""
+    out = []
+    if params["varied_factors"]:
+        out.append("\\section{Factors of the follow-up study (SYSTOR '11)}")
+    for factor in params["varied_factors"]:
+        values = params["factor_values"][factor]
+        out += [f"\\subsection{{{FACTOR_TITLES[factor]}}}",
+                f"The study ran every codec under {len(values)} values of this factor: "
+                f"{tex(', '.join(values))}."]
+        out += figure(f"\\FigDir/factor_{factor}.pdf",
+                      f"{FACTOR_TITLES[factor]}: energy of each codec under each value, "
+                      f"95\\% half-widths.{mark}")
+        if factor == "bandwidth":
+            out.append(EMULATED_DISKS)
+            out += figure("\\FigDir/bandwidth.pdf",
+                          f"{FACTOR_TITLES[factor]}: break-even read-to-write ratio against "
+                          f"the emulated disk's bandwidth; hollow points are undecided at "
+                          f"95\\%.{mark}")
+        out += [f"\\paragraph{{Claim ({tex(c['source'])}).}} {tex(c['claim'])}: "
+                f"\\textbf{{{tex(c['verdict'])}}}. {tex(c['evidence'])}"
+                for c in claims if c.get("factor") == factor]
+    if params["hpc14"]:
+        out += HPC14
+    return "\n".join(out) + "\n"
+
+
+def testbed_list(testbeds: list[str], summaries: list[str], descriptions: Mapping) -> str:
+    """Every testbed of the report: what it is, its meter, whether its energy is estimated."""
+    out = ["\\begin{tabular}{llllr}", "\\toprule",
+           "Testbed & Description & Meter (scope) & Energy & Runs \\\\", "\\midrule"]
+    for name, path in zip(testbeds, summaries, strict=True):
+        measured = [r for r in rows(path) if int(r["n"] or 0) > 0]
+        methods = {r["meter_method"] for r in measured if r["meter_method"]}
+        meter = sorted({f"{r['meter_source']} ({r['meter_scope']})" for r in measured
+                        if r["meter_source"]})
+        energy = ("ESTIMATED" if "estimated" in methods else
+                  "measured" if "measured" in methods else "none")
+        description = descriptions.get(name) or "results brought in (runs.csv)"
+        out.append(f"{tex(name)} & {tex(description)} & {tex(', '.join(meter) or '--')} & "
+                   f"{energy} & {sum(int(r['n']) for r in measured)} \\\\")
+    out += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(out) + "\n"
