@@ -1,6 +1,7 @@
 """Lookups the rules make in the study's one model (wattzip.design): glue, no design."""
 
 import csv
+import functools
 import glob
 import json
 import os
@@ -8,7 +9,7 @@ import re
 import shlex
 import sys
 
-from wattzip import codec_registry
+from wattzip import codec_registry, system
 from wattzip.design import FACTORS, Study
 from wattzip.errors import ConfigError
 
@@ -249,12 +250,19 @@ def slurm_extra(wildcards):
     return f"--exclusive{node} {slurm.get('extra', '')}".strip()
 
 
+@functools.cache
+def node_cpus(node):
+    return system.slurm_node_cpus(node)
+
+
 def testbed_threads(wildcards):
-    """A measurement job claims the whole machine: every core of its testbed (through
-    Slurm, --exclusive gives it the node; `cpus` only sizes the request)."""
+    """A measurement job claims the whole machine: every core of its testbed. Through
+    Slurm, --exclusive gives it the node, and the step is confined to the cores it asks
+    for: `slurm.cpus`, else the node's own count (scontrol), so codecs get every core.
+    """
     slurm = TESTBEDS[wildcards.testbed].slurm
     if slurm is not None:
-        return slurm.get("cpus", 1)
+        return slurm.get("cpus") or node_cpus(slurm["nodelist"]) or workflow.cores
     return workflow.cores
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from wattzip import analysis, inputs, media, meters, records, runner, study, throttle
 from wattzip.extents import check_owns_blocks
+from wattzip.job import DutyCycle, Job
 
 from .test_runner import cached_bytes, make_job
 
@@ -73,7 +74,7 @@ def test_plain_write_on_xfs_owns_its_blocks_and_a_reflinking_copy_fails(
     src = os.path.join(xfs.path, "input.bin")
     shutil.copyfile(small_inputs["text"][0], src)
     entry = small_inputs["text"][1]
-    job = study.Job(testbed="t", file_type="text", input_path=src,
+    job = Job(testbed="t", file_type="text", input_path=src,
                     input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
                     codec=None, min_repeats=1, max_repeats=1)
     study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
@@ -86,7 +87,7 @@ def test_plain_write_on_xfs_owns_its_blocks_and_a_reflinking_copy_fails(
     xfs.attach()  # run_job detached it; the next job reformats
     shutil.copyfile(small_inputs["text"][0], src)
     monkeypatch.setattr(runner, "plain_copy_argv", lambda *a: ["cat"])
-    job = study.Job(testbed="t", file_type="text", input_path=src,
+    job = Job(testbed="t", file_type="text", input_path=src,
                     input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
                     codec=None, min_repeats=1, max_repeats=1)
     study.run_job(job, model_meter, tmp_path / "k.jsonl", log=lambda m: None)
@@ -317,7 +318,7 @@ def test_duty_cycle_run_covers_its_idle_phases(small_inputs, tmp_path, codec_nam
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=50, model_max_power_w=150,
                                                   interval_s=0.05))
     job = make_job(small_inputs, tmp_path, codec_name, min_repeats=1, max_repeats=1,
-                   duty=study.DutyCycle(phases=3, compute_s=0.4))
+                   duty=DutyCycle(phases=3, compute_s=0.4))
     study.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     assert [r["op"] for r in runs] == ["write-compute"]

@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import select
 import stat
+import subprocess
 import sys
 import threading
 import time
 
 import pytest
 
-from wattzip import meters, runner
+from wattzip import machine, meters, runner
 from wattzip.errors import MeterError
 
 
@@ -113,6 +114,32 @@ def test_wattsup_run_shorter_than_a_second_is_flagged():
         device.close()
     assert reading.energy_j == pytest.approx(80.0 * reading.elapsed_s, rel=0.03)
     assert any("resolution" in f for f in reading.flags)
+
+
+def test_a_killed_wattsup_is_set_back_to_internal_logging():
+    """SIGKILL while the meter streams to the port: the journal names the change, and
+    the next command's recovery sends the meter back to internal logging."""
+    device = FakeWattsUp(before_w=80.0, after_w=80.0, step_s=0.0)
+    try:
+        script = ("import os, signal\n"
+                  "from wattzip import meters\n"
+                  f"m = meters.WattsUpMeter(meters.MeterOptions(wattsup_port={device.port!r}))\n"
+                  "m.start()\n"
+                  "os.kill(os.getpid(), signal.SIGKILL)\n")
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              check=False, timeout=30)
+        assert proc.returncode == -9, proc.stderr
+        assert device.logging_since is not None  # left logging
+        left = [e for e in machine.leftovers() if e["kind"] == "serial"]
+        assert [e["target"] for e in left] == [device.port]
+        machine.recover(log=lambda msg: None)
+        deadline = time.monotonic() + 5
+        while device.logging_since is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        device.close()
+    assert device.received[-1].startswith("#L,W,3,I")
+    assert not [e for e in machine.pending() if e["kind"] == "serial"]
 
 
 # --- IPMI DCMI ----------------------------------------------------------------------

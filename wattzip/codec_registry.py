@@ -254,3 +254,11 @@ def version(codec: Codec) -> str | None:
         return None
     match = re.search(codec.version_pattern, _version_output(codec.version_argv))
     return match.group(1) if match else "unknown"
+
+
+def describe(c: Codec) -> dict:
+    """A codec entry as `wattzip codecs` lists it: its commands, package and version here."""
+    return {"name": c.name, "tool": c.tool, "level": c.level, "compress": list(c.compress),
+            "decompress": list(c.decompress), "package": c.package,
+            "available": binary_path(c) is not None, "version": version(c),
+            "sets": list(c.sets), "note": c.note}

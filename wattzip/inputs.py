@@ -8,26 +8,22 @@ entry that says where the bytes came from.
 from __future__ import annotations
 
 import datetime as dt
-import glob
 import hashlib
 import json
-import lzma
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tarfile
 import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from wattzip import __version__
+from wattzip import __version__, corpus, records, system
 from wattzip.errors import ConfigError
 
-CHUNK = 1 << 20
+CHUNK = corpus.CHUNK
 IN_FLIGHT = 4  # chunks queued for hashing and writing: bounds the memory
 MIX_BLOCK = 128 << 10
 PAPER_TYPES = ("zero", "text", "binary", "random")
@@ -149,170 +145,6 @@ def _mix_chunks(seed: int, redundant_fraction: float) -> Iterator[bytes]:
         i += 1
 
 
-def _walk_files(root: str) -> Iterator[Path]:
-    """Regular files under root in a fixed (sorted) order, symlinks skipped."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if path.is_file() and not path.is_symlink():
-                yield path
-
-
-def _looks_text(head: bytes) -> bool:
-    return b"\0" not in head
-
-
-def _looks_elf(head: bytes) -> bool:
-    return head.startswith(b"\x7fELF")
-
-
-def _file_chunks(path: Path, accept) -> Iterator[bytes]:
-    try:
-        with open(path, "rb") as f:
-            head = f.read(8192)
-            if not head or not accept(head):
-                return
-            yield head
-            while chunk := f.read(CHUNK):
-                yield chunk
-    except OSError:
-        return
-
-
-def _dpkg_version(package: str) -> str | None:
-    try:
-        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package],
-                             capture_output=True, text=True, check=False)
-    except OSError:
-        return None
-    return out.stdout.strip() or None
-
-
-def _linux_source_tarball() -> Path | None:
-    found = sorted(glob.glob("/usr/src/linux-source-*.tar.*"))
-    return Path(found[-1]) if found else None
-
-
-def _linux_source_chunks(describe: list) -> Iterator[bytes]:
-    tarball = _linux_source_tarball()
-    if tarball is None:
-        describe.append({"source": "linux-source", "missing": "no /usr/src/linux-source-*.tar.*; "
-                         "apt-get install linux-source"})
-        return
-    package = re.sub(r"\.tar\..*$", "", tarball.name)
-    describe.append({"source": "linux-source", "tarball": str(tarball), "package": package,
-                     "version": _dpkg_version(package)})
-    # GNU tar writes the members' contents in archive order (-O), and xz
-    # decodes the tarball's blocks on every core: C end to end, separate processes.
-    tar, xz = shutil.which("tar"), shutil.which("xz")
-    if tar and xz and tarball.name.endswith(".xz"):
-        proc = subprocess.Popen([tar, "-I", f"{xz} -T0", "-xOf", str(tarball)],
-                                stdout=subprocess.PIPE)
-        try:
-            while chunk := proc.stdout.read(CHUNK):
-                yield chunk
-        finally:
-            proc.kill()
-            proc.wait()
-        return
-    with tarfile.open(tarball, mode="r|*") as tar_stream:
-        for member in tar_stream:
-            if not member.isfile():
-                continue
-            f = tar_stream.extractfile(member)
-            if f is None:
-                continue
-            while chunk := f.read(CHUNK):
-                yield chunk
-
-
-def _kernel_module_chunks(describe: list) -> Iterator[bytes]:
-    modules = sorted(glob.glob("/lib/modules/*/**/*.ko*", recursive=True))
-    describe.append({"source": "kernel-modules", "files": len(modules)})
-    for name in modules:
-        path = Path(name)
-        if name.endswith(".ko"):
-            yield from _file_chunks(path, lambda head: True)
-        elif name.endswith(".ko.xz"):
-            with lzma.open(path) as f:
-                yield f.read()
-        elif name.endswith(".ko.zst"):
-            out = subprocess.run(["zstd", "-dc", name], capture_output=True, check=False)
-            if out.returncode == 0:
-                yield out.stdout
-
-
-def _directory_chunks(root: str, accept, describe: list) -> Iterator[bytes]:
-    if not os.path.isdir(root):
-        describe.append({"source": root, "missing": "not a directory"})
-        return
-    entry = {"source": root, "files": 0}
-    describe.append(entry)
-    for path in _walk_files(root):
-        produced = False
-        for chunk in _file_chunks(path, accept):
-            produced = True
-            yield chunk
-        entry["files"] += produced
-
-
-def _whole_chunks(pieces: Iterator[bytes]) -> Iterator[bytes]:
-    """Join small pieces (one per small file) into CHUNK-sized ones."""
-    held: list[bytes] = []
-    n = 0
-    for piece in pieces:
-        held.append(piece)
-        n += len(piece)
-        if n >= CHUNK:
-            yield b"".join(held)
-            held, n = [], 0
-    if held:
-        yield b"".join(held)
-
-
-def _corpus_chunks(sources: list[str], accept, describe: list) -> Iterator[bytes]:
-    """Concatenate the sources in order; cycle again when they run out."""
-    return _whole_chunks(_corpus_pieces(sources, accept, describe))
-
-
-def _corpus_pieces(sources: list[str], accept, describe: list) -> Iterator[bytes]:
-    cycle = 0
-    while True:
-        produced = 0
-        for source in sources:
-            if source == "linux-source":
-                it = _linux_source_chunks(describe if cycle == 0 else [])
-            elif source == "kernel-modules":
-                it = _kernel_module_chunks(describe if cycle == 0 else [])
-            else:
-                it = _directory_chunks(source, accept, describe if cycle == 0 else [])
-            for chunk in it:
-                produced += len(chunk)
-                yield chunk
-        if produced == 0:
-            raise ConfigError(f"the sources {sources} gave no bytes; name directories that exist")
-        cycle += 1
-        describe.append({"cycled_again": cycle})
-
-
-def _user_chunks(path: str, describe: list) -> Iterator[bytes]:
-    p = Path(path)
-    if not p.exists():
-        raise ConfigError(f"user data {path!r} does not exist")
-    describe.append({"source": str(p.resolve()), "kind": "user data"})
-    files = [p] if p.is_file() else list(_walk_files(str(p)))
-    for f in files:
-        yield from _file_chunks(f, lambda head: True)
-
-
-def user_data_size(path: str) -> int:
-    p = Path(path)
-    if p.is_file():
-        return p.stat().st_size
-    return sum(f.stat().st_size for f in _walk_files(str(p)))
-
-
 # --- generation -------------------------------------------------------------
 
 
@@ -343,13 +175,14 @@ def _chunks_for(file_type: str, seed: int, sources: list[str] | None, describe: 
                          "redundant_fraction": frac})
         return _mix_chunks(seed, frac)
     if file_type == "text":
-        return _corpus_chunks(list(sources or DEFAULT_TEXT_SOURCES), _looks_text, describe)
+        return corpus.chunks(list(sources or DEFAULT_TEXT_SOURCES), corpus.looks_text, describe)
     if file_type == "binary":
-        return _corpus_chunks(list(sources or DEFAULT_BINARY_SOURCES), _looks_elf, describe)
+        return corpus.chunks(list(sources or DEFAULT_BINARY_SOURCES), corpus.looks_elf,
+                             describe)
     if file_type == "user":
         if not sources:
             raise ConfigError("file type 'user' needs a source: a file or directory of your data")
-        return _user_chunks(sources[0], describe)
+        return corpus.user_chunks(sources[0], describe)
     validate_type(file_type)
     raise AssertionError(file_type)
 
@@ -366,7 +199,7 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
     if size is None:
         if file_type != "user":
             raise ConfigError(f"file type {file_type!r} needs a size")
-        size = user_data_size((sources or [""])[0])
+        size = corpus.user_data_size((sources or [""])[0])
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(out.parent).free
@@ -454,3 +287,23 @@ def copy_through_user_space(src: str | os.PathLike, dst: str | os.PathLike) -> s
 
 def write_manifest_entry(entry: dict, path: str | os.PathLike) -> None:
     Path(path).write_text(json.dumps(entry, indent=2) + "\n")
+
+
+def stage(master_manifest: str, out: str, manifest: str) -> dict:
+    """Copy a master input to this machine's disk (kept when already there, whole); its
+    bytes must be the master's, or this testbed would not measure the same input."""
+    master = records.read_json(master_manifest, "master input's manifest",
+                               ("path", "size_bytes", "sha256"))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    if not (os.path.exists(out) and os.path.getsize(out) == master["size_bytes"]
+            and sha256_file(out) == master["sha256"]):
+        digest = copy_through_user_space(master["path"], out)
+        if digest != master["sha256"]:
+            raise ConfigError(f"{out}: the staged copy of {master['path']} has sha256 "
+                              f"{digest}, the master {master['sha256']}: this testbed would "
+                              "not measure the same bytes as the others")
+    entry = {**master, "path": os.path.abspath(out), "staged_from": master["path"],
+             "host": system.host_identity()}
+    Path(manifest).parent.mkdir(parents=True, exist_ok=True)
+    write_manifest_entry(entry, manifest)
+    return entry

@@ -237,9 +237,21 @@ def _undo_dir(entry: dict) -> None:
         raise MachineError(f"cannot remove {entry['target']}")
 
 
+def _undo_serial(entry: dict) -> None:
+    """A meter left logging to its port (a WattsUp in external mode) set back; a port that
+    is gone was unplugged, and the meter with it."""
+    if not os.path.exists(entry["target"]):
+        return
+    import serial  # pyserial: present, since the meter was opened with it
+
+    with serial.Serial(entry["target"], entry["extra"].get("baud", 115200), timeout=1) as port:
+        port.write(entry["extra"]["command"].encode("ascii"))
+        port.flush()
+
+
 UNDO: dict[str, Callable[[dict], None]] = {
     "sysfs": _undo_sysfs, "mount": _undo_mount, "loop": _undo_loop, "cgroup": _undo_cgroup,
-    "processes": _undo_processes, "dir": _undo_dir,
+    "processes": _undo_processes, "dir": _undo_dir, "serial": _undo_serial,
 }
 
 
@@ -385,73 +397,3 @@ def session(what: str, testbed: str = "", config: str = "",
 def _exit_on(signum, frame) -> None:
     """A signal unwinds like an exception, so that every change is undone."""
     sys.exit(128 + signum)
-
-
-# --- is the machine quiet? ----------------------------------------------------------------
-
-
-def _busy_jiffies() -> int:
-    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
-    user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields[1:8])
-    return user + nice + system + irq + softirq
-
-
-def _per_process_jiffies() -> dict[int, tuple[str, int]]:
-    out = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                text = (entry / "stat").read_text()
-                rest = text[text.rindex(")") + 2:].split()
-                out[int(entry.name)] = (text[text.index("(") + 1:text.rindex(")")],
-                                        int(rest[11]) + int(rest[12]))
-    return out
-
-
-class QuietCheck:
-    """CPU time the rest of the machine used while this process measured idle power.
-
-    Another study's load (in a chroot or a container this lock does not reach) would go
-    into the idle baseline and every passive energy after it, with nothing to say so.
-    """
-
-    def __init__(self):
-        self.tick = os.sysconf("SC_CLK_TCK")
-        self.cpus = os.cpu_count() or 1
-        self._start()
-
-    def _own_jiffies(self) -> int:
-        t = os.times()
-        return round((t.user + t.system + t.children_user + t.children_system) * self.tick)
-
-    def _start(self) -> None:
-        self.t0 = time.monotonic()
-        self.busy0, self.own0 = _busy_jiffies(), self._own_jiffies()
-        self.procs0 = _per_process_jiffies()
-
-    def others_load(self) -> tuple[float, list[str]]:
-        """(the other processes' share of all CPUs since the start, the busiest of them)."""
-        seconds = time.monotonic() - self.t0
-        others = (_busy_jiffies() - self.busy0) - (self._own_jiffies() - self.own0)
-        share = max(others, 0) / self.tick / max(seconds * self.cpus, 1e-9)
-        after = _per_process_jiffies()
-        deltas = sorted(((j - self.procs0.get(pid, ("", 0))[1], pid, name)
-                         for pid, (name, j) in after.items() if pid != os.getpid()),
-                        reverse=True)
-        busiest = [f"{name} (pid {pid}, {d / self.tick:.1f} CPU-s)" for d, pid, name
-                   in deltas[:3] if d > 0]
-        return share, busiest
-
-    def require_quiet(self, limit: float, what: str) -> None:
-        """An error when the rest of the machine was busy since the last check (which
-        starts a new interval either way)."""
-        share, busiest = self.others_load()
-        if share > limit:
-            self._start()
-            raise MachineError(
-                f"{what}: the machine was not idle: other processes used {share:.0%} of its "
-                f"{self.cpus} CPUs (limit {limit:.0%}); busiest: "
-                f"{', '.join(busiest) or 'processes that have exited'}. Their load would "
-                "go into the idle baseline and every passive energy; stop them (another "
-                "study in a container this lock cannot see?) and calibrate again")
-        self._start()

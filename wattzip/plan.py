@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from wattzip import codec_registry, inputs, runner
+from wattzip import codec_registry, inputs, machine, records, runner
 from wattzip.design import Study
 from wattzip.errors import WattzipError
 
@@ -178,3 +178,26 @@ def describe(est: Estimate) -> str:
              f", at most {hms(est.wall_max_s)} if every operation needs the maximum repeats")
     return (f"{runs} measured runs: about {hms(est.measured_min_s)} of measurement, "
             f"{hms(est.wall_min_s)} in all on this machine{bound}")
+
+
+def run(study, cache: str | None, out: str | None, lock_wait: float,
+        progress=None) -> str:
+    """Pilot (cached, under the machine's lock) and estimate the study's first testbed;
+    write the estimate's JSON to `out`; return its one-line description."""
+    testbed = study.first_testbed
+    names = list(dict.fromkeys(study.codecs + [n for n in (study.duty.codecs if study.duty
+                                                           else ()) if n != "plain"]))
+    cache_path = Path(cache or f"results/{testbed}/plan/pilot.json")
+    if progress:
+        progress(f"plan: pilot on {PILOT_BYTES >> 20} MiB samples, cached in {cache_path} "
+                 "(runs once per testbed)")
+    with machine.session("plan", testbed, os.getcwd(), wait_s=lock_wait):
+        rates = pilot(study.file_types, names, cache_path, study.config["seed"],
+                      progress=progress)
+    est = estimate(study, rates)
+    text = f"wattzip study '{testbed}': {describe(est)}"
+    if out:
+        records.write_text_atomically(out, json.dumps(
+            {**vars(est), "wall_min_s": est.wall_min_s, "wall_max_s": est.wall_max_s,
+             "text": text}, indent=1) + "\n")
+    return text

@@ -26,7 +26,7 @@ from wattzip.errors import ConfigError
 from wattzip.extents import check_owns_blocks
 from wattzip.factors import governors_in_effect
 from wattzip.inputs import copy_through_user_space
-from wattzip.job import DutyCycle, Job  # noqa: F401 (the CLI builds them here)
+from wattzip.job import Job
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
 from wattzip.runner import measure, write_trace

@@ -224,6 +224,17 @@ def host_identity() -> dict:
             "slurm_job_id": os.environ.get("SLURM_JOB_ID")}
 
 
+def slurm_node_cpus(node: str) -> int | None:
+    """A Slurm node's core count (CPUTot), or None where scontrol cannot tell."""
+    try:
+        out = subprocess.run(["scontrol", "show", "node", node, "--oneliner"],
+                             capture_output=True, text=True, check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"\bCPUTot=(\d+)", out.stdout)
+    return int(found.group(1)) if out.returncode == 0 and found else None
+
+
 def check_host(expect_node: str | None, expect_host: str | None) -> None:
     """A testbed's job on another machine would measure the wrong hardware: stop."""
     from wattzip.errors import ConfigError
@@ -236,3 +247,33 @@ def check_host(expect_node: str | None, expect_host: str | None) -> None:
     if expect_host and here["hostname"] != expect_host:
         raise ConfigError(f"this job belongs on host {expect_host}, but runs on "
                           f"{here['hostname']}")
+
+
+def provenance_rows(info: dict) -> list[dict]:
+    """The provenance as tidy key, value rows for the paper's table."""
+
+    dev = info.get("target_device") or {}
+    fs = info.get("filesystem") or {}
+    meter = info.get("meter") or {}
+    rows = [
+        ("testbed", info.get("testbed")), ("description", info.get("description")),
+        ("CPU", f"{info.get('cpu_model')} ({info.get('cpu_count')} logical CPUs)"),
+        ("memory", f"{(info.get('memory_bytes') or 0) / 2**30:.1f} GiB"),
+        ("kernel", info.get("kernel")), ("operating system", info.get("os")),
+        ("virtualization", info.get("virtualization")),
+        ("CPU governor", ", ".join(info.get("cpu_governors") or []) or "not readable (no cpufreq)"),
+        ("turbo", info.get("turbo") or "not readable"),
+        ("target directory", info.get("target_dir")),
+        ("target disk", f"{dev.get('disk')} ({info.get('target_disk_model') or 'model unknown'}, "
+                        f"rotational={info.get('target_disk_rotational')})"),
+        ("I/O scheduler", info.get("io_scheduler")),
+        ("filesystem", f"{fs.get('fstype')} on {fs.get('source')} at {fs.get('mount_point')}"),
+        ("cache drop", "global (drop_caches)" if info.get("drop_caches_writable")
+         else "per-file (posix_fadvise)"),
+        ("energy meter", meter.get("error")
+         or f"{meter.get('source')}, scope {meter.get('scope')}, {meter.get('method')}"),
+        ("wattzip", info.get("wattzip")),
+    ]
+    rows += [(f"version of {name}", version or "missing")
+             for name, version in (info.get("tool_versions") or {}).items()]
+    return [{"key": key, "value": value} for key, value in rows]

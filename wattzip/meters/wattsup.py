@@ -5,8 +5,11 @@ from __future__ import annotations
 import threading
 import time
 
+from wattzip import machine
 from wattzip.errors import MeterError
 from wattzip.meters.base import PowerSampleMeter, integrate_averages, missing_path_reason
+
+INTERNAL_LOGGING = "#L,W,3,I,,1;"
 
 
 class WattsUpMeter(PowerSampleMeter):
@@ -31,6 +34,7 @@ class WattsUpMeter(PowerSampleMeter):
         self.resolution_s = options.wattsup_interval_s
         self._port = serial.Serial(options.wattsup_port, options.wattsup_baud, timeout=0.05)
         self._reader: threading.Thread | None = None
+        self._change: str | None = None
 
     @classmethod
     def probe(cls, options):
@@ -87,6 +91,10 @@ class WattsUpMeter(PowerSampleMeter):
         self._stop_reading = threading.Event()
         self._arrived = threading.Condition()
         self._command("#R,W,0;")
+        # Journaled first: a killed job's meter is set back to internal logging by the
+        # next wattzip command (or `wattzip restore`), not left streaming to the port.
+        self._change = machine.note("serial", self.options.wattsup_port, "internal logging",
+                                    command=INTERNAL_LOGGING, baud=self.options.wattsup_baud)
         self._command("#L,W,3,E,,1;")
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
         self._reader.start()
@@ -107,7 +115,10 @@ class WattsUpMeter(PowerSampleMeter):
         return integrate_averages(samples, t0, t1, self.resolution_s)
 
     def _stop(self) -> None:
-        self._command("#L,W,3,I,,1;")
+        self._command(INTERNAL_LOGGING)
+        if self._change:
+            machine.undone(self._change)
+            self._change = None
         self._stop_reading.set()
         if self._reader:
             self._reader.join()

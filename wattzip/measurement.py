@@ -1,0 +1,135 @@
+"""One measurement job on this machine: its input, codec, medium and idle power checked,
+then run under the machine's lock with everything it changed undone, and its runs
+written atomically (what `wattzip job`, and so every workflow job, does)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+
+from wattzip import (
+    codec_registry,
+    factors,
+    inputs,
+    machine,
+    meters,
+    records,
+    runner,
+    study,
+    system,
+)
+from wattzip.codec_registry import Codec
+from wattzip.errors import WattzipError
+from wattzip.job import Job
+from wattzip.media import Medium
+
+
+def read_input(manifest_path: str) -> dict:
+    """The input's manifest entry, refused unless the file it names is here, whole."""
+    manifest = records.read_json(manifest_path, "input manifest",
+                                 ("path", "size_bytes", "sha256", "file_type"))
+    if not (os.path.exists(manifest["path"])
+            and os.path.getsize(manifest["path"]) == manifest["size_bytes"]):
+        raise WattzipError(f"the input {manifest['path']} of {manifest_path} is missing or "
+                           "has another size on this machine; delete the manifest so that "
+                           "the workflow makes it again")
+    return manifest
+
+
+def codec_on(name: str, medium: Medium) -> Codec | None:
+    """The job's codec (None: plain), installed; a filesystem's compression adds its mount
+    option to the medium, which must be that filesystem."""
+    if name == "plain":
+        return None
+    codec = codec_registry.get(name)
+    codec_registry.require(codec)
+    if codec.filesystem:
+        if medium.fs != codec.filesystem:
+            raise WattzipError(f"codec {codec.name} compresses in {codec.filesystem}: its "
+                               f"medium must be a {codec.filesystem} filesystem (kind image, "
+                               f"fs {codec.filesystem}), not {medium.fs or medium.kind}")
+        medium.mount_options = ",".join(o for o in (medium.mount_options, codec.mount_option)
+                                        if o)
+    return codec
+
+
+def idle_power(meter: meters.Meter, calibration_path: str | None,
+               given_w: float | None) -> tuple[float | None, dict]:
+    """The idle power to subtract and the meter identity it makes: a calibration must be
+    the same meter's; a number given by hand is recorded as such."""
+    if not calibration_path:
+        return given_w, meter.identity({"idle_power_w": given_w})
+    calibration = records.read_json(calibration_path, "idle calibration",
+                                    ("idle_power_w", "meter_source", "meter_scope"))
+    meters.check_same_meter(calibration, meter, calibration_path)
+    return calibration["idle_power_w"], meter.identity(calibration)
+
+
+def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,
+        governor: str, lock_wait: float, log: Callable[[str], None]) -> dict:
+    """Measure the job alone on this machine and write its runs to `out`.
+
+    The session takes the machine's lock, undoes what a killed job left, and undoes this
+    job's own changes (medium, factors, throttle, processes), also on SIGTERM. With too
+    few verified repeats nothing is written: the workflow sees the job fail and runs it
+    again, resuming from the journal, where the failed runs stay.
+    """
+    medium = job.medium
+    label = f"{os.getcwd()} ({job.factors.get('setting')} {job.file_type} {job.codec_name})"
+    with machine.session("job", job.testbed, label, wait_s=lock_wait):
+        try:
+            medium.attach()
+            study.check_free_space(
+                medium.path, study.space_needed(job.input_bytes, job.copies,
+                                                job.duty.phases if job.duty else 1),
+                medium.image, inputs.parse_size(medium.size) if medium.image else 0)
+            with factors.applied(system.scheduler_disk(medium.path), io_scheduler,
+                                 governor):
+                summary = study.run_job(job, meter, journal, log=log)
+        finally:
+            try:
+                medium.detach()
+            finally:
+                meter.close()
+    if not summary["complete"]:
+        raise WattzipError(f"{job.file_type}/{job.codec_name}: only {summary['repeats']} "
+                           f"verified repeat(s) of the {job.min_repeats} needed; "
+                           f"{summary['failed']} run(s) failed (see {journal}). Fix the "
+                           "cause and run the workflow again: the job resumes")
+    runs = study.read_journal(journal, job.key())
+    records.write_text_atomically(out, "".join(json.dumps(r, sort_keys=True) + "\n"
+                                               for r in runs))
+    met = "met" if summary["ci_met"] else "NOT met"
+    log(f"{job.file_type}/{job.codec_name}: {summary['repeats']} repeats, "
+        f"{summary['failed']} failed run(s), CI target {met}")
+    return summary
+
+
+def measure_command(argv: list[str], meter: meters.Meter, op: str, stdin: str | None,
+                    stdout: str | None, idle_power_w: float | None) -> dict:
+    """One command measured as a run is (caches dropped, tools kept warm, output flushed
+    inside the region); its record, without a job's verification."""
+    operation = runner.Operation(op, [argv], [stdin], [stdout], [stdout] if stdout else [])
+    cache = runner.drop_caches([p for p in (stdin, stdout) if p and os.path.exists(p)])
+    if cache == "global":
+        runner.warm(runner.tool_files(argv[0]))
+    target = os.path.dirname(os.path.abspath(stdout)) if stdout else os.getcwd()
+    result = runner.measure(operation, meter, idle_power_w, system.block_device(target)["disk"])
+    record = {k: v for k, v in result.items() if not k.startswith("_")}
+    record["factors"] = {"cache_drop": cache}
+    record["output_bytes"] = (os.path.getsize(stdout) if stdout and os.path.exists(stdout)
+                              else None)
+    record["verified"] = result["succeeded"]
+    record["tool_version"] = None
+    return record
+
+
+def describe_run(record: dict) -> str:
+    wait = "" if record["wait_s"] is None else f", {record['wait_s']:.3f} wait"
+    energy = ("energy not measured (no meter)" if record["energy_j"] is None else
+              f"{record['energy_j']:.2f} J {record['meter_method']} by "
+              f"{record['meter_source']} ({record['meter_scope']})")
+    return (f"{record['elapsed_s']:.3f} s elapsed ({record['user_s']:.3f} user, "
+            f"{record['sys_s']:.3f} sys{wait}; CPU {record['cpu_utilization']:.2f}x), "
+            f"{energy}, exit {record['exit_code']}")
