@@ -11,7 +11,10 @@ import csv
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
+from collections import Counter
 
 import pytest
 
@@ -39,16 +42,64 @@ def cluster():
         subprocess.run(["bash", str(CLUSTER), "down"], check=False)
 
 
+STUDY_ARGV = [*SNAKEMAKE, "--profile", "profiles/slurm", "--slurm-status-command", "squeue",
+              "--slurm-init-seconds-before-status-checks", "2", "--jobs", "4",
+              "--configfile", str(TINY), str(OVERLAY)]
+
+
 @pytest.fixture(scope="module")
 def study(cluster, tmp_path_factory):
     root = workflow_copy(tmp_path_factory.mktemp("slurm") / "wf")
-    proc = subprocess.run(
-        [*SNAKEMAKE, "--profile", "profiles/slurm", "--slurm-status-command", "squeue",
-         "--slurm-init-seconds-before-status-checks", "2", "--jobs", "4",
-         "--configfile", str(TINY), str(OVERLAY)],
-        cwd=root, capture_output=True, text=True, check=False)
+    proc = subprocess.run(STUDY_ARGV, cwd=root, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-5000:]
     return root
+
+
+def queue() -> list[dict]:
+    """The queued and running jobs: name, state, node (or the reason they wait)."""
+    out = subprocess.run(["squeue", "-h", "-o", "%j|%T|%N|%r"], capture_output=True,
+                         text=True, check=True).stdout
+    return [dict(zip(("name", "state", "node", "reason"), line.split("|"), strict=True))
+            for line in out.splitlines() if line.strip()]
+
+
+def job_outputs(root, testbed):
+    return list((root / "results" / testbed / "runs").rglob("*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def down_killed_resumed(study, tmp_path_factory):
+    """Node n2 is down when the study starts: node-b's jobs wait in the queue. Snakemake
+    is SIGKILLed once node-a has finished a measurement job (its queued and running jobs
+    go on, orphaned, as they do on a cluster); n2 comes back and the study is run again.
+    Returns the root and what was seen while n2 was down."""
+    root = workflow_copy(tmp_path_factory.mktemp("slurm-kill") / "wf")
+    subprocess.run(["scontrol", "update", "nodename=n2", "state=down",
+                    "reason=wattzip-test"], check=True)
+    seen = {}
+    try:
+        with open(root / "first-run.log", "w") as log:
+            first = subprocess.Popen(STUDY_ARGV, cwd=root, stdout=log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline and first.poll() is None:
+            waiting = [j for j in queue() if j["state"] == "PENDING"]
+            if job_outputs(root, "node-a") and waiting:
+                break
+            time.sleep(2)
+        seen = {"waiting": waiting, "node_b_outputs": job_outputs(root, "node-b"),
+                "first_exit": first.poll()}
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    finally:
+        subprocess.run(["scontrol", "update", "nodename=n2", "state=resume"], check=True)
+    proc = subprocess.run(STUDY_ARGV, cwd=root, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    for _ in range(300):  # the orphans of the first run drain (they find their work done)
+        if not queue():
+            break
+        time.sleep(2)
+    return root, seen
 
 
 def runs_of(root, testbed):
@@ -95,3 +146,22 @@ def test_a_job_on_another_node_is_an_error(monkeypatch):
     monkeypatch.delenv("SLURMD_NODENAME")
     with pytest.raises(ConfigError, match="run the study through Slurm"):
         system.check_host("n1", None)
+
+
+def test_a_down_node_makes_its_jobs_wait_and_records_nothing(down_killed_resumed):
+    _, seen = down_killed_resumed
+    assert seen["first_exit"] is None  # it was still running when killed
+    assert seen["waiting"], "no job waited for the down node"
+    assert seen["node_b_outputs"] == []  # nothing measured for node-b while n2 was down
+    assert not queue(), "jobs of the killed run are still queued"
+
+
+def test_a_killed_study_resumes_with_no_run_lost_or_duplicated(down_killed_resumed):
+    root, _ = down_killed_resumed
+    for testbed, node in (("node-a", "n1"), ("node-b", "n2")):
+        runs = runs_of(root, testbed)
+        keys = Counter((r["setting"], r["file_type"], r["codec"], r["op"], r["repeat"])
+                       for r in runs if r["verified"] == "true")
+        assert len(keys) == 24 and set(keys.values()) == {1}, keys
+        assert {r["slurm_node"] for r in runs} == {node}
+        assert "no overlap" in (root / "results" / testbed / "overlap.txt").read_text()

@@ -6,6 +6,7 @@ import contextlib
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -120,6 +121,23 @@ def test_provenance_manifest_and_crosscheck(tiny_study):
 def test_second_invocation_does_nothing(tiny_study):
     proc = snakemake(tiny_study, "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_editing_an_unrelated_key_reruns_no_measurement(tiny_study):
+    """A job's params are its own slice of the study: the verdict's margin and the
+    testbed's description change the analysis and the text, never a measured run."""
+    overlay = tiny_study / "unrelated.yaml"
+    overlay.write_text("verdict: {margin: 0.05}\n"
+                       "testbed: {name: tiny, description: another description}\n")
+    proc = snakemake(tiny_study, "-n", targets=("runs", "claims.csv"), overlays=[overlay])
+    text = proc.stdout + proc.stderr
+
+    def scheduled(rule):
+        return re.search(rf"^\s*(local)?rule {rule}:", text, re.M) is not None
+
+    assert scheduled("analyze"), text[-2000:]  # the margin is the analysis's
+    for rule in ("measure_runs", "idle_power", "preflight", "manifest", "runs_table"):
+        assert not scheduled(rule), text[-3000:]
 
 
 def test_dry_run_tells_how_many_runs(tmp_path):
