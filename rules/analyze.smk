@@ -35,7 +35,9 @@ rule analyze:
         ci_target=REPEATS["ci_target"],
         margin=STUDY.config["verdict"]["margin"],
         reads=STUDY.config["verdict"]["reads_per_write"],
+        looks=len(REPEATS["looks"]) if STUDY.verdict_design else 0,
     shell:
         "wattzip analyze {input.runs} {params.settings} --out {params.out} "
         "--reference paper/reference --ci-target {params.ci_target} "
-        "--margin {params.margin} --reads-per-write {params.reads} 2> {log}"
+        "--margin {params.margin} --reads-per-write {params.reads} --looks {params.looks} "
+        "2> {log}"

@@ -10,7 +10,7 @@ import shlex
 import sys
 
 from wattzip import codec_registry, system
-from wattzip.design import FACTORS, Study
+from wattzip.design import FACTORS, Job, Study
 from wattzip.errors import ConfigError
 
 RESULTS = "results"
@@ -275,6 +275,33 @@ def input_manifest(wildcards):
     return f"{RESULTS}/{wildcards.testbed}/inputs/{wildcards.ftype}.bin.json"
 
 
+def repeat_plan(wildcards):
+    """The measurement job's repeats, from the study model (wattzip.design)."""
+    ftype = getattr(wildcards, "ftype", "dutycycle")
+    job = Job(wildcards.testbed, wildcards.setting, ftype, wildcards.codec)
+    return STUDY.repeat_plan(job)
+
+
+def repeat_args(wildcards):
+    """The job's repeats as wattzip flags: the paper's rule, or the verdict design's
+    looks against its plain baseline (with the verdicts' margin and workload)."""
+    plan = repeat_plan(wildcards)
+    args = ["--min-repeats", plan.min, "--max-repeats", plan.max, "--ci-target"]
+    args.append(plan.ci_target)
+    if plan.looks:
+        verdict = STUDY.config["verdict"]
+        args += ["--looks", ",".join(map(str, plan.looks)), "--baseline-runs"]
+        args += [plan.baseline, "--margin", verdict["margin"], "--reads-per-write"]
+        args.append(verdict["reads_per_write"])
+    return shlex.join(map(str, args))
+
+
+def baseline_runs(wildcards):
+    """The verdict design's codec jobs compare with their plain baseline: measured first."""
+    baseline = repeat_plan(wildcards).baseline
+    return [baseline] if baseline else []
+
+
 def job_runs(wildcards):
     """Every measurement job's runs of this testbed (and its duty-cycle runs)."""
     return [job.path("runs") for job in STUDY.jobs(wildcards.testbed)]
@@ -501,7 +528,8 @@ def all_outputs():
 
 def _study_summary():
     measured = [j for j in STUDY.jobs(TESTBED) if j.file_type != "dutycycle"]
-    lo, hi = 2 * len(measured) * REPEATS["min"], 2 * len(measured) * REPEATS["max"]
+    plans = [STUDY.repeat_plan(j) for j in measured]
+    lo, hi = 2 * sum(p.min for p in plans), 2 * sum(p.max for p in plans)
     runs = f"{lo}" if lo == hi else f"{lo}-{hi}"
     print(
         f"wattzip study '{TESTBED}': {len(FILE_TYPES)} file types x {len(CODECS)} codecs "

@@ -7,6 +7,7 @@ rule measure_runs:
         manifest=input_manifest,
         idle=f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
         preflight=ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+        baseline=baseline_runs,
     output:
         f"{RESULTS}/{{testbed}}/runs/{{setting}}/{{ftype}}/{{codec}}.jsonl",
     log:
@@ -31,10 +32,7 @@ rule measure_runs:
         journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
         traces=f"{RESULTS}/{{testbed}}/traces/{{setting}}/{{ftype}}/{{codec}}",
         verified=f"{RESULTS}/{{testbed}}/journal/verified.jsonl",
-        repeats=(
-            f"--min-repeats {REPEATS['min']} --max-repeats {REPEATS['max']} "
-            f"--ci-target {REPEATS['ci_target']}"
-        ),
+        repeats=repeat_args,
     shell:
         "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
         "--codec {wildcards.codec} {params.setting} --copies {params.copies} {params.node} "
@@ -73,10 +71,7 @@ rule measure_dutycycle:
         journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
         traces=f"{RESULTS}/{{testbed}}/traces/{{setting}}/dutycycle/{{codec}}",
         verified=f"{RESULTS}/{{testbed}}/journal/verified.jsonl",
-        repeats=(
-            f"--min-repeats {REPEATS['min']} --max-repeats {REPEATS['max']} "
-            f"--ci-target {REPEATS['ci_target']}"
-        ),
+        repeats=repeat_args,
     shell:
         "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
         "--codec {wildcards.codec} {params.setting} {params.duty} {params.node} "

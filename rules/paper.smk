@@ -21,6 +21,7 @@ rule paper_macros:
         file_types=FILE_TYPES,
         codecs=CODECS,
         repeats=REPEATS,
+        repeat_design=STUDY.describe_repeats(),
         varied_factors=varied_factors(),
         factor_values=factor_values(),
         hpc14=has_hpc14(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -25,3 +26,12 @@ def small_inputs(tmp_path_factory):
         path = root / f"{file_type}.bin"
         made[file_type] = (path, inputs.generate(file_type, SMALL, path, seed=7, progress=False))
     return made
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The tests' journal goes with them, unless it still names a change to undo."""
+    from wattzip import machine
+
+    state = machine.state_dir()
+    if state.name.startswith("wattzip-test-state-") and not machine.pending():
+        shutil.rmtree(state, ignore_errors=True)

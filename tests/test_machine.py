@@ -204,3 +204,50 @@ def test_idle_refuses_a_machine_that_is_not_quiet(tmp_path):
     assert out.returncode == 2  # three noisy windows in a row: a busy machine, refused
     assert out.stderr.count("the machine was not idle") == 3 and "sh (pid" in out.stderr
     assert "discarded, measuring it again" in out.stderr
+
+
+def machine_state(root: Path) -> dict:
+    """What a study under root could leave changed: its mounts and loop devices, wattzip's
+    cgroups, and the disk's I/O scheduler."""
+    mounts = sorted(line.split()[1] for line in open("/proc/self/mounts")
+                    if line.split()[1].startswith(str(root)))
+    loops = subprocess.run(["losetup", "--list", "--noheadings", "--output", "BACK-FILE"],
+                           capture_output=True, text=True, check=False).stdout
+    cgroups = sorted(p.name for p in Path("/sys/fs/cgroup/blkio").glob("wattzip-*"))
+    disk = system.scheduler_disk(str(root))
+    return {"mounts": mounts, "cgroups": cgroups,
+            "loops": sorted(f for f in loops.split() if f.startswith(str(root))),
+            "scheduler": factors.current_io_scheduler(disk)}
+
+
+@pytest.mark.workflow
+def test_a_killed_preflight_leaves_nothing_behind(tmp_path):
+    """SIGKILL the pre-flight rule (Snakemake and its script) the moment it has journaled
+    a loop device, a mount, a cgroup: after `wattzip restore` the machine is as before,
+    and the pre-flight then runs to its end."""
+    from .test_workflow import SNAKEMAKE, TINY, workflow_copy
+
+    root = workflow_copy(tmp_path / "wf")
+    argv = [*SNAKEMAKE, "results/tiny/preflight.json", "--cores", "1", "--configfile",
+            str(TINY)]
+    before = machine_state(root)
+    hit = set()
+    for kind in ("loop", "mount", "cgroup"):
+        proc = subprocess.Popen(argv, cwd=root, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(e["kind"] == kind for e in machine.pending()):
+                break
+            time.sleep(0.002)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        if any(e["kind"] == kind for e in machine.leftovers()):
+            hit.add(kind)
+        restore()
+        assert machine_state(root) == before, kind
+        assert not machine.pending(), kind
+    assert hit, "no kill landed while a change was held"
+    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert machine_state(root) == before

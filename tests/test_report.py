@@ -37,6 +37,7 @@ def inputs(idle_setting=PRIMARY):
 PARAMS = {"testbed": "tiny", "primary": PRIMARY, "primary_rule": "the first of the config",
           "file_size": "2MiB", "file_types": ["text", "random"], "codecs": ["gz-1", "lzo-1"],
           "repeats": {"min": 2, "max": 2, "ci_target": 0.05},
+          "repeat_design": "the paper's rule: at least 2 and at most 2 runs per operation",
           "varied_factors": ["bandwidth"],
           "factor_values": {"bandwidth": ["unthrottled", "50MBps"]}, "hpc14": False,
           "testbeds": ["tiny"], "descriptions": {"tiny": "a test box"}}

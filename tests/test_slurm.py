@@ -69,12 +69,13 @@ def job_outputs(root, testbed):
 
 @pytest.fixture(scope="module")
 def down_killed_resumed(study, tmp_path_factory):
-    """Node n2 is down when the study starts: node-b's jobs wait in the queue. Snakemake
-    is SIGKILLed once node-a has finished a measurement job (its queued and running jobs
-    go on, orphaned, as they do on a cluster); n2 comes back and the study is run again.
-    Returns the root and what was seen while n2 was down."""
+    """Node n2 is drained when the study starts (a down node that answers is returned to
+    service by ReturnToService=2; a drained one stays out): node-b's jobs wait in the
+    queue. Snakemake is SIGKILLed once node-a has finished a measurement job (its queued
+    and running jobs go on, orphaned, as they do on a cluster); n2 comes back and the
+    study is run again. Returns the root and what was seen while n2 was out."""
     root = workflow_copy(tmp_path_factory.mktemp("slurm-kill") / "wf")
-    subprocess.run(["scontrol", "update", "nodename=n2", "state=down",
+    subprocess.run(["scontrol", "update", "nodename=n2", "state=drain",
                     "reason=wattzip-test"], check=True)
     seen = {}
     try:

@@ -140,6 +140,31 @@ def test_editing_an_unrelated_key_reruns_no_measurement(tiny_study):
         assert not scheduled(rule), text[-3000:]
 
 
+def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
+    """repeats.design verdict: each plain baseline runs to the last look, each codec
+    stops at one of the looks, its log says which verdicts decided it, and the
+    analysis and the report go on as under the paper's rule."""
+    root = workflow_copy(tmp_path / "wf")
+    overlay = root / "verdict.yaml"
+    overlay.write_text("repeats: {min: 2, max: 2, ci_target: 0.05, design: verdict, "
+                       "looks: [2, 3, 4]}\n")
+    dry = snakemake(root, "-n", overlays=[overlay])
+    assert "12 measurement jobs, 64-96 measured runs" in dry.stderr
+    snakemake(root, targets=("runs", "breakeven.csv"), overlays=[overlay])
+    runs = [r for r in read_csv(root / "results/tiny/runs.csv") if r["verified"] == "true"]
+    per_arm: dict[tuple, int] = {}
+    for r in runs:
+        key = (r["setting"], r["file_type"], r["codec"], r["op"])
+        per_arm[key] = per_arm.get(key, 0) + 1
+    assert {n for k, n in per_arm.items() if k[2] == "plain"} == {4}
+    assert {n for k, n in per_arm.items() if k[2] != "plain"} <= {2, 3, 4}
+    logs = list((root / "results/tiny/logs/runs").rglob("gz-1.log"))
+    assert logs and all("stopped at the look of" in p.read_text() for p in logs)
+    cells = read_csv(root / "results/tiny/breakeven.csv")
+    assert cells and {c["verdict"] for c in cells} <= {"saves", "costs", "negligible",
+                                                       "undecided"}
+
+
 def test_dry_run_tells_how_many_runs(tmp_path):
     root = workflow_copy(tmp_path / "wf")
     proc = snakemake(root, "-n")

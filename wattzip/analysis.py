@@ -169,7 +169,7 @@ def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]
 
 
 def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 0.02,
-                    reads_per_write: float = 1.0) -> list[dict]:
+                    reads_per_write: float = 1.0, looks: int = 0) -> list[dict]:
     """n_be per testbed x setting x file type x codec and metric, with its uncertainty.
 
     dw and dr each get a Welch-t interval at 1 - (1 - confidence)/2, so that
@@ -179,7 +179,9 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
     and the cell says so (a "?" after its value). Fieller's interval of n_be is given
     too (empty when unbounded: undetermined), and the cell's verdict on the saving of a
     workload of `reads_per_write` reads per write, against a `margin` of its baseline
-    (saves, costs, negligible, undecided: wattzip.verdicts).
+    (saves, costs, negligible, undecided: wattzip.verdicts). Under the verdict design
+    (`looks` planned looks) the verdict is the one its job stopped on: the baseline's
+    first n runs against the codec's n, at alpha / looks.
     """
     each = 1 - (1 - confidence) / 2
     out = []
@@ -198,8 +200,7 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                                       verdicts.difference(v["r"], v["d"]), confidence)
                      if min(len(x) for x in v.values()) > 1 else None)
             shown = display(point.kind, point.value) + ("" if decided else "?")
-            verdict = verdicts.decide(v["w"], v["c"], v["r"], v["d"], reads_per_write, margin,
-                                      confidence)
+            verdict = _verdict(ops, stem, reads_per_write, margin, confidence, looks)
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
@@ -218,6 +219,21 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                 "reads_per_write": reads_per_write, "margin": margin,
             })
     return out
+
+
+def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confidence: float,
+             looks: int) -> verdicts.Verdict:
+    def values(runs, n=None):
+        runs = sorted(runs, key=lambda r: r["repeat"])[:n]
+        return [METRICS[stem](r) for r in runs]
+
+    if not looks:
+        return verdicts.decide(values(ops["w"]), values(ops["c"]), values(ops["r"]),
+                               values(ops["d"]), reads_per_write, margin, confidence)
+    n = min(len(ops["c"]), len(ops["d"]))
+    return verdicts.decide(values(ops["w"], n), values(ops["c"]), values(ops["r"], n),
+                           values(ops["d"]), reads_per_write, margin,
+                           verdicts.look_confidence(confidence, looks))
 
 
 def esav_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
@@ -338,13 +354,13 @@ def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
             reference_dir: str = "paper/reference", ci_target: float = 0.05,
             settings_path: str | os.PathLike | None = None, margin: float = 0.02,
-            reads_per_write: float = 1.0) -> list[str]:
+            reads_per_write: float = 1.0, looks: int = 0) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
     every row labelled with its setting's factors and the primary flag."""
     rows, settings = load(run_files, settings_path)
     summary = label(summarize(rows, ci_target), settings)
-    breakeven = label(breakeven_table(rows, margin=margin, reads_per_write=reads_per_write),
-                      settings)
+    breakeven = label(breakeven_table(rows, margin=margin, reads_per_write=reads_per_write,
+                                      looks=looks), settings)
     esav = label(esav_table(rows), settings)
     correlation = label(correlation_table(rows), settings)
     claims = label(decide(summary, breakeven, correlation, rows, reference_dir), settings)

@@ -144,6 +144,8 @@ def cmd_job(a) -> int:
         meter_identity=identity,
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
+        looks=measurement.verdict_looks(a.looks, a.baseline_runs, a.reads_per_write,
+                                        a.margin) if codec else None,
     )
     measurement.run(job, meter, journal=a.journal, out=a.out, io_scheduler=a.io_scheduler,
                     governor=a.governor, lock_wait=a.lock_wait, log=log)
@@ -206,7 +208,8 @@ def cmd_analyze(a) -> int:
 
     written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
                                ci_target=a.ci_target, settings_path=a.settings,
-                               margin=a.margin, reads_per_write=a.reads_per_write)
+                               margin=a.margin, reads_per_write=a.reads_per_write,
+                               looks=a.looks)
     for path in written:
         log(f"wrote {path}")
     return 0
@@ -325,6 +328,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--min-repeats", type=int, default=3)
     s.add_argument("--max-repeats", type=int, default=10)
     s.add_argument("--ci-target", type=float, default=0.05)
+    s.add_argument("--looks", metavar="N,N,...",
+                   help="the verdict design: stop at the first of these runs per arm where "
+                        "the cell's T and E verdicts against --baseline-runs are decided")
+    s.add_argument("--baseline-runs", metavar="JSONL",
+                   help="the plain baseline's runs of this setting and file type (--looks)")
+    s.add_argument("--margin", type=float, default=0.02,
+                   help="the verdicts' negligible margin (--looks; default: %(default)s)")
+    s.add_argument("--reads-per-write", type=float, default=1.0,
+                   help="the verdicts' workload (--looks; default: %(default)s)")
     s.add_argument("--copies", type=int, default=1)
     s.add_argument("--threads", type=int, default=0,
                    help="threads of multi-threaded codecs (default 0: every core here)")
@@ -398,6 +410,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     s.add_argument("--reads-per-write", type=float, default=1.0,
                    help="the workload a cell's verdict is about (default: %(default)s)")
+    s.add_argument("--looks", type=int, default=0,
+                   help="the verdict design's number of planned looks: each verdict at "
+                        "alpha / looks on the runs its job stopped at (default 0: the "
+                        "paper's design)")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--out", required=True)
     s.add_argument("--reference", default="paper/reference")

@@ -139,6 +139,18 @@ class Job:
         return f"{RESULTS}/{self.stem.format(kind=kind)}{suffix}"
 
 
+@dataclass(frozen=True)
+class RepeatPlan:
+    """One job's repeats: the paper's rule between min and max, or the verdict design's
+    looks against the plain baseline's runs."""
+
+    min: int
+    max: int
+    ci_target: float
+    looks: tuple[int, ...] = ()
+    baseline: str | None = None
+
+
 class Study:
     """The merged, validated config as one typed object."""
 
@@ -153,6 +165,10 @@ class Study:
         if self.repeats["max"] < self.repeats["min"]:
             raise ConfigError(f"repeats.max ({self.repeats['max']}) is below repeats.min "
                               f"({self.repeats['min']})")
+        looks = self.repeats["looks"]
+        if any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
+            raise ConfigError(f"repeats.looks {looks}: the looks must increase, e.g. "
+                              "[3, 5, 8]")
         self.duty = self._duty()
         self.settings = self._settings()
         self.primary, self.primary_rule = self._primary()
@@ -271,6 +287,37 @@ class Study:
             out += [Job(testbed, s, "dutycycle", codec) for s in self.settings
                     for codec in self.duty.codecs]
         return out
+
+    @property
+    def verdict_design(self) -> bool:
+        return self.repeats["design"] == "verdict"
+
+    def repeat_plan(self, job: Job) -> RepeatPlan:
+        """How many runs the job's operations get. The verdict design's plain baseline runs
+        to the last look (every codec of its setting and file type compares with it); a
+        codec then stops at the first look that decides its cell. The duty cycle, and
+        every job of the paper's design, follow the paper's rule."""
+        rep = self.repeats
+        if not self.verdict_design or job.file_type == "dutycycle":
+            return RepeatPlan(rep["min"], rep["max"], rep["ci_target"])
+        looks = tuple(rep["looks"])
+        if job.codec == "plain":
+            return RepeatPlan(looks[-1], looks[-1], rep["ci_target"])
+        baseline = Job(job.testbed, job.setting, job.file_type, "plain").path("runs")
+        return RepeatPlan(looks[0], looks[-1], rep["ci_target"], looks, baseline)
+
+    def describe_repeats(self) -> str:
+        """The repeat design in a sentence, for the report."""
+        rep = self.repeats
+        if not self.verdict_design:
+            return (f"the paper's rule: at least {rep['min']} and at most {rep['max']} runs "
+                    "per operation, more until each 95% half-width of T, E and ET was under "
+                    f"{100 * rep['ci_target']:g}% of its mean")
+        looks = rep["looks"]
+        return (f"the verdict design: planned looks at {', '.join(map(str, looks))} runs per "
+                f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); the plain "
+                f"baseline ran {looks[-1]} times, each codec stopped at the first look that "
+                "decided its T and E verdicts")
 
     def settings_rows(self) -> list[dict]:
         """settings.csv: one row per setting, one column per factor, the primary flagged."""

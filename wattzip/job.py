@@ -16,6 +16,7 @@ from wattzip.inputs import sha256_file
 from wattzip.media import Medium
 from wattzip.meters.coefficients import Coefficients
 from wattzip.runner import Operation, sha256_of_command
+from wattzip.stopping import VerdictLooks
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class Job:
     # Verifications shared by every job of a testbed (JSONL), so that identical outputs in
     # other settings are decompressed once.
     verify_cache: str | None = None
+    # The verdict design's stopping rule (a codec against its baseline); None: the paper's.
+    looks: VerdictLooks | None = field(default=None, repr=False, compare=False)
     verification: str = field(default="", repr=False, compare=False)
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 

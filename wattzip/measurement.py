@@ -16,6 +16,7 @@ from wattzip import (
     meters,
     records,
     runner,
+    stopping,
     study,
     system,
 )
@@ -23,6 +24,7 @@ from wattzip.codec_registry import Codec
 from wattzip.errors import WattzipError
 from wattzip.job import Job
 from wattzip.media import Medium
+from wattzip.stopping import VerdictLooks
 
 
 def read_input(manifest_path: str) -> dict:
@@ -64,6 +66,24 @@ def idle_power(meter: meters.Meter, calibration_path: str | None,
                                     ("idle_power_w", "meter_source", "meter_scope"))
     meters.check_same_meter(calibration, meter, calibration_path)
     return calibration["idle_power_w"], meter.identity(calibration)
+
+
+def verdict_looks(looks: str | None, baseline_runs: str | None, reads_per_write: float,
+                  margin: float) -> VerdictLooks | None:
+    """The verdict design's stopping rule from `--looks 3,5,8 --baseline-runs PATH`."""
+    if not looks:
+        return None
+    if not baseline_runs:
+        raise WattzipError("--looks needs --baseline-runs: the plain arm the verdicts compare "
+                           "with")
+    baseline = records.read_journal(baseline_runs, required=records.RUN_REQUIRED)
+    planned = tuple(int(n) for n in looks.split(","))
+    have = min((len(stopping.first_runs(baseline, op, planned[-1]))
+                for op in stopping.PLAIN_OPS), default=0)
+    if have < planned[-1]:
+        raise WattzipError(f"{baseline_runs}: {have} verified plain runs, the last look needs "
+                           f"{planned[-1]}; measure the baseline first")
+    return VerdictLooks(planned, baseline, reads_per_write, margin)
 
 
 def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,

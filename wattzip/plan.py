@@ -131,40 +131,52 @@ class Estimate:
 
 
 def estimate(study: Study, rates: dict) -> Estimate:
-    """Expected (minimum repeats) and longest (maximum repeats) time of the study's jobs
-    on its first testbed."""
+    """Expected (fewest repeats) and longest (most repeats) time of the study's jobs on its
+    first testbed, each job at its own repeat plan (the paper's rule, or the verdict
+    design's looks: the baseline to the last, a codec from the first to the last)."""
     size = study.file_size_bytes
-    rep = study.repeats
-    per_repeat = verify = duty_s = 0.0
+    measured_min = measured_max = verify = 0.0
+    runs_min = runs_max = 0
     jobs = study.jobs(study.first_testbed)
     for job in jobs:
+        plan = study.repeat_plan(job)
         copies = study.settings[job.setting].copies
         if job.file_type == "dutycycle":
             duty = study.duty
             r = rates.get(f"{duty.file_type}|{job.codec}", {"write_s_per_byte": 0.0})
-            duty_s += duty.phases * (r["write_s_per_byte"] * size * copies + duty.compute_s)
-            continue
-        r = rates[f"{job.file_type}|{job.codec}"]
-        bw = study.settings[job.setting].bandwidth_bytes_per_s
-        moved = size * copies
-        stored = r.get("stored_per_byte", 1.0) * moved  # a cache of an older pilot: 1
-        # Write: the input is read on its device, the output written on the target's;
-        # read: the stored file read back.
-        per_repeat += throttled_s(r["write_s_per_byte"] * moved, [moved, stored], bw)
-        per_repeat += throttled_s(r["read_s_per_byte"] * moved, [stored], bw)
-        per_repeat += 2 * RUN_PREPARE_S
-        verify += r["read_s_per_byte"] * size * copies
-    pairs = sum(j.file_type != "dutycycle" for j in jobs)
+            seconds, runs = duty.phases * (r["write_s_per_byte"] * size * copies
+                                           + duty.compute_s), 1
+        else:
+            r = rates[f"{job.file_type}|{job.codec}"]
+            bw = study.settings[job.setting].bandwidth_bytes_per_s
+            moved = size * copies
+            stored = r.get("stored_per_byte", 1.0) * moved  # a cache of an older pilot: 1
+            # Write: the input is read on its device, the output written on the target's;
+            # read: the stored file read back.
+            seconds = (throttled_s(r["write_s_per_byte"] * moved, [moved, stored], bw)
+                       + throttled_s(r["read_s_per_byte"] * moved, [stored], bw)
+                       + 2 * RUN_PREPARE_S)
+            runs = 2
+            verify += r["read_s_per_byte"] * size * copies
+        measured_min += plan.min * seconds
+        measured_max += plan.max * seconds
+        runs_min += plan.min * runs
+        runs_max += plan.max * runs
     generate = sum(rates[f"gen|{t}"] for t in study.file_types) * size
     idle = study.config["idle"]["count"] * study.config["idle"]["seconds"] * len(study.settings)
     outputs = 4 + 3 * len(study.file_types) + 15  # figures, tables, macros, PDF
     overhead = generate + idle + verify + len(jobs) * JOB_START_S + REPORT_S_PER_OUTPUT * outputs
-    runs_per_repeat = 2 * pairs + (len(jobs) - pairs)
-    return Estimate(
-        runs_min=runs_per_repeat * rep["min"], runs_max=runs_per_repeat * rep["max"],
-        measured_min_s=rep["min"] * (per_repeat + duty_s),
-        measured_max_s=rep["max"] * (per_repeat + duty_s),
-        overhead_s=overhead)
+    return Estimate(runs_min=runs_min, runs_max=runs_max, measured_min_s=measured_min,
+                    measured_max_s=measured_max, overhead_s=overhead)
+
+
+def both_designs(study: Study, rates: dict) -> dict[str, Estimate]:
+    """The study under the paper's rule and under the verdict design, side by side."""
+    out = {}
+    for design in ("paper", "verdict"):
+        config = {**study.config, "repeats": {**study.config["repeats"], "design": design}}
+        out[design] = estimate(type(study).from_config(config), rates)
+    return out
 
 
 def describe(est: Estimate) -> str:
@@ -195,9 +207,15 @@ def run(study, cache: str | None, out: str | None, lock_wait: float,
         rates = pilot(study.file_types, names, cache_path, study.config["seed"],
                       progress=progress)
     est = estimate(study, rates)
-    text = f"wattzip study '{testbed}': {describe(est)}"
+    designs = both_designs(study, rates)
+    other = "verdict" if study.repeats["design"] == "paper" else "paper"
+    text = (f"wattzip study '{testbed}': {describe(est)} (design {study.repeats['design']}; "
+            f"under the {other} design: {describe(designs[other])})")
     if out:
         records.write_text_atomically(out, json.dumps(
             {**vars(est), "wall_min_s": est.wall_min_s, "wall_max_s": est.wall_max_s,
-             "text": text}, indent=1) + "\n")
+             "text": text, "design": study.repeats["design"],
+             "designs": {k: {**vars(v), "wall_min_s": v.wall_min_s,
+                             "wall_max_s": v.wall_max_s} for k, v in designs.items()}},
+            indent=1) + "\n")
     return text

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from wattzip import codec_registry, records, runner, system
+from wattzip import codec_registry, records, runner, stopping, system
 from wattzip.errors import ConfigError
 from wattzip.extents import check_owns_blocks
 from wattzip.factors import governors_in_effect
@@ -30,7 +30,7 @@ from wattzip.job import Job
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
 from wattzip.runner import measure, write_trace
-from wattzip.stats import need_more_repeats, relative_half_width
+from wattzip.stats import relative_half_width
 from wattzip.throttle import throttled
 
 MAX_CONSECUTIVE_FAILURES = 2
@@ -39,20 +39,6 @@ MAX_CONSECUTIVE_FAILURES = 2
 def read_journal(path: str | os.PathLike, key: str) -> list[dict]:
     """This job's runs from its journal (records.read_journal names any damaged line)."""
     return records.read_journal(path, key, required=records.RUN_REQUIRED)
-
-
-def _series(runs: list[dict], ops: tuple[str, str]) -> dict[str, list[float]]:
-    """What the repeat rule watches: T, E and ET of each operation (T alone without a meter)."""
-    good = [r for r in runs if r.get("verified")]
-    series = {}
-    for op in ops:
-        mine = [r for r in good if r["op"] == op]
-        series[f"{op} elapsed"] = [r["elapsed_s"] for r in mine]
-        if any(r.get("energy_j") is not None for r in mine) or not mine:
-            series[f"{op} energy"] = [r["energy_j"] for r in mine if r.get("energy_j") is not None]
-            series[f"{op} ET"] = [r["energy_j"] * r["elapsed_s"] for r in mine
-                                  if r.get("energy_j") is not None]
-    return series
 
 
 class ColdCache:
@@ -161,8 +147,9 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
         read_op = None if job.duty else job.read_operation()
         # The stopping rule counts verified runs per operation, so a repeat cut
         # short by a kill (a write without its read) is simply made up for.
-        while (need_more_repeats(_series(runs, job.ops), job.min_repeats, job.max_repeats,
-                                 job.ci_target) and last_repeat < 2 * job.max_repeats):
+        while (stopping.needs_more(runs, job.ops, job.min_repeats, job.max_repeats,
+                                   job.ci_target, job.looks)
+               and last_repeat < 2 * job.max_repeats):
             repeat = last_repeat + 1
             _remove(job.stored_paths())
             pair_ok = True
@@ -203,11 +190,15 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
     finally:
         stack.close()
         job.medium.detach()
-    series = _series(runs, job.ops)
+    series = stopping.series(runs, job.ops)
     repeats_done = min(len(v) for v in series.values())
     widths = {k: relative_half_width(v) for k, v in series.items()}
     met = all(w <= job.ci_target for w in widths.values())
-    if not met:
+    if job.looks is not None and repeats_done in job.looks.looks:
+        decided = job.looks.decisions(runs, job.ops, repeats_done)
+        log(f"{job.file_type}/{job.codec_name}: stopped at the look of {repeats_done} runs "
+            "per arm: " + ", ".join(f"{k} {v}" for k, v in decided.items()))
+    elif not met:
         log(f"{job.file_type}/{job.codec_name}: the 95% half-width target of "
             f"{job.ci_target:.0%} was not reached after {repeats_done} repeats: "
             + ", ".join(f"{k} {w:.1%}" for k, w in widths.items()))

@@ -154,6 +154,7 @@ def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
         "MinRepeats": params["repeats"]["min"],
         "MaxRepeats": params["repeats"]["max"],
         "CiTargetPct": f"{100 * params['repeats']['ci_target']:g}\\%",
+        "RepeatDesign": tex(params["repeat_design"]),
         "RepeatsRange": f"{min(repeats)}--{max(repeats)}" if repeats else "0",
         "CiMet": f"{sum(r['ci_met'] == 'true' for r in measured)} of {len(measured)}",
         "RunsTotal": len(runs),

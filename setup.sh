@@ -6,7 +6,7 @@
 # Snakemake and the test tools. Never a system-wide pip install. Run again, it
 # checks and changes nothing.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")"
 
 debs=(
   python3 python3-venv git

@@ -1,0 +1,103 @@
+"""The paper's repeat rule against the verdict design, side by side in one run.
+
+    .venv/bin/python benchmarks/designs.py [--configfile config.yaml ...] [--out DIR]
+        [--paper-repeats 5,10] [--looks 3,5,8]
+
+Runs the same study twice on this machine, one design after the other, each in a
+fresh copy of the workflow (its own inputs, journals and tables), up to the
+analysis tables; then prints, per design, the measured time (the sum of every run's
+elapsed time), the runs, and the break-even cells whose T and E verdicts were
+decided, with the ratios of the verdict design to the paper's rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+# What a fresh copy of the workflow leaves out: the repository's state and every output.
+NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".snakemake", "results", "build",
+                                    "generated", "tests", "docs", "*.egg-info")
+
+
+def copy_workflow(root: Path) -> None:
+    shutil.copytree(REPO, root, ignore=NOT_COPIED)
+    (root / "figures").mkdir(exist_ok=True)
+
+
+def rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def run_design(root: Path, configfiles: list[str], repeats: dict) -> dict:
+    copy_workflow(root)
+    overlay = root / "design.yaml"
+    overlay.write_text(yaml.safe_dump({"repeats": repeats}))
+    config = yaml.safe_load((REPO / configfiles[0]).read_text())
+    testbed = config["testbed"]["name"] if isinstance(config.get("testbed"), dict) else "default"
+    for extra in configfiles[1:]:
+        testbed = (yaml.safe_load((REPO / extra).read_text()).get("testbed") or {}).get(
+            "name", testbed)
+    targets = [f"results/{testbed}/{name}" for name in ("runs.csv", "breakeven.csv")]
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", *targets, "--cores", "all", "--configfile",
+         *[str(REPO / c) for c in configfiles], str(overlay)],
+        cwd=root, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{root}: the study failed:\n{proc.stderr[-3000:]}")
+    runs = rows(root / "results" / testbed / "runs.csv")
+    cells = [c for c in rows(root / "results" / testbed / "breakeven.csv")
+             if c["metric"] in ("T", "E") and c["primary"] == "true"]
+    return {"wall_s": wall, "measured_s": sum(float(r["elapsed_s"]) for r in runs),
+            "runs": len(runs), "cells": len(cells),
+            "decided": sum(c["verdict"] != "undecided" for c in cells),
+            "saves": sum(c["verdict"] == "saves" for c in cells),
+            "costs": sum(c["verdict"] == "costs" for c in cells),
+            "negligible": sum(c["verdict"] == "negligible" for c in cells)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--configfile", nargs="+", default=["config.yaml"])
+    p.add_argument("--out", default="build/bench-designs")
+    p.add_argument("--paper-repeats", default="5,10", help="min,max of the paper's rule")
+    p.add_argument("--looks", default="3,5,8")
+    a = p.parse_args()
+    lo, hi = (int(x) for x in a.paper_repeats.split(","))
+    looks = [int(x) for x in a.looks.split(",")]
+    out = Path(a.out)
+    shutil.rmtree(out, ignore_errors=True)
+    designs = {
+        "paper": {"design": "paper", "min": lo, "max": hi, "ci_target": 0.05},
+        "verdict": {"design": "verdict", "min": lo, "max": hi, "ci_target": 0.05,
+                    "looks": looks},
+    }
+    results = {name: run_design(out / name, a.configfile, rep)
+               for name, rep in designs.items()}
+    print(f"study: {' '.join(a.configfile)}; paper rule {lo}-{hi} repeats, 5% target; "
+          f"verdict design looks {looks}; T and E cells of the primary setting")
+    print(f"{'design':<8} {'measured':>10} {'wall':>9} {'runs':>6} {'decided':>12} "
+          f"{'saves':>6} {'costs':>6} {'negl.':>6}")
+    for name, r in results.items():
+        print(f"{name:<8} {r['measured_s']:>9.1f}s {r['wall_s']:>8.1f}s {r['runs']:>6} "
+              f"{r['decided']:>5} of {r['cells']:<4} {r['saves']:>6} {r['costs']:>6} "
+              f"{r['negligible']:>6}")
+    p_, v = results["paper"], results["verdict"]
+    print(f"verdict / paper: measured time {v['measured_s'] / p_['measured_s']:.2f}, "
+          f"wall {v['wall_s'] / p_['wall_s']:.2f}, runs {v['runs'] / p_['runs']:.2f}, "
+          f"decided verdicts {v['decided']} vs {p_['decided']}")
+
+
+if __name__ == "__main__":
+    main()
