@@ -1,7 +1,7 @@
 """The paper's repeat rule against the verdict design, side by side in one run.
 
     .venv/bin/python benchmarks/designs.py [--configfile config.yaml ...] [--out DIR]
-        [--paper-repeats 5,10] [--looks 3,5,8]
+        [--paper-repeats 5,10] [--looks 3,5,8] [--file-size 16MiB]
 
 Runs the same study twice on this machine, one design after the other, each in a
 fresh copy of the workflow (its own inputs, journals and tables), up to the
@@ -38,10 +38,12 @@ def rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def run_design(root: Path, configfiles: list[str], repeats: dict) -> dict:
+def run_design(root: Path, configfiles: list[str], repeats: dict,
+               file_size: str | None) -> dict:
     copy_workflow(root)
     overlay = root / "design.yaml"
-    overlay.write_text(yaml.safe_dump({"repeats": repeats}))
+    overlay.write_text(yaml.safe_dump({"repeats": repeats,
+                                       **({"file_size": file_size} if file_size else {})}))
     config = yaml.safe_load((REPO / configfiles[0]).read_text())
     testbed = config["testbed"]["name"] if isinstance(config.get("testbed"), dict) else "default"
     for extra in configfiles[1:]:
@@ -73,6 +75,7 @@ def main() -> None:
     p.add_argument("--out", default="build/bench-designs")
     p.add_argument("--paper-repeats", default="5,10", help="min,max of the paper's rule")
     p.add_argument("--looks", default="3,5,8")
+    p.add_argument("--file-size", help="override the study's file size (a quicker run)")
     a = p.parse_args()
     lo, hi = (int(x) for x in a.paper_repeats.split(","))
     looks = [int(x) for x in a.looks.split(",")]
@@ -83,9 +86,10 @@ def main() -> None:
         "verdict": {"design": "verdict", "min": lo, "max": hi, "ci_target": 0.05,
                     "looks": looks},
     }
-    results = {name: run_design(out / name, a.configfile, rep)
+    results = {name: run_design(out / name, a.configfile, rep, a.file_size)
                for name, rep in designs.items()}
-    print(f"study: {' '.join(a.configfile)}; paper rule {lo}-{hi} repeats, 5% target; "
+    size = f", files of {a.file_size}" if a.file_size else ""
+    print(f"study: {' '.join(a.configfile)}{size}; paper rule {lo}-{hi} repeats, 5% target; "
           f"verdict design looks {looks}; T and E cells of the primary setting")
     print(f"{'design':<8} {'measured':>10} {'wall':>9} {'runs':>6} {'decided':>12} "
           f"{'saves':>6} {'costs':>6} {'negl.':>6}")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from wattzip import factors, machine, system
+from wattzip import factors, machine, system, undoers
 from wattzip.errors import WattzipError
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
@@ -139,9 +139,9 @@ def test_a_killed_job_s_processes_are_killed(tmp_path):
     """, tmp_path / "ready")
     tag = machine.owner_tag({"pid": proc.pid, "start": machine.process_start(proc.pid)})
     kill(proc)
-    assert len(machine.owned_processes(tag)) >= 2  # sh and its sleeps outlive the job
+    assert len(undoers.owned_processes(tag)) >= 2  # sh and its sleeps outlive the job
     restore()
-    assert machine.owned_processes(tag) == []
+    assert undoers.owned_processes(tag) == []
 
 
 def test_sigterm_unwinds_idle_and_restores_the_scheduler(tmp_path):

@@ -162,18 +162,9 @@ def cmd_collect(a) -> int:
 
 
 def cmd_check_overlap(a) -> int:
-    rows = records.load_runs(a.runs)
-    overlaps = records.find_overlaps(rows)
-    for x, y in overlaps:
-        log(f"OVERLAP: {x['file_type']}/{x['codec']} {x['op']} r{x['repeat']} "
-            f"[{x['started_at']} .. {x['ended_at']}] and {y['file_type']}/{y['codec']} "
-            f"{y['op']} r{y['repeat']} [{y['started_at']} .. {y['ended_at']}]")
-    if overlaps:
-        raise WattzipError(f"{len(overlaps)} pair(s) of measured runs overlap in time; their "
-                           "numbers are not trustworthy. Run measurement jobs one at a time")
-    msg = f"no overlap among {len(rows)} runs"
+    msg = records.check_no_overlap(records.load_runs(a.runs), log)
     if a.out:
-        Path(a.out).write_text(msg + "\n")
+        records.write_text_atomically(a.out, msg + "\n")
     log(msg)
     return 0
 
@@ -244,13 +235,7 @@ def cmd_plan(a) -> int:
 
 def cmd_restore(a) -> int:
     """What killed wattzip commands left changed on this machine: shown, then undone."""
-    with machine.session("restore", wait_s=a.lock_wait):  # undoes leftovers on entry
-        pass
-    live = machine.pending()
-    for entry in live:
-        log(f"in use by a running wattzip command: {machine.describe(entry)}")
-    log(f"the machine is as wattzip found it (journal {machine.journal_path()})"
-         if not live else f"{len(live)} change(s) belong to running commands")
+    log(machine.restore(a.lock_wait, log))
     return 0
 
 

@@ -23,3 +23,7 @@ class FactorError(WattzipError):
 
 class RecordError(WattzipError):
     """A journal, table or calibration file is damaged or is not what it claims to be."""
+
+
+class MachineError(WattzipError):
+    """The machine could not be locked, changed, or put back as it was."""

@@ -23,8 +23,6 @@ import datetime as dt
 import fcntl
 import json
 import os
-import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -35,18 +33,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from wattzip.errors import WattzipError
+from wattzip.errors import MachineError
+from wattzip.undoers import OWNER_ENV, UNDO
 
 STATE_DIR_ENV = "WATTZIP_STATE_DIR"
 LOCK_NAME_ENV = "WATTZIP_LOCK_NAME"
-OWNER_ENV = "WATTZIP_OWNER"  # marks every process a wattzip command starts
 DEFAULT_STATE_DIR = "/var/lib/wattzip"
 DEFAULT_LOCK_NAME = "wattzip-machine"
 DEFAULT_LOCK_WAIT_S = 24 * 3600.0
-
-
-class MachineError(WattzipError):
-    """The machine could not be locked, changed, or put back as it was."""
 
 
 def _log(msg: str) -> None:
@@ -149,110 +143,6 @@ def describe(entry: dict) -> str:
     owner = entry["owner"]
     return (f"{entry['kind']} {entry['target']}{original}, changed by pid {owner['pid']} "
             f"at {entry['at']}")
-
-
-# --- undoing ------------------------------------------------------------------------------
-
-
-def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
-
-
-def _mounted(path: str) -> bool:
-    real = os.path.realpath(path)
-    with open("/proc/self/mounts") as f:
-        return any(line.split()[1].replace("\\040", " ") == real for line in f)
-
-
-def _undo_sysfs(entry: dict) -> None:
-    path = Path(entry["target"])
-    path.write_text(entry["original"])
-    now = path.read_text()
-    bracketed = re.search(r"\[(\S+)\]", now)
-    value = bracketed.group(1) if bracketed else now.strip()
-    if value != entry["original"]:
-        raise MachineError(f"{path} reads {value!r} after writing {entry['original']!r}")
-
-
-def _undo_mount(entry: dict) -> None:
-    while _mounted(entry["target"]):
-        proc = _run(["umount", entry["target"]])
-        if proc.returncode != 0:
-            raise MachineError(f"umount {entry['target']}: {proc.stderr.strip()[:200]}")
-
-
-def _undo_loop(entry: dict) -> None:
-    image = entry["target"]
-    if not os.path.exists(image):
-        return
-    listed = _run(["losetup", "--associated", image, "--noheadings", "--output", "NAME"])
-    for loop in listed.stdout.split():
-        with open("/proc/self/mounts") as f:
-            mounts = [line.split()[1] for line in f if line.split()[0] == loop]
-        for mount in mounts:
-            _undo_mount({"target": mount})
-        proc = _run(["losetup", "--detach", loop])
-        if proc.returncode != 0:
-            raise MachineError(f"losetup --detach {loop}: {proc.stderr.strip()[:200]}")
-
-
-def _undo_cgroup(entry: dict) -> None:
-    path = Path(entry["target"])
-    if not path.exists():
-        return
-    back = Path(entry["extra"]["return_to"]) / "cgroup.procs"
-    for pid in (path / "cgroup.procs").read_text().split():
-        with contextlib.suppress(ProcessLookupError):  # a process that exits meanwhile
-            back.write_text(f"{pid}\n")
-    path.rmdir()
-
-
-def owned_processes(tag: str) -> list[int]:
-    """Every process that carries this owner's mark in its environment."""
-    mark = f"{OWNER_ENV}={tag}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            with contextlib.suppress(OSError):
-                if mark in (entry / "environ").read_bytes().split(b"\0"):
-                    found.append(int(entry.name))
-    return found
-
-
-def _undo_processes(entry: dict) -> None:
-    for pid in owned_processes(entry["target"]):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while owned_processes(entry["target"]):
-        if time.monotonic() > deadline:
-            raise MachineError(f"processes of {entry['target']} survive SIGKILL: "
-                               f"{owned_processes(entry['target'])}")
-        time.sleep(0.05)
-
-
-def _undo_dir(entry: dict) -> None:
-    shutil.rmtree(entry["target"], ignore_errors=True)
-    if os.path.exists(entry["target"]):
-        raise MachineError(f"cannot remove {entry['target']}")
-
-
-def _undo_serial(entry: dict) -> None:
-    """A meter left logging to its port (a WattsUp in external mode) set back; a port that
-    is gone was unplugged, and the meter with it."""
-    if not os.path.exists(entry["target"]):
-        return
-    import serial  # pyserial: present, since the meter was opened with it
-
-    with serial.Serial(entry["target"], entry["extra"].get("baud", 115200), timeout=1) as port:
-        port.write(entry["extra"]["command"].encode("ascii"))
-        port.flush()
-
-
-UNDO: dict[str, Callable[[dict], None]] = {
-    "sysfs": _undo_sysfs, "mount": _undo_mount, "loop": _undo_loop, "cgroup": _undo_cgroup,
-    "processes": _undo_processes, "dir": _undo_dir, "serial": _undo_serial,
-}
 
 
 def undo(entries: list[dict], log: Callable[[str], None] = _log, why: str = "") -> None:
@@ -397,3 +287,15 @@ def session(what: str, testbed: str = "", config: str = "",
 def _exit_on(signum, frame) -> None:
     """A signal unwinds like an exception, so that every change is undone."""
     sys.exit(128 + signum)
+
+
+def restore(wait_s: float, log: Callable[[str], None] = _log) -> str:
+    """`wattzip restore`: take the lock (which undoes what dead commands left), name what
+    running commands hold, and say where the machine stands."""
+    with session("restore", wait_s=wait_s):
+        pass
+    live = pending()
+    for entry in live:
+        log(f"in use by a running wattzip command: {describe(entry)}")
+    return (f"the machine is as wattzip found it (journal {journal_path()})" if not live
+            else f"{len(live)} change(s) belong to running commands")

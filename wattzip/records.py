@@ -270,6 +270,20 @@ def load_runs(paths: Iterable[str | os.PathLike]) -> list[dict]:
     return rows
 
 
+def check_no_overlap(rows: list[dict], log) -> str:
+    """Every pair of runs whose measured intervals overlap, logged, then an error; or the
+    line that says there were none."""
+    overlaps = find_overlaps(rows)
+    for x, y in overlaps:
+        log(f"OVERLAP: {x['file_type']}/{x['codec']} {x['op']} r{x['repeat']} "
+            f"[{x['started_at']} .. {x['ended_at']}] and {y['file_type']}/{y['codec']} "
+            f"{y['op']} r{y['repeat']} [{y['started_at']} .. {y['ended_at']}]")
+    if overlaps:
+        raise RecordError(f"{len(overlaps)} pair(s) of measured runs overlap in time; their "
+                          "numbers are not trustworthy. Run measurement jobs one at a time")
+    return f"no overlap among {len(rows)} runs"
+
+
 def find_overlaps(records: list[dict]) -> list[tuple[dict, dict]]:
     """Pairs of runs of one testbed whose measured intervals overlap."""
     def stamp(s: str) -> float:

@@ -72,7 +72,11 @@ EMULATED_DISKS = (
     "These disks were \\emph{emulated}: the measured commands ran in a block-I/O cgroup "
     "whose throttle capped the target's and the input's devices at each rate, so time is "
     "measured for real at that speed, while the power drawn is this machine's, not that "
-    "of such a disk.")
+    "of such a disk. Each device had its own read budget and its own write budget (the "
+    "kernel's limits keep them apart), and the input was read from its own disk: unlike "
+    "SYSTOR '09's one disk, where reading the input and writing the output share one "
+    "bandwidth, a plain write here moves its bytes in about half the time that disk "
+    "would take, so compression's saving on the write side is understated.")
 HPC14 = [
     "\\section{Compression in the filesystem and between compute phases (HPC '14)}",
     "Filesystem-level compression (btrfs \\texttt{compress-force}) is measured as a plain "
