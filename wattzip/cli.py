@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 from wattzip import (
     __version__,
@@ -170,23 +169,16 @@ def cmd_check_overlap(a) -> int:
 
 
 def cmd_provenance(a) -> int:
-    info = system.provenance(a.target_dir)
-    info["wattzip"] = __version__
-    chosen = codec_registry.resolve(a.codecs)
-    info["tool_versions"] = {c.name: codec_registry.version(c) for c in chosen}
-    info["codec_argv"] = {c.name: " ".join(c.compress) for c in chosen}
     try:
         meter = options.open_meter(a)
-        info["meter"] = {"source": meter.name, "scope": meter.scope, "method": meter.method}
         meter.close()
     except WattzipError as exc:
-        info["meter"] = {"error": str(exc)}
-    info["testbed"] = a.testbed
-    info["description"] = a.description
+        meter = exc  # recorded as the meter's error
+    info = system.testbed_provenance(a.target_dir, codec_registry.resolve(a.codecs), meter,
+                                     a.testbed, a.description)
     text = json.dumps(info, indent=2)
     if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(text + "\n")
+        records.write_text_atomically(a.out, text + "\n")
     else:
         print(text)
     if a.csv:

@@ -249,6 +249,23 @@ def check_host(expect_node: str | None, expect_host: str | None) -> None:
                           f"{here['hostname']}")
 
 
+def testbed_provenance(target_dir: str, codecs: list, meter, testbed: str,
+                       description: str | None) -> dict:
+    """provenance.json: the machine, the codecs' versions and commands, the meter (or the
+    error that kept it from opening), wattzip's version."""
+    from wattzip import __version__, codec_registry
+
+    info = provenance(target_dir)
+    info["wattzip"] = __version__
+    info["tool_versions"] = {c.name: codec_registry.version(c) for c in codecs}
+    info["codec_argv"] = {c.name: " ".join(c.compress) for c in codecs}
+    info["meter"] = ({"error": str(meter)} if isinstance(meter, Exception) else
+                     {"source": meter.name, "scope": meter.scope, "method": meter.method})
+    info["testbed"] = testbed
+    info["description"] = description
+    return info
+
+
 def provenance_rows(info: dict) -> list[dict]:
     """The provenance as tidy key, value rows for the paper's table."""
 
