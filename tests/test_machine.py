@@ -7,6 +7,7 @@ change is SIGKILLed, so it cannot undo anything; the next wattzip command does.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -206,6 +207,27 @@ def test_idle_refuses_a_machine_that_is_not_quiet(tmp_path):
     assert "discarded, measuring it again" in out.stderr
 
 
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and every descendant, whatever their process groups."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat[stat.rindex(")") + 2:].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo += children.get(p, [])
+    for p in tree:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, signal.SIGKILL)
+
+
 def machine_state(root: Path) -> dict:
     """What a study under root could leave changed: its mounts and loop devices, wattzip's
     cgroups, and the disk's I/O scheduler."""
@@ -240,7 +262,7 @@ def test_a_killed_preflight_leaves_nothing_behind(tmp_path):
             if any(e["kind"] == kind for e in machine.pending()):
                 break
             time.sleep(0.002)
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_tree(proc.pid)  # Snakemake starts its jobs in sessions of their own
         proc.wait()
         if any(e["kind"] == kind for e in machine.leftovers()):
             hit.add(kind)

@@ -94,6 +94,8 @@ def down_killed_resumed(study, tmp_path_factory):
         first.wait()
     finally:
         subprocess.run(["scontrol", "update", "nodename=n2", "state=resume"], check=True)
+    # What Snakemake tells a user after a hard kill, then the same command again.
+    subprocess.run([*STUDY_ARGV, "--unlock"], cwd=root, capture_output=True, check=True)
     proc = subprocess.run(STUDY_ARGV, cwd=root, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-5000:]
     for _ in range(300):  # the orphans of the first run drain (they find their work done)

@@ -87,8 +87,11 @@ def cmd_measure(a) -> int:
 
 def cmd_gen(a) -> int:
     size = inputs.parse_size(a.size) if a.size else None
-    entry = inputs.generate(a.type, size, a.out, seed=a.seed, sources=a.source,
-                            progress=not a.quiet)
+    # Generating loads every core (xz, hashing, writing): it holds the machine like a
+    # measurement, so another study's runs or idle calibration never run beside it.
+    with machine.session("gen", config=f"{os.getcwd()} ({a.type})", wait_s=a.lock_wait):
+        entry = inputs.generate(a.type, size, a.out, seed=a.seed, sources=a.source,
+                                progress=not a.quiet)
     manifest = a.manifest or f"{a.out}.json"
     inputs.write_manifest_entry(entry, manifest)
     log(f"wrote {entry['size_bytes']} bytes of {a.type} to {a.out} (sha256 {entry['sha256']})")
@@ -96,7 +99,8 @@ def cmd_gen(a) -> int:
 
 
 def cmd_stage(a) -> int:
-    entry = inputs.stage(a.master, a.out, a.manifest)
+    with machine.session("stage", config=f"{os.getcwd()} ({a.out})", wait_s=a.lock_wait):
+        entry = inputs.stage(a.master, a.out, a.manifest)
     log(f"staged {a.out} ({entry['size_bytes']} bytes, sha256 {entry['sha256']}) on "
         f"{entry['host']['hostname']}")
     return 0
@@ -279,12 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--source", action="append", help="source directory (repeatable)")
     s.add_argument("--manifest", help="manifest entry path (default: OUT.json)")
     s.add_argument("--quiet", action="store_true")
+    options.add_lock_option(s)
     s.set_defaults(fn=cmd_gen)
 
     s = sub.add_parser("stage", help="copy a generated input to this machine, sha256 checked")
     s.add_argument("master", help="the master input's manifest (JSON)")
     s.add_argument("--out", required=True, help="where the copy goes on this machine")
     s.add_argument("--manifest", required=True, help="this copy's manifest (JSON)")
+    options.add_lock_option(s)
     s.set_defaults(fn=cmd_stage)
 
     s = sub.add_parser("codecs", help="list codec entries with availability and versions")
