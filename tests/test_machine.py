@@ -207,25 +207,24 @@ def test_idle_refuses_a_machine_that_is_not_quiet(tmp_path):
     assert "discarded, measuring it again" in out.stderr
 
 
-def kill_tree(pid: int) -> None:
-    """SIGKILL a process and every descendant, whatever their process groups."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat[stat.rindex(")") + 2:].split()[1])
-            children.setdefault(parent, []).append(int(entry.name))
-    tree, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        tree.append(p)
-        todo += children.get(p, [])
-    for p in tree:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(p, signal.SIGKILL)
+def kill_workflow(root: Path) -> None:
+    """SIGKILL every process working in root (Snakemake, its jobs and their scripts,
+    whatever sessions or parents they have), until none is left."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and int(entry.name) != os.getpid():
+                with contextlib.suppress(OSError):
+                    if os.readlink(entry / "cwd").startswith(str(root)):
+                        found.append(int(entry.name))
+        if not found:
+            return
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    raise AssertionError(f"processes in {root} survive SIGKILL")
 
 
 def machine_state(root: Path) -> dict:
@@ -262,7 +261,7 @@ def test_a_killed_preflight_leaves_nothing_behind(tmp_path):
             if any(e["kind"] == kind for e in machine.pending()):
                 break
             time.sleep(0.002)
-        kill_tree(proc.pid)  # Snakemake starts its jobs in sessions of their own
+        kill_workflow(root)  # Snakemake, and its jobs in sessions of their own
         proc.wait()
         if any(e["kind"] == kind for e in machine.leftovers()):
             hit.add(kind)
