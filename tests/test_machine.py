@@ -272,3 +272,18 @@ def test_a_killed_preflight_leaves_nothing_behind(tmp_path):
     done = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert machine_state(root) == before
+
+
+def test_a_killed_but_unreaped_command_is_dead():
+    """A SIGKILLed command whose parent has not reaped it yet (a zombie) owns nothing: its
+    changes are leftovers at once, not when the parent gets round to waiting."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    owner = {"pid": child.pid, "start": machine.process_start(child.pid)}
+    assert machine.is_alive(owner)
+    os.kill(child.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child.pid}/stat").read_text().split(") ")[1][0] != "Z":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert not machine.is_alive(owner)  # a zombie: not reaped yet, but dead
+    child.wait()

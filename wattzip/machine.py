@@ -51,13 +51,15 @@ def _log(msg: str) -> None:
 
 
 def process_start(pid: int) -> str | None:
-    """The kernel's start time of a process (field 22 of /proc/PID/stat): with the pid,
-    it names one process for good (pids are reused, start times are not)."""
+    """The kernel's start time of a live process (field 22 of /proc/PID/stat): with the
+    pid, it names one process for good (pids are reused, start times are not). A zombie
+    (killed, not yet reaped by its parent) has no start: it can undo nothing any more."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return text[text.rindex(")") + 2:].split()[19]
+    fields = text[text.rindex(")") + 2:].split()
+    return None if fields[0] in ("Z", "X") else fields[19]
 
 
 def me() -> dict:
