@@ -79,7 +79,7 @@ def main() -> None:
     a = p.parse_args()
     lo, hi = (int(x) for x in a.paper_repeats.split(","))
     looks = [int(x) for x in a.looks.split(",")]
-    out = Path(a.out)
+    out = Path(a.out).resolve()
     shutil.rmtree(out, ignore_errors=True)
     designs = {
         "paper": {"design": "paper", "min": lo, "max": hi, "ci_target": 0.05},
