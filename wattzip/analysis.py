@@ -41,6 +41,7 @@ from wattzip.stats import (
     stdev,
     welch_interval,
 )
+from wattzip.stopping import first_runs
 
 METRICS = {  # summary column stem -> per-run value
     "elapsed_s": lambda r: r["elapsed_s"],
@@ -223,9 +224,8 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
 
 def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confidence: float,
              looks: int) -> verdicts.Verdict:
-    def values(runs, n=None):
-        runs = sorted(runs, key=lambda r: r["repeat"])[:n]
-        return [METRICS[stem](r) for r in runs]
+    def values(runs, n=None):  # each arm holds one operation's verified runs
+        return [METRICS[stem](r) for r in first_runs(runs, None, n)]
 
     if not looks:
         return verdicts.decide(values(ops["w"]), values(ops["c"]), values(ops["r"]),

@@ -40,9 +40,10 @@ def series(runs: list[dict], ops: Sequence[str]) -> dict[str, list[float]]:
     return out
 
 
-def first_runs(runs: list[dict], op: str, n: int) -> list[dict]:
-    """The first n verified runs of an operation, in repeat order."""
-    return sorted((r for r in runs if r.get("verified") and r["op"] == op),
+def first_runs(runs: list[dict], op: str | None, n: int | None) -> list[dict]:
+    """The first n verified runs of an operation (every run's, for None), in repeat
+    order (all of them, for n None)."""
+    return sorted((r for r in runs if r.get("verified") and op in (None, r["op"])),
                   key=lambda r: r["repeat"])[:n]
 
 
