@@ -8,6 +8,12 @@ fresh copy of the workflow (its own inputs, journals and tables), up to the
 analysis tables; then prints, per design, the measured time (the sum of every run's
 elapsed time), the runs, and the break-even cells whose T and E verdicts were
 decided, with the ratios of the verdict design to the paper's rule.
+
+Runs and measured time count every run of runs.csv, the plain ones included (the
+column plain counts those alone): under the paper's rule one plain baseline job per
+setting and file type, under the verdict design a plain arm inside every codec's job
+(interleaved ABBA, as many repeats as the codec's), so that design measures plain
+I/O once per codec, and its runs are 4 per repeat of a codec's job.
 """
 
 from __future__ import annotations
@@ -61,8 +67,9 @@ def run_design(root: Path, configfiles: list[str], repeats: dict,
     runs = rows(root / "results" / testbed / "runs.csv")
     cells = [c for c in rows(root / "results" / testbed / "breakeven.csv")
              if c["metric"] in ("T", "E") and c["primary"] == "true"]
-    return {"wall_s": wall, "measured_s": sum(float(r["elapsed_s"]) for r in runs),
-            "runs": len(runs), "cells": len(cells),
+    return {"wall_s": wall, "measured_s": sum(float(r["elapsed_s"] or 0) for r in runs),
+            "runs": len(runs), "plain": sum(r["codec"] == "plain" for r in runs),
+            "cells": len(cells),
             "decided": sum(c["verdict"] != "undecided" for c in cells),
             "saves": sum(c["verdict"] == "saves" for c in cells),
             "costs": sum(c["verdict"] == "costs" for c in cells),
@@ -91,12 +98,12 @@ def main() -> None:
     size = f", files of {a.file_size}" if a.file_size else ""
     print(f"study: {' '.join(a.configfile)}{size}; paper rule {lo}-{hi} repeats, 5% target; "
           f"verdict design looks {looks}; T and E cells of the primary setting")
-    print(f"{'design':<8} {'measured':>10} {'wall':>9} {'runs':>6} {'decided':>12} "
-          f"{'saves':>6} {'costs':>6} {'negl.':>6}")
+    print(f"{'design':<8} {'measured':>10} {'wall':>9} {'runs':>6} {'plain':>6} "
+          f"{'decided':>12} {'saves':>6} {'costs':>6} {'negl.':>6}")
     for name, r in results.items():
         print(f"{name:<8} {r['measured_s']:>9.1f}s {r['wall_s']:>8.1f}s {r['runs']:>6} "
-              f"{r['decided']:>5} of {r['cells']:<4} {r['saves']:>6} {r['costs']:>6} "
-              f"{r['negligible']:>6}")
+              f"{r['plain']:>6} {r['decided']:>5} of {r['cells']:<4} {r['saves']:>6} "
+              f"{r['costs']:>6} {r['negligible']:>6}")
     p_, v = results["paper"], results["verdict"]
     print(f"verdict / paper: measured time {v['measured_s'] / p_['measured_s']:.2f}, "
           f"wall {v['wall_s'] / p_['wall_s']:.2f}, runs {v['runs'] / p_['runs']:.2f}, "

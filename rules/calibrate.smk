@@ -80,11 +80,14 @@ rule idle_power:
         meter=meter_args,
         setting=setting_args,
         windows=STUDY.config["idle"]["count"],
+        min_windows=STUDY.idle_first_look,
+        ci_target=STUDY.config["idle"]["ci_target"],
         seconds=STUDY.config["idle"]["seconds"],
         max_other_load=STUDY.config["idle"]["max_other_load"],
         journal=f"{RESULTS}/{{testbed}}/journal/idle/{{setting}}.jsonl",
     shell:
         "wattzip idle {params.meter} {params.setting} --count {params.windows} "
+        "--min-count {params.min_windows} --ci-target {params.ci_target} "
         "--seconds {params.seconds} --max-other-load {params.max_other_load} "
         "--journal {params.journal} --out {output} 2> {log}"
 

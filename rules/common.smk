@@ -126,7 +126,7 @@ def setting_args(wildcards):
     args = ["--setting", s.name, "--medium", m.name, "--target-dir", m.path]
     args += ["--io-scheduler", s.io_scheduler, "--governor", s.governor]
     args += ["--bandwidth", s.bandwidth]
-    args += ["--medium-kind", m.kind, "--flush", m.flush]
+    args += ["--medium-kind", m.kind, "--flush", m.flush, "--medium-inputs", m.inputs]
     optional = {
         "--medium-image": m.image,
         "--medium-device": m.device,
@@ -284,22 +284,16 @@ def repeat_plan(wildcards):
 
 def repeat_args(wildcards):
     """The job's repeats as wattzip flags: the paper's rule, or the verdict design's
-    looks against its plain baseline (with the verdicts' margin and workload)."""
+    looks, against the job's own plain arm (with the verdicts' margin and workload)."""
     plan = repeat_plan(wildcards)
     args = ["--min-repeats", plan.min, "--max-repeats", plan.max, "--ci-target"]
     args.append(plan.ci_target)
     if plan.looks:
         verdict = STUDY.config["verdict"]
-        args += ["--looks", ",".join(map(str, plan.looks)), "--baseline-runs"]
-        args += [plan.baseline, "--margin", verdict["margin"], "--reads-per-write"]
-        args.append(verdict["reads_per_write"])
+        args += ["--looks", ",".join(map(str, plan.looks))]
+        args += ["--margin", verdict["margin"]]
+        args += ["--reads-per-write", verdict["reads_per_write"]]
     return shlex.join(map(str, args))
-
-
-def baseline_runs(wildcards):
-    """The verdict design's codec jobs compare with their plain baseline: measured first."""
-    baseline = repeat_plan(wildcards).baseline
-    return [baseline] if baseline else []
 
 
 def job_runs(wildcards):
@@ -529,11 +523,16 @@ def all_outputs():
 def _study_summary():
     measured = [j for j in STUDY.jobs(TESTBED) if j.file_type != "dutycycle"]
     plans = [STUDY.repeat_plan(j) for j in measured]
-    lo, hi = 2 * sum(p.min for p in plans), 2 * sum(p.max for p in plans)
+    # A write and a read per arm and repeat (two arms under the verdict design).
+    lo = sum(2 * p.arms * p.min for p in plans)
+    hi = sum(2 * p.arms * p.max for p in plans)
     runs = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    plain = "(+ plain baseline)"
+    if STUDY.verdict_design:
+        plain = "(each with its own plain arm)"
     print(
         f"wattzip study '{TESTBED}': {len(FILE_TYPES)} file types x {len(CODECS)} codecs "
-        f"(+ plain baseline) x {len(SETTINGS)} setting(s) = {len(measured)} measurement "
+        f"{plain} x {len(SETTINGS)} setting(s) = {len(measured)} measurement "
         f"jobs, {runs} measured runs of {config['file_size']} files"
         + (
             f", and {len(SETTINGS) * len(DUTY_CODECS)} duty-cycle job(s) of "

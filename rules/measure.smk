@@ -1,13 +1,14 @@
-"""Measured runs: one job per setting x file type x codec (and the plain baseline)."""
+"""Measured runs: one job per setting x file type x codec (and the plain baseline, or
+under the verdict design each codec's own plain arm in its job)."""
 
 
 rule measure_runs:
-    """Repeated write/read runs of one codec (or plain) on one file, alone on the machine."""
+    """Repeated write/read runs of one codec (or plain; or both, interleaved) on one file,
+    alone on the machine."""
     input:
         manifest=input_manifest,
         idle=f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
         preflight=ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
-        baseline=baseline_runs,
     output:
         f"{RESULTS}/{{testbed}}/runs/{{setting}}/{{ftype}}/{{codec}}.jsonl",
     log:

@@ -24,6 +24,7 @@ rule paper_macros:
         repeat_design=STUDY.describe_repeats(),
         varied_factors=varied_factors(),
         factor_values=factor_values(),
+        emulated_input_layouts=STUDY.emulated_input_layouts(),
         hpc14=has_hpc14(),
         testbeds=all_testbeds(),
         descriptions={t: TESTBEDS[t].description for t in TESTBEDS},

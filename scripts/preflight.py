@@ -76,19 +76,21 @@ for name, setting in snakemake.params.settings.items():
             )
     medium = Medium.from_spec(spec["name"], spec)
     needed = space_needed(snakemake.params.file_size, setting["copies"],
-                          snakemake.params.duty_phases)
+                          snakemake.params.duty_phases, medium.inputs == "on-medium")
+    rate = throttle.parse_bandwidth(setting["bandwidth"])
+    if medium.inputs == "on-medium":  # the emulated disk with one budget: tried here
+        medium.share_budget(rate)
     # A medium of its own is created and mounted once here, as the jobs will.
     try:
         medium.attach()
-        disk = system.scheduler_disk(target)
+        disk = system.scheduler_disk(medium.scheduler_path)
         free = shutil.disk_usage(target).free
         # The job's own rule (wattzip.study): the same numbers, before anything runs.
         check_free_space(target, needed, medium.image,
                          parse_size(medium.size) if medium.image else 0)
         factors.check_io_scheduler(disk, setting["io_scheduler"])
         factors.check_governor(setting["governor"])
-        rate = throttle.parse_bandwidth(setting["bandwidth"])
-        if rate is not None:  # the throttle can be set up here: try it once
+        if rate is not None and not medium.shares_budget:  # try the cgroup throttle once
             devices = {"target": system.block_device(target)["disk"],
                        "input": system.block_device(snakemake.params.input_dir)["disk"]}
             with throttle.throttled(devices, rate):

@@ -100,3 +100,26 @@ def test_every_shipped_config_builds_a_model():
             continue
         s = Study.from_config(merge_configs([REPO / "config.yaml", overlay]))
         assert s.primary.name in s.settings, overlay
+
+
+def test_an_emulated_disk_holds_its_inputs_by_default_and_says_so():
+    """The paper's layout is the default for images in a study of emulated disks; the
+    other media, and images in a study without a bandwidth factor, read the input where
+    it is; an explicit layout wins."""
+    disks = study(factors={"medium": MEDIA, "bandwidth": ["unlimited", "30MB/s"]})
+    layouts = {(s.medium, s.bandwidth): s.medium_spec.get("inputs")
+               for s in disks.settings.values()}
+    assert layouts[("ext2", "unlimited")] == layouts[("ext2", "30MB/s")] == "on-medium"
+    assert layouts[("tmpfs", "30MB/s")] is None
+    assert disks.emulated_input_layouts() == ["separate", "on-medium"]  # tmpfs, ext2
+    plain = study(factors={"medium": MEDIA})
+    assert {s.medium_spec.get("inputs") for s in plain.settings.values()} == {None, "separate"}
+    assert plain.emulated_input_layouts() == []
+    own = study(factors={"medium": {"ext2": {**MEDIA["ext2"], "inputs": "separate"}},
+                         "bandwidth": ["30MB/s"]})
+    assert own.emulated_input_layouts() == ["separate"]
+
+
+def test_inputs_on_a_medium_that_is_not_an_image_are_refused():
+    with pytest.raises(ConfigError, match="on-medium needs kind image"):
+        study(factors={"medium": {"t": {**MEDIA["tmpfs"], "inputs": "on-medium"}}})

@@ -40,6 +40,7 @@ PARAMS = {"testbed": "tiny", "primary": PRIMARY, "primary_rule": "the first of t
           "repeat_design": "the paper's rule: at least 2 and at most 2 runs per operation",
           "varied_factors": ["bandwidth"],
           "factor_values": {"bandwidth": ["unthrottled", "50MBps"]}, "hpc14": False,
+          "emulated_input_layouts": ["on-medium"],
           "testbeds": ["tiny"], "descriptions": {"tiny": "a test box"}}
 
 
@@ -128,6 +129,10 @@ def test_a_varied_bandwidth_gets_its_section_and_says_the_disks_are_emulated(tab
     text = passages.factor_sections(tables.claims, PARAMS, tables.estimated)
     assert r"\subsection{Disk bandwidth}" in text and "emulated" in text
     assert "factor_bandwidth.pdf" in text and "bandwidth.pdf" in text
+    assert "shared one bandwidth" in text and "cgroup" not in text  # the paper's layout
+    apart = passages.factor_sections([], {**PARAMS, "emulated_input_layouts": ["separate"]},
+                                     False)
+    assert "its own read budget and its own write budget" in apart
     assert passages.factor_sections([], {**PARAMS, "varied_factors": []}, False) == "\n"
 
 

@@ -141,28 +141,55 @@ def test_editing_an_unrelated_key_reruns_no_measurement(tiny_study):
 
 
 def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
-    """repeats.design verdict: each plain baseline runs to the last look, each codec
-    stops at one of the looks, its log says which verdicts decided it, and the
-    analysis and the report go on as under the paper's rule."""
+    """repeats.design verdict: each codec's job measures its own plain arm, interleaved
+    with the codec's in ABBA order, and stops at one of the looks; its log says which
+    verdicts decided it, and the analysis and the report go on as under the paper's rule
+    (the plain rows of summary.csv pooling every codec's plain arm)."""
     root = workflow_copy(tmp_path / "wf")
     overlay = root / "verdict.yaml"
     overlay.write_text("repeats: {min: 2, max: 2, ci_target: 0.05, design: verdict, "
                        "looks: [2, 3, 4]}\n")
     dry = snakemake(root, "-n", overlays=[overlay])
-    assert "12 measurement jobs, 64-96 measured runs" in dry.stderr
+    # 2 settings x 2 file types x 2 codecs, each repeat 2 arms x 2 operations, 2 to 4 times
+    assert "(each with its own plain arm) x 2 setting(s) = 8 measurement jobs, 64-128 " \
+           "measured runs" in dry.stderr
     snakemake(root, targets=("runs", "breakeven.csv"), overlays=[overlay])
-    runs = [r for r in read_csv(root / "results/tiny/runs.csv") if r["verified"] == "true"]
-    per_arm: dict[tuple, int] = {}
+    assert not list((root / "results/tiny/runs").rglob("plain.jsonl")), "no baseline jobs"
+    runs = read_csv(root / "results/tiny/runs.csv")
+    assert all(r["verified"] == "true" for r in runs)
+    jobs: dict[tuple, list[dict]] = {}
     for r in runs:
-        key = (r["setting"], r["file_type"], r["codec"], r["op"])
-        per_arm[key] = per_arm.get(key, 0) + 1
-    assert {n for k, n in per_arm.items() if k[2] == "plain"} == {4}
-    assert {n for k, n in per_arm.items() if k[2] != "plain"} <= {2, 3, 4}
-    logs = list((root / "results/tiny/logs/runs").rglob("gz-1.log"))
-    assert logs and all("stopped at the look of" in p.read_text() for p in logs)
+        codec = r["paired_with"] if r["codec"] == "plain" else r["codec"]
+        assert codec in ("gz-1", "lzo-1"), "every plain run is paired with a codec's job"
+        jobs.setdefault((r["setting"], r["file_type"], codec), []).append(r)
+    assert len(jobs) == 8
+    for (setting, ftype, codec), mine in jobs.items():
+        per_op = {op: sum(r["op"] == op for r in mine) for op in (
+            "plain-write", "plain-read", "compress-write", "decompress-read")}
+        assert len(set(per_op.values())) == 1 and per_op["plain-write"] in (2, 3, 4), per_op
+        # P C C P P C ...: repeat k's arms in order, plain first in odd repeats
+        mine.sort(key=lambda r: r["started_at"])
+        arms = ["P" if r["codec"] == "plain" else "C" for r in mine[::2]]
+        want = ["P", "C", "C", "P"] * 2
+        assert arms == want[:len(arms)], (setting, ftype, codec, arms)
+        assert [r["op"].split("-")[1] for r in mine] == ["write", "read"] * len(arms)
+        assert [int(r["repeat"]) for r in mine[::4]] == list(range(1, len(arms) // 2 + 1))
+        log = (root / f"results/tiny/logs/runs/{setting}/{ftype}/{codec}.log").read_text()
+        assert f"stopped at the look of {per_op['plain-write']} runs per arm" in log
+    assert not list((root / "results/tiny/logs/runs").rglob("plain.log"))
+    summary = read_csv(root / "results/tiny/summary.csv")
+    for row in (r for r in summary if r["codec"] == "plain"):
+        pooled = [r for r in runs if (r["setting"], r["file_type"], r["codec"], r["op"]) == (
+            row["setting"], row["file_type"], "plain", row["op"])]
+        assert int(row["n"]) == len(pooled) and {r["paired_with"] for r in pooled} == {
+            "gz-1", "lzo-1"}
     cells = read_csv(root / "results/tiny/breakeven.csv")
     assert cells and {c["verdict"] for c in cells} <= {"saves", "costs", "negligible",
                                                        "undecided"}
+    for c in cells:  # each verdict on its job's own runs, at the look it stopped at
+        n = sum(r["op"] == "compress-write" for r in jobs[(c["setting"], c["file_type"],
+                                                           c["codec"])])
+        assert int(float(c["n"])) == n
 
 
 def test_dry_run_tells_how_many_runs(tmp_path):

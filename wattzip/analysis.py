@@ -33,6 +33,7 @@ from wattzip.pareto import pareto_table
 from wattzip.records import write_table
 from wattzip.stats import (
     CV_WARNING,
+    OUTLIER_MIN_RUNS,
     OUTLIER_Z,
     half_width,
     mean,
@@ -103,11 +104,14 @@ def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
             row[f"hw_{stem}"] = half_width(values) if len(values) > 1 else math.nan
         # Noise, said rather than hidden: runs whose time or energy is an outlier
         # (modified Z > 3.5, kept and counted), and a coefficient of variation of 10% or more.
+        # A plain row pools every plain run of its setting and file type: a run measured
+        # in a codec's job (the verdict design) is named by that job, e.g. gz-1:3.
         flagged = set()
         cvs = []
         for stem in ("elapsed_s", "energy_j"):
-            pairs = [(r.get("repeat"), METRICS[stem](r)) for r in good if _has(r, stem)]
-            if len(pairs) >= 3:
+            pairs = [(f"{paired_with(r)}:{r.get('repeat')}" if paired_with(r)
+                      else r.get("repeat"), METRICS[stem](r)) for r in good if _has(r, stem)]
+            if len(pairs) >= OUTLIER_MIN_RUNS:
                 z = modified_z([v for _, v in pairs])
                 flagged |= {rep for (rep, _), zi in zip(pairs, z, strict=True)
                             if abs(zi) > OUTLIER_Z}
@@ -148,22 +152,32 @@ def _has(run: dict, stem: str) -> bool:
 # --- the read-write model (paper 5.2) ---------------------------------------------
 
 
+def paired_with(run: dict) -> str:
+    """The codec whose job measured this plain run beside it (the verdict design's
+    interleaved arms), or "" for a plain baseline job's run (runs.csv's paired_with)."""
+    return run.get("paired_with") or ""
+
+
 def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]]]]:
     """Per cell (testbed, setting, file type, codec): its verified runs of the four
-    operations, w = plain-write, r = plain-read (the baseline), c = compress-write,
-    d = decompress-read; cells missing any of them are left out."""
+    operations, w = plain-write, r = plain-read, c = compress-write, d = decompress-read;
+    w and r are the plain runs measured in the codec's own job when there are any (the
+    verdict design), else the setting's plain baseline; cells missing any are left out."""
     by_group: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
         if r.get("verified") and r.get("energy_j") is not None:
-            by_group[_key(r, GROUP)].append(r)
+            by_group[(*_key(r, GROUP), paired_with(r) if r.get("codec") == "plain"
+                      else "")].append(r)
     out = []
     for cell in sorted({k[:4] for k in by_group if k[3] != "plain"},
                        key=lambda k: tuple(map(str, k))):
-        baseline = (*cell[:3], "plain")
-        ops = {"w": by_group.get((*baseline, "plain-write"), []),
-               "r": by_group.get((*baseline, "plain-read"), []),
-               "c": by_group.get((*cell, "compress-write"), []),
-               "d": by_group.get((*cell, "decompress-read"), [])}
+        plain = (*cell[:3], "plain")
+        own = any(k[:4] == plain and k[5] == cell[3] for k in by_group)
+        pairing = cell[3] if own else ""
+        ops = {"w": by_group.get((*plain, "plain-write", pairing), []),
+               "r": by_group.get((*plain, "plain-read", pairing), []),
+               "c": by_group.get((*cell, "compress-write", ""), []),
+               "d": by_group.get((*cell, "decompress-read", ""), [])}
         if all(ops.values()):
             out.append((cell, ops))
     return out
@@ -181,8 +195,8 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
     too (empty when unbounded: undetermined), and the cell's verdict on the saving of a
     workload of `reads_per_write` reads per write, against a `margin` of its baseline
     (saves, costs, negligible, undecided: wattzip.verdicts). Under the verdict design
-    (`looks` planned looks) the verdict is the one its job stopped on: the baseline's
-    first n runs against the codec's n, at alpha / looks.
+    (`looks` planned looks) the verdict is the one its job stopped on: the first n runs
+    of its own plain arm against the codec's first n, at alpha / looks.
     """
     each = 1 - (1 - confidence) / 2
     out = []
@@ -230,9 +244,11 @@ def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confid
     if not looks:
         return verdicts.decide(values(ops["w"]), values(ops["c"]), values(ops["r"]),
                                values(ops["d"]), reads_per_write, margin, confidence)
-    n = min(len(ops["c"]), len(ops["d"]))
-    return verdicts.decide(values(ops["w"], n), values(ops["c"]), values(ops["r"], n),
-                           values(ops["d"]), reads_per_write, margin,
+    # The job stopped at the look where each of its four operations had n runs: the
+    # first n of each (a kill mid-repeat may have left one more of some).
+    n = min(len(runs) for runs in ops.values())
+    return verdicts.decide(values(ops["w"], n), values(ops["c"], n), values(ops["r"], n),
+                           values(ops["d"], n), reads_per_write, margin,
                            verdicts.look_confidence(confidence, looks))
 
 

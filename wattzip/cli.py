@@ -52,7 +52,8 @@ def cmd_idle(a) -> int:
         meter = options.open_meter(a)
         try:
             out = idle.calibrate(meter, count=a.count, seconds=a.seconds, setting=a.setting,
-                                 target_dir=a.target_dir, io_scheduler=a.io_scheduler,
+                                 target_dir=a.target_dir, min_count=a.min_count,
+                                 ci_target=a.ci_target, io_scheduler=a.io_scheduler,
                                  governor=a.governor, max_other_load=a.max_other_load,
                                  journal=a.journal, log=log)
         finally:
@@ -60,9 +61,11 @@ def cmd_idle(a) -> int:
     text = json.dumps(out, indent=2)
     if a.out:
         records.write_text_atomically(a.out, text + "\n")
+    half = ("no interval" if out["half_width_w"] is None else
+            f"half-width {out['half_width_w']:.2f} W at {100 * out['confidence']:.4g}%")
     print(text if a.json or not a.out else
-          f"idle power {out['idle_power_w']:.2f} W (sd {out['sd_w']:.2f} W, {a.count} x "
-          f"{a.seconds} s, {out['meter_method']})")
+          f"idle power {out['idle_power_w']:.2f} W ({half}, sd {out['sd_w']:.2f} W, "
+          f"{out['count']} x {a.seconds} s, {out['stopped']}; {out['meter_method']})")
     return 0
 
 
@@ -147,8 +150,9 @@ def cmd_job(a) -> int:
         meter_identity=identity,
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
-        looks=measurement.verdict_looks(a.looks, a.baseline_runs, a.reads_per_write,
-                                        a.margin) if codec else None,
+        # The verdict design's looks are a codec's (its job measures its own plain arm).
+        looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin)
+               if codec and not a.duty_phases else None),
     )
     measurement.run(job, meter, journal=a.journal, out=a.out, io_scheduler=a.io_scheduler,
                     governor=a.governor, lock_wait=a.lock_wait, log=log)
@@ -245,15 +249,27 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_meters)
 
-    s = sub.add_parser("idle", help="measure the average idle power (paper: 10 x 10 min)")
+    s = sub.add_parser("idle", help="measure the average idle power (paper: up to 10 x 10 "
+                                    "min, until its interval is narrow enough)")
     options.add_meter_options(s)
-    s.add_argument("--count", type=int, default=10)
+    idle_defaults = design.load_schema()["properties"]["idle"]["properties"]
+    s.add_argument("--count", type=int, default=10,
+                   help="the most windows (default: %(default)s)")
+    s.add_argument("--min-count", type=int, default=idle_defaults["min_count"]["default"],
+                   metavar="N", help="windows before the first look at the interval "
+                                     "(default: the config schema's %(default)s)")
+    s.add_argument("--ci-target", type=float, default=idle_defaults["ci_target"]["default"],
+                   metavar="SHARE",
+                   help="stop once the 95%% interval's half-width is at most this share of "
+                        "the mean; each of the count - min-count + 1 looks is at 1 - 0.05 / "
+                        "looks (default: the config schema's %(default)s)")
     s.add_argument("--seconds", type=float, default=600.0)
     s.add_argument("--out", metavar="JSON")
     s.add_argument("--journal", metavar="JSONL",
                    help="keep each window as it finishes; a rerun reuses them")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--max-other-load", type=float, default=0.1, metavar="SHARE",
+    s.add_argument("--max-other-load", type=float,
+                   default=idle_defaults["max_other_load"]["default"], metavar="SHARE",
                    help="refuse a window in which other processes used more than this "
                         "share of all CPUs (default: %(default)s)")
     options.add_setting_options(s)
@@ -312,10 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-repeats", type=int, default=10)
     s.add_argument("--ci-target", type=float, default=0.05)
     s.add_argument("--looks", metavar="N,N,...",
-                   help="the verdict design: stop at the first of these runs per arm where "
-                        "the cell's T and E verdicts against --baseline-runs are decided")
-    s.add_argument("--baseline-runs", metavar="JSONL",
-                   help="the plain baseline's runs of this setting and file type (--looks)")
+                   help="the verdict design: measure the codec's own plain arm too, "
+                        "interleaved ABBA, and stop at the first of these runs per arm where "
+                        "the cell's T and E verdicts are decided")
     s.add_argument("--margin", type=float, default=0.02,
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
     s.add_argument("--reads-per-write", type=float, default=1.0,

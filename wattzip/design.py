@@ -18,6 +18,7 @@ import yaml
 
 from wattzip import codec_registry, inputs, throttle
 from wattzip.errors import ConfigError
+from wattzip.idle import first_look
 from wattzip.media import Medium
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "config" / "schema.yaml"
@@ -108,6 +109,18 @@ class Setting:
         return self.bandwidth_bytes_per_s if factor == "bandwidth" else getattr(self, factor)
 
 
+def _medium_spec(spec: str | dict, emulated_disks: bool) -> dict:
+    """A medium's config value as fields. An image in a study of emulated disks holds
+    its inputs by default: SYSTOR '09 read and wrote one dedicated disk, so reading the
+    input and writing the output share one bandwidth (wattzip.onedisk), where inputs
+    on a disk of their own would leave the write side of every codec bounded by reading
+    its whole input through a separate budget."""
+    out = {"path": spec} if isinstance(spec, str) else dict(spec)
+    if out.get("kind") == "image" and "inputs" not in out:
+        out["inputs"] = "on-medium" if emulated_disks else "separate"
+    return out
+
+
 @dataclass(frozen=True)
 class DutyCycle:
     """HPC '14's workload: write phases between compute phases, measured as one run."""
@@ -142,13 +155,19 @@ class Job:
 @dataclass(frozen=True)
 class RepeatPlan:
     """One job's repeats: the paper's rule between min and max, or the verdict design's
-    looks against the plain baseline's runs."""
+    looks (min the first, max the last), where a codec's job measures its own plain arm
+    beside the codec's, as many repeats of each."""
 
     min: int
     max: int
     ci_target: float
     looks: tuple[int, ...] = ()
-    baseline: str | None = None
+
+    @property
+    def arms(self) -> int:
+        """The arms each repeat measures, each a write and a read: the codec's (or
+        plain's), and under the verdict design the codec's own plain arm too."""
+        return 2 if self.looks else 1
 
 
 class Study:
@@ -169,6 +188,8 @@ class Study:
         if any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
             raise ConfigError(f"repeats.looks {looks}: the looks must increase, e.g. "
                               "[3, 5, 8]")
+        # Refused when the config is read, like the design's other contradictions.
+        self.idle_first_look = first_look(c["idle"]["count"], c["idle"]["min_count"])
         self.duty = self._duty()
         self.settings = self._settings()
         self.primary, self.primary_rule = self._primary()
@@ -219,6 +240,7 @@ class Study:
     def _settings(self) -> dict[str, Setting]:
         f = self.config["factors"]
         media = f.get("medium") or {"default": self.config["target_dir"]}
+        emulated = any(throttle.parse_bandwidth(b) is not None for b in f["bandwidth"])
         settings = {}
         for (medium, spec), scheduler, governor, copies, bandwidth in itertools.product(
                 media.items(), f["io_scheduler"], f["governor"], f["copies"], f["bandwidth"]):
@@ -228,7 +250,7 @@ class Study:
                 name += f".bw-{throttle.bandwidth_label(bandwidth)}"
             settings[name] = Setting(
                 name=name, medium=medium,
-                medium_spec={"path": spec} if isinstance(spec, str) else dict(spec),
+                medium_spec=_medium_spec(spec, emulated),
                 io_scheduler=scheduler, governor=governor, copies=copies,
                 bandwidth=str(bandwidth), bandwidth_bytes_per_s=rate)
         for s in settings.values():  # every medium must be a valid one on every testbed
@@ -279,32 +301,39 @@ class Study:
         return [f for f, values in self.factor_values().items() if len(values) >= 2]
 
     def jobs(self, testbed: str) -> list[Job]:
-        """Every measurement job of a testbed: codecs and plain per file type and setting,
-        then the duty cycle's per setting."""
+        """Every measurement job of a testbed: each codec per file type and setting, with
+        the plain baseline as a job of its own under the paper's design (under the verdict
+        design each codec's job measures its own plain arm), then the duty cycle's per
+        setting."""
+        measured = self.codecs if self.verdict_design else [*self.codecs, "plain"]
         out = [Job(testbed, s, ftype, codec) for s in self.settings
-               for ftype in self.file_types for codec in [*self.codecs, "plain"]]
+               for ftype in self.file_types for codec in measured]
         if self.duty:
             out += [Job(testbed, s, "dutycycle", codec) for s in self.settings
                     for codec in self.duty.codecs]
         return out
+
+    def emulated_input_layouts(self) -> list[str]:
+        """Where the inputs of the emulated disks' settings lived (wattzip.media
+        INPUT_LAYOUTS), in config order: the report says what was emulated."""
+        return list(dict.fromkeys(s.medium_spec.get("inputs", "separate")
+                                  for s in self.settings.values()
+                                  if s.bandwidth_bytes_per_s is not None))
 
     @property
     def verdict_design(self) -> bool:
         return self.repeats["design"] == "verdict"
 
     def repeat_plan(self, job: Job) -> RepeatPlan:
-        """How many runs the job's operations get. The verdict design's plain baseline runs
-        to the last look (every codec of its setting and file type compares with it); a
-        codec then stops at the first look that decides its cell. The duty cycle, and
-        every job of the paper's design, follow the paper's rule."""
+        """How many runs the job's operations get. Under the verdict design a codec's job
+        measures its own plain arm and its codec, interleaved, and stops at the first look
+        that decides its cell. The duty cycle, and every job of the paper's design, follow
+        the paper's rule."""
         rep = self.repeats
         if not self.verdict_design or job.file_type == "dutycycle":
             return RepeatPlan(rep["min"], rep["max"], rep["ci_target"])
         looks = tuple(rep["looks"])
-        if job.codec == "plain":
-            return RepeatPlan(looks[-1], looks[-1], rep["ci_target"])
-        baseline = Job(job.testbed, job.setting, job.file_type, "plain").path("runs")
-        return RepeatPlan(looks[0], looks[-1], rep["ci_target"], looks, baseline)
+        return RepeatPlan(looks[0], looks[-1], rep["ci_target"], looks)
 
     def describe_repeats(self) -> str:
         """The repeat design in a sentence, for the report."""
@@ -312,12 +341,15 @@ class Study:
         if not self.verdict_design:
             return (f"the paper's rule: at least {rep['min']} and at most {rep['max']} runs "
                     "per operation, more until each 95% half-width of T, E and ET was under "
-                    f"{100 * rep['ci_target']:g}% of its mean")
+                    f"{100 * rep['ci_target']:g}% of its mean, and one more while a run was "
+                    "an outlier (modified Z > 3.5; kept in every statistic)")
         looks = rep["looks"]
         return (f"the verdict design: planned looks at {', '.join(map(str, looks))} runs per "
-                f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); the plain "
-                f"baseline ran {looks[-1]} times, each codec stopped at the first look that "
-                "decided its T and E verdicts")
+                f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); each codec's "
+                "job measured its own plain arm, interleaved with the codec's in ABBA order "
+                "(plain, codec; codec, plain; ...) against drift, and stopped at the first "
+                "look that decided its T and E verdicts, going on to the next look while a "
+                "run was an outlier (modified Z > 3.5; kept in every statistic)")
 
     def settings_rows(self) -> list[dict]:
         """settings.csv: one row per setting, one column per factor, the primary flagged."""

@@ -74,6 +74,12 @@ class Job:
     verification: str = field(default="", repr=False, compare=False)
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        # SYSTOR '09's layout on an emulated disk: the input staged on the medium, its
+        # reads and the output's writes through one budget (wattzip.onedisk).
+        if self.medium.inputs == "on-medium":
+            self.medium.share_budget(self.bandwidth_bytes_per_s)
+
     @property
     def target_dir(self) -> str:
         return self.medium.path
@@ -125,18 +131,19 @@ class Job:
     def duty_operation(self) -> Operation:
         """One shell loop: each phase writes the input, flushes it (sync FILE), computes."""
         q = shlex.quote
+        source = self.sources()[0]  # the input where the job reads it (on the medium?)
         ok = "|".join(str(c) for c in sorted(self.codec.ok_exit_codes if self.codec else {0}))
         lines = []
         for path in self.stored_paths():
             if self.copies_plainly:
                 writer = f"{shlex.join(runner.plain_copy_argv(self.copy_buffer_bytes))} " \
-                         f"< {q(self.input_path)} > {q(path)}"
+                         f"< {q(source)} > {q(path)}"
             elif self.codec.writes_out_path:
                 writer = f"{shlex.join(self.codec.compress_argv(path, self.threads))} " \
-                         f"< {q(self.input_path)}"
+                         f"< {q(source)}"
             else:
                 writer = f"{shlex.join(self.codec.compress_argv(path, self.threads))} " \
-                         f"< {q(self.input_path)} > {q(path)}"
+                         f"< {q(source)} > {q(path)}"
             lines.append(f"{writer}; rc=$?; case $rc in {ok}) ;; *) exit $rc ;; esac; "
                          f"sync {q(path)} || exit 1; {self.duty.compute_argv()}")
         return Operation("write-compute", [["sh", "-c", "\n".join(lines)]], [os.devnull],

@@ -16,7 +16,6 @@ from wattzip import (
     meters,
     records,
     runner,
-    stopping,
     study,
     system,
 )
@@ -68,22 +67,20 @@ def idle_power(meter: meters.Meter, calibration_path: str | None,
     return calibration["idle_power_w"], meter.identity(calibration)
 
 
-def verdict_looks(looks: str | None, baseline_runs: str | None, reads_per_write: float,
+def verdict_looks(looks: str | None, reads_per_write: float,
                   margin: float) -> VerdictLooks | None:
-    """The verdict design's stopping rule from `--looks 3,5,8 --baseline-runs PATH`."""
+    """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures
+    its own plain arm, which the verdicts compare with (wattzip.study)."""
     if not looks:
         return None
-    if not baseline_runs:
-        raise WattzipError("--looks needs --baseline-runs: the plain arm the verdicts compare "
-                           "with")
-    baseline = records.read_journal(baseline_runs, required=records.RUN_REQUIRED)
-    planned = tuple(int(n) for n in looks.split(","))
-    have = min((len(stopping.first_runs(baseline, op, planned[-1]))
-                for op in stopping.PLAIN_OPS), default=0)
-    if have < planned[-1]:
-        raise WattzipError(f"{baseline_runs}: {have} verified plain runs, the last look needs "
-                           f"{planned[-1]}; measure the baseline first")
-    return VerdictLooks(planned, baseline, reads_per_write, margin)
+    try:
+        planned = tuple(int(n) for n in looks.split(","))
+    except ValueError:
+        raise WattzipError(f"--looks {looks!r}: give runs per arm, e.g. 3,5,8") from None
+    if any(b <= a for a, b in zip(planned, planned[1:], strict=False)) or planned[0] < 2:
+        raise WattzipError(f"--looks {looks}: the looks must increase from 2 runs on, e.g. "
+                           "3,5,8")
+    return VerdictLooks(planned, reads_per_write, margin)
 
 
 def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,
@@ -102,9 +99,10 @@ def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: 
             medium.attach()
             study.check_free_space(
                 medium.path, study.space_needed(job.input_bytes, job.copies,
-                                                job.duty.phases if job.duty else 1),
+                                                job.duty.phases if job.duty else 1,
+                                                medium.inputs == "on-medium"),
                 medium.image, inputs.parse_size(medium.size) if medium.image else 0)
-            with factors.applied(system.scheduler_disk(medium.path), io_scheduler,
+            with factors.applied(system.scheduler_disk(medium.scheduler_path), io_scheduler,
                                  governor):
                 summary = study.run_job(job, meter, journal, log=log)
         finally:

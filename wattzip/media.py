@@ -19,11 +19,15 @@ from pathlib import Path
 from wattzip import machine
 from wattzip.errors import ConfigError, WattzipError
 from wattzip.inputs import parse_size
+from wattzip.onedisk import OneDisk
 from wattzip.system import evict
 
 KINDS = ("directory", "image", "block", "tmpfs")
 FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs")
 FLUSHES = ("fsync", "unmount")
+# Where a job's input lives: on the medium it writes to (SYSTOR '09's layout: one disk
+# read and written, one bandwidth), or on a disk of its own (the input directory).
+INPUT_LAYOUTS = ("on-medium", "separate")
 _MKFS_QUIET = {"ext2": ["-F", "-q"], "ext3": ["-F", "-q"], "ext4": ["-F", "-q"],
                "xfs": ["-f", "-q"], "btrfs": ["-f", "-q"]}
 
@@ -55,9 +59,13 @@ class Medium:
     format: bool = False
     # A fresh filesystem on the image for every job; False keeps what it holds (inputs).
     fresh: bool = True
+    inputs: str = "separate"
     _attached: bool = field(default=False, repr=False, compare=False)
     _loop: str | None = field(default=None, repr=False, compare=False)
     _changes: list[str] = field(default_factory=list, repr=False, compare=False)
+    # An emulated disk's one budget for reads and writes (wattzip.onedisk), set by the job.
+    _budget_bytes_per_s: int | None = field(default=None, repr=False, compare=False)
+    _disk: OneDisk | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.path = os.path.abspath(self.path)
@@ -83,6 +91,13 @@ class Medium:
             raise ConfigError(f"medium {self.name}: kind block needs device (e.g. /dev/sdb1)")
         if self.kind == "tmpfs" and not self.size:
             raise ConfigError(f"medium {self.name}: tmpfs needs a size (e.g. 2GiB)")
+        if self.inputs not in INPUT_LAYOUTS:
+            raise ConfigError(f"medium {self.name}: inputs {self.inputs!r}; valid: "
+                              f"{', '.join(INPUT_LAYOUTS)}")
+        if self.inputs == "on-medium" and self.kind != "image":
+            raise ConfigError(f"medium {self.name}: inputs on-medium needs kind image (the "
+                              "emulated disk whose one bandwidth the input and the output "
+                              "share); use inputs: separate for a directory, device or tmpfs")
 
     @classmethod
     def from_spec(cls, name: str, spec: str | dict) -> Medium:
@@ -101,6 +116,33 @@ class Medium:
     @property
     def own_filesystem(self) -> bool:
         return self.kind != "directory"
+
+    @property
+    def scheduler_path(self) -> str:
+        """A path on the disk whose I/O scheduler orders this medium's I/O: an image's
+        backing file (the loop device may hold it through the emulated disk's FUSE file,
+        which is on no disk)."""
+        return self.image if self.kind == "image" else self.path
+
+    def share_budget(self, bytes_per_s: int | None) -> None:
+        """Reads and writes of this image through one budget of `bytes_per_s` (None: no
+        emulated disk), from the next attach() on."""
+        if bytes_per_s is not None and self.kind != "image":
+            raise ConfigError(f"medium {self.name}: one budget for reads and writes is "
+                              "emulated on kind image only")
+        self._budget_bytes_per_s = bytes_per_s
+
+    @property
+    def shares_budget(self) -> bool:
+        return self._budget_bytes_per_s is not None
+
+    def budget_applied_bytes_per_s(self) -> int | None:
+        """The emulated disk's budget, read back from its daemon (None without one)."""
+        return self._disk.applied_bytes_per_s() if self._disk else None
+
+    def unthrottled(self):
+        """The emulated disk without its budget for a while (staging inputs)."""
+        return self._disk.unlimited() if self._disk else contextlib.nullcontext()
 
     @property
     def source(self) -> str:
@@ -141,9 +183,16 @@ class Medium:
                     f.truncate(parse_size(self.size))
                 self._mkfs(self.image)
             evict([self.image])  # mkfs wrote through the host's cache; the loop will not
-            self._changes.append(machine.note("loop", self.image))
-            self._loop = _output(["losetup", "--find", "--show", "--direct-io=on", self.image],
-                                 f"medium {self.name}: attach {self.image} to a loop device")
+            backing = self.image
+            if self._budget_bytes_per_s is not None:
+                self._disk = OneDisk(self.image, self._budget_bytes_per_s)
+                try:
+                    backing = self._disk.start()
+                finally:
+                    self._changes += self._disk.changes
+            self._changes.append(machine.note("loop", backing))
+            self._loop = _output(["losetup", "--find", "--show", "--direct-io=on", backing],
+                                 f"medium {self.name}: attach {backing} to a loop device")
         elif self.kind == "block" and self.format:
             self._mkfs(self.device)
         self._attached = True
@@ -180,8 +229,13 @@ class Medium:
         failure is an error naming what stays mounted or attached."""
         self._attached = False
         changes, self._changes = self._changes, []
-        machine.undo([e for e in machine.pending() if e["id"] in changes])
-        self._loop = None
+        try:
+            machine.undo([e for e in machine.pending() if e["id"] in changes])
+        finally:
+            if self._disk is not None:
+                self._disk.wait_stopped()
+            self._disk = None
+            self._loop = None
 
     def _loops(self) -> list[str]:
         """The loop devices backed by the image."""
@@ -193,7 +247,7 @@ class Medium:
     def describe(self) -> dict:
         """What the runs' provenance records of the medium while it is mounted."""
         entry = mount_entry(self.path) if self.own_filesystem else None
-        info = {"medium_kind": self.kind, "flush": self.flush}
+        info = {"medium_kind": self.kind, "flush": self.flush, "input_layout": self.inputs}
         if entry:
             info.update(target_device=entry[0], target_fs=entry[2], mount_options=entry[3])
         else:
@@ -207,6 +261,8 @@ class Medium:
             if self._loop:
                 dio = Path(f"/sys/block/{os.path.basename(self._loop)}/loop/dio")
                 info["loop_direct_io"] = dio.exists() and dio.read_text().strip() == "1"
+            if self._disk:
+                info["bandwidth_budget"] = "one for reads and writes (FUSE, wattzip.onedisk)"
         return info
 
 

@@ -47,8 +47,9 @@ def add_setting_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--io-scheduler", default="keep")
     g.add_argument("--governor", default="keep")
     g.add_argument("--bandwidth", default="unlimited",
-                   help="cap the target's and the input's devices, e.g. 30MB/s: a disk of "
-                        "that speed, emulated by a block-I/O cgroup (default: %(default)s)")
+                   help="a disk of that speed, e.g. 30MB/s: with --medium-inputs on-medium "
+                        "one budget for its reads and writes (FUSE), else a block-I/O cgroup "
+                        "capping each device's reads and writes apart (default: %(default)s)")
     m = p.add_argument_group("the medium the runs write to")
     for flag, kwargs in MEDIUM_OPTIONS:
         m.add_argument(flag, **kwargs)
@@ -70,6 +71,11 @@ MEDIUM_OPTIONS = [
     ("--mount-options", dict(default="", help="mount -o options, e.g. compress=zstd:3")),
     ("--format", dict(action="store_true", help="format a block device before the job "
                                                 "(destroys its data)")),
+    ("--medium-inputs", dict(default="separate", choices=media.INPUT_LAYOUTS,
+                             help="on-medium: stage the input on the medium (an image), so "
+                                  "that reading it and writing the output share one disk "
+                                  "and, with --bandwidth, one budget (SYSTOR '09's layout); "
+                                  "separate: read it where it is (default: %(default)s)")),
     ("--flush", dict(default="fsync", choices=media.FLUSHES,
                      help="fsync file and directory, or unmount the medium's own filesystem "
                           "inside the measured region as SYSTOR '09 did (default: %(default)s)")),
@@ -81,7 +87,7 @@ def medium_of(a: argparse.Namespace) -> media.Medium:
         name=a.medium, kind=a.medium_kind, path=a.target_dir, image=a.medium_image,
         device=a.medium_device, size=a.medium_size, fs=a.medium_fs,
         mkfs_options=a.mkfs_options, mount_options=a.mount_options, flush=a.flush,
-        format=a.format,
+        format=a.format, inputs=a.medium_inputs,
     )
 
 

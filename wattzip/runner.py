@@ -191,8 +191,8 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
                         os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
             raise
-        for fout in stdouts:
-            fout.close()  # an open file would keep its filesystem busy at unmount
+        for f in (*stdouts, *stdins):
+            f.close()  # an open file (the output, an input on the medium) keeps it busy
         if launch_error is None and all(c in operation.ok_exit_codes for c in exit_codes):
             try:
                 _flush(operation)

@@ -178,6 +178,9 @@ def _median(xs: Sequence[float]) -> float:
 
 
 OUTLIER_Z = 3.5
+# Fewer runs leave median/MAD degenerate: of 3 runs, two that happen to agree make the
+# third's modified Z huge (MAD is the smaller of its two distances), however ordinary.
+OUTLIER_MIN_RUNS = 5
 CV_WARNING = 0.10
 
 

@@ -6,21 +6,27 @@ Two designs (config `repeats.design`):
   half-width of T, E and ET is under `ci_target` of its mean, at most `max`. The
   way to reproduce the paper, though looking after every run erodes the coverage
   the intervals claim.
-- verdict: planned looks (say n = 3, 5, 8 runs per arm). The plain baseline of a
-  setting and file type runs to the last look (its runs are shared by every codec);
-  a codec's job stops at the first look where the verdicts of its cell (T, and E
-  where there is a meter) are all decided, each look at alpha / looks (Bonferroni,
-  wattzip.verdicts), so coverage holds whichever look it stops at. The verdicts
-  compare the codec's first n runs with the baseline's first n.
+- verdict: planned looks (say n = 3, 5, 8 runs per arm). A codec's job measures its
+  own plain arm beside the codec's, interleaved ABBA (wattzip.study), and stops at
+  the first look where the verdicts of its cell (T, and E where there is a meter)
+  are all decided, each look at alpha / looks (Bonferroni, wattzip.verdicts), so
+  coverage holds whichever look it stops at. The verdicts compare the codec arm's
+  first n runs with the first n of its own plain arm.
+
+Either way an outlier (modified Z > 3.5 among an operation's verified runs of the
+job) keeps a job that would stop going: one more repeat under the paper's rule (at
+most `max`), on to the next planned look under the verdict design (at most the
+last: a later planned look keeps the alpha / looks coverage, where replacing or
+dropping the run would not). The outlier stays in the runs and in every statistic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from wattzip import verdicts
-from wattzip.stats import need_more_repeats
+from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
 PLAIN_OPS = ("plain-write", "plain-read")
 
@@ -48,25 +54,63 @@ def first_runs(runs: list[dict], op: str | None, n: int | None) -> list[dict]:
 
 
 @dataclass(frozen=True)
+class Outlier:
+    """One verified run whose T or E (or both) lies far from its operation's other runs."""
+
+    op: str
+    repeat: int
+    scores: tuple[tuple[str, float, float], ...]  # ("T" or "E", value, modified Z)
+
+    def describe(self) -> str:
+        said = "; ".join(f"{metric} {value:.4g} {'s' if metric == 'T' else 'J'}, modified Z "
+                         f"{z:+.1f}" for metric, value, z in self.scores)
+        return f"r{self.repeat} {self.op} is an outlier ({said})"
+
+
+def outliers(runs: list[dict], ops: Sequence[str]) -> list[Outlier]:
+    """The runs whose T or E has a modified Z above 3.5 among the verified runs of their
+    operation (the analysis's rule, wattzip.stats.modified_z; at least OUTLIER_MIN_RUNS)."""
+    out = []
+    for op in ops:
+        scores: dict[int, list] = {}
+        for metric, key in (("T", "elapsed_s"), ("E", "energy_j")):
+            mine = [r for r in first_runs(runs, op, None) if r.get(key) is not None]
+            if len(mine) < OUTLIER_MIN_RUNS:
+                continue
+            for r, z in zip(mine, modified_z([r[key] for r in mine]), strict=True):
+                if abs(z) > OUTLIER_Z:
+                    scores.setdefault(r["repeat"], []).append((metric, r[key], z))
+        out += [Outlier(op, repeat, tuple(s)) for repeat, s in sorted(scores.items())]
+    return out
+
+
+@dataclass(frozen=True)
 class VerdictLooks:
-    """The verdict design's stopping rule for one codec's job."""
+    """The verdict design's stopping rule for one codec's job, its plain arm its own."""
 
     looks: tuple[int, ...]
-    baseline: list  # the plain arm's runs, same setting and file type
     reads_per_write: float = 1.0
     margin: float = 0.02
     confidence: float = 0.95
 
+    @staticmethod
+    def watched(ops: Sequence[str]) -> tuple[str, ...]:
+        """The job's four operations: its plain arm's, then the codec's."""
+        return (*PLAIN_OPS, *ops)
+
+    def runs_per_arm(self, runs: list[dict], ops: Sequence[str]) -> int:
+        """Verified runs of the job's scarcest operation (a look needs n of each)."""
+        return min((len(first_runs(runs, op, None)) for op in self.watched(ops)), default=0)
+
     def arms(self, runs: list[dict], ops: Sequence[str], metric: str, n: int) -> tuple:
-        """(w, c, r, d) of a metric, each arm's first n runs."""
-        def values(rows, op):
-            picked = first_runs(rows, op, n)
+        """(w, c, r, d) of a metric, each operation's first n runs in this job."""
+        def values(op):
+            picked = first_runs(runs, op, n)
             if metric == "energy_j":
                 return [x["energy_j"] for x in picked if x.get("energy_j") is not None]
             return [x[metric] for x in picked]
 
-        return (values(self.baseline, PLAIN_OPS[0]), values(runs, ops[0]),
-                values(self.baseline, PLAIN_OPS[1]), values(runs, ops[1]))
+        return (values(PLAIN_OPS[0]), values(ops[0]), values(PLAIN_OPS[1]), values(ops[1]))
 
     def decisions(self, runs: list[dict], ops: Sequence[str], n: int) -> dict[str, str]:
         """Each metric's verdict at look n (T always, E where the runs have energy)."""
@@ -75,27 +119,47 @@ class VerdictLooks:
         for name, metric in (("T", "elapsed_s"), ("E", "energy_j")):
             arms = self.arms(runs, ops, metric, n)
             if min(map(len, arms)) < n:
-                continue  # no meter (E), or too few baseline runs: not decided here
+                continue  # no meter (E), or too few runs: not decided here
             out[name] = verdicts.decide(*arms, self.reads_per_write, self.margin,
                                         each).verdict
         return out
 
     def needs_more(self, runs: list[dict], ops: Sequence[str]) -> bool:
-        n = min((len(first_runs(runs, op, self.looks[-1])) for op in ops), default=0)
+        """The looks alone (wattzip.stopping.needs_more adds the outliers)."""
+        n = self.runs_per_arm(runs, ops)
         if n < self.looks[0]:
             return True
         if n >= self.looks[-1]:
             return False
         if n not in self.looks:
-            return True  # between two looks (a resumed job): on to the next one
+            return True  # between two looks (a resumed job, an outlier): on to the next
         decided = self.decisions(runs, ops, n)
         return not decided or verdicts.UNDECIDED in decided.values()
 
 
 def needs_more(runs: list[dict], ops: Sequence[str], min_repeats: int, max_repeats: int,
-               ci_target: float, looks: VerdictLooks | None = None) -> bool:
+               ci_target: float, looks: VerdictLooks | None = None,
+               log: Callable[[str], None] | None = None) -> bool:
     """Whether the job measures another repeat: the verdict design's looks for a codec
-    under that design, else the paper's rule."""
+    under that design, else the paper's rule; and where that rule would stop, an
+    outlier among the job's runs keeps it going up to its last allowed repeat or look.
+    `log` hears which run was an outlier and what the job does about it."""
     if looks is not None:
-        return looks.needs_more(runs, ops)
-    return need_more_repeats(series(runs, ops), min_repeats, max_repeats, ci_target)
+        if looks.needs_more(runs, ops):
+            return True
+        watched = looks.watched(ops)
+        last = looks.runs_per_arm(runs, ops) >= looks.looks[-1]
+        onward, final = "on to the next planned look", f"the last look ({looks.looks[-1]})"
+    else:
+        measured = series(runs, ops)
+        if need_more_repeats(measured, min_repeats, max_repeats, ci_target):
+            return True
+        watched = tuple(ops)
+        last = min((len(v) for v in measured.values()), default=0) >= max_repeats
+        onward, final = "one more repeat", f"the most repeats ({max_repeats})"
+    flagged = outliers(runs, watched)
+    for outlier in flagged if log else ():
+        log(f"{outlier.describe()}: " + (
+            f"it stays at {final}, flagged and counted in every statistic, never dropped"
+            if last else f"measuring {onward} because of it (the run stays in the data)"))
+    return bool(flagged) and not last

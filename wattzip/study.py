@@ -1,10 +1,14 @@
 """A measurement job: one file type and one codec (or the plain baseline), repeated.
 
 Runs alternate write then read (compress-write, decompress-read) so each read
-finds the file its write just flushed.  Every finished run is appended to a
-journal at once; a rerun of a job that died finds its runs there and goes on
-from the next repeat.  The journal is not a Snakemake output, so Snakemake
-never deletes it when it cleans up an interrupted job.
+finds the file its write just flushed.  Under the verdict design a codec's job
+measures its own plain arm too, interleaved with the codec's in ABBA order
+(plain pair, codec pair; codec pair, plain pair; ...), so that drift over time
+(heat, the host's cache, a neighbour) falls on both arms alike.  Every finished
+run is appended to a journal at once; a rerun of a job that died finds its runs
+(both arms') there and goes on from where it stopped.  The journal is not a
+Snakemake output, so Snakemake never deletes it when it cleans up an
+interrupted job.
 
 Before every run the caches are made cold without making the tools cold;
 after every write the stored files are checked to own their blocks and to
@@ -14,15 +18,17 @@ give back the input, all outside the measured region.
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from wattzip import codec_registry, records, runner, stopping, system
-from wattzip.errors import ConfigError
+from wattzip.errors import ConfigError, FactorError
 from wattzip.extents import check_owns_blocks
 from wattzip.factors import governors_in_effect
 from wattzip.inputs import copy_through_user_space
@@ -100,12 +106,40 @@ def prepare_input_copies(job: Job, log: Callable[[str], None]) -> None:
     job.input_paths = paths
 
 
+def stage_on_medium(job: Job, log: Callable[[str], None]) -> None:
+    """SYSTOR '09's layout: the input on the disk the runs write to, so that reading it
+    and writing the output share that disk (and an emulated disk's one budget).
+
+    Copied through user space onto the freshly attached medium, outside every measured
+    region and without the emulated disk's budget, and checked against the input's sha256.
+    """
+    if job.medium.inputs != "on-medium":
+        return
+    folder = Path(job.medium.path) / "inputs"
+    folder.mkdir(exist_ok=True)
+    staged = []
+    with job.medium.unthrottled():
+        for i, source in enumerate(job.sources()):
+            path = folder / f"{job.input_sha256[:16]}.{i}"
+            if not (path.exists() and path.stat().st_size == job.input_bytes):
+                log(f"{job.file_type}: staging the input on the medium {job.medium.name} "
+                    f"({path})")
+                if copy_through_user_space(source, path) != job.input_sha256:
+                    raise ConfigError(f"the copy {path} of {source} differs from it "
+                                      "(sha256); the input changed while copying?")
+            staged.append(str(path))
+    os.sync()
+    job.input_paths = staged
+
+
 def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
-    """Repeat the job's write/read pair until the paper's stopping rule says enough.
+    """Repeat the job's write/read pair until its stopping rule says enough (the paper's,
+    or the verdict design's looks: then with the codec's own plain arm, interleaved ABBA).
 
-    Returns a summary: repeats done, whether the confidence target was met,
-    and failed runs.  Failed or unverified runs are recorded, never dropped.
+    Returns a summary: repeats done (per arm), whether the confidence target was met,
+    and failed runs.  Failed or unverified runs are recorded, never dropped; an outlier
+    stays in the runs (wattzip.stopping says when it keeps the job going).
     The medium is attached first and detached last, also when the job dies.
     """
     Path(journal).parent.mkdir(parents=True, exist_ok=True)
@@ -124,12 +158,21 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             f"found in {journal}")
     version = (codec_registry.version(job.codec) if job.codec
                else codec_registry.plain_copy_version())
+    paired = job.looks is not None
+    if paired and (job.codec is None or job.duty):
+        raise ConfigError("the verdict design's looks are for a codec's job, which measures "
+                          "its own plain arm; a plain or duty-cycle job follows the paper's rule")
+
+    def tell(message: str) -> None:
+        log(f"{job.file_type}/{job.codec_name}: {message}")
+
     prepare_input_copies(job, log)
     job.medium.attach()
     stack = contextlib.ExitStack()
     try:
+        stage_on_medium(job, log)
         medium_info = {**job.medium.describe(), **system.host_identity()}
-        scheduler_disk = system.scheduler_disk(job.medium.path)
+        scheduler_disk = system.scheduler_disk(job.medium.scheduler_path)
         medium_info.update(scheduler_disk=scheduler_disk,
                            io_scheduler_in_effect=system.io_scheduler(scheduler_disk),
                            governor_in_effect=governors_in_effect(),
@@ -137,67 +180,91 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
         devices = {"target": system.block_device(job.medium.path)["disk"],
                    "input": system.block_device(os.path.dirname(os.path.abspath(
                        job.sources()[0])))["disk"]}
-        throttle = stack.enter_context(throttled(devices, job.bandwidth_bytes_per_s))
-        # What the kernel holds, read back (throttled() refuses any other value).
-        medium_info["bandwidth_applied_bytes_per_s"] = (
-            min(throttle.applied_bytes_per_s().values()) if throttle else None)
-        cold_cache = ColdCache(job)
+        # An emulated disk with one budget throttles itself (wattzip.onedisk); otherwise
+        # a block-I/O cgroup caps each device's reads and writes apart.
+        shared = job.medium.shares_budget
+        throttle = stack.enter_context(
+            throttled(devices, None if shared else job.bandwidth_bytes_per_s))
+        # What the kernel (or the emulated disk) holds, read back; throttled() refuses any
+        # other value, and so does the check below for the emulated disk.
+        if shared:
+            applied = job.medium.budget_applied_bytes_per_s()
+            if applied != job.bandwidth_bytes_per_s:
+                raise FactorError(f"bandwidth: the emulated disk holds {applied} B/s, not "
+                                  f"{job.bandwidth_bytes_per_s}")
+        else:
+            applied = min(throttle.applied_bytes_per_s().values()) if throttle else None
+        medium_info["bandwidth_applied_bytes_per_s"] = applied
+        medium_info["bandwidth_budget"] = (
+            "one for reads and writes" if shared else
+            "each device's reads and writes apart" if throttle else None)
+        # The verdict design: the codec's own plain arm, interleaved ABBA with it.
+        arms = [plain_arm(job), job] if paired else [job]
+        cold = {id(a): ColdCache(a) for a in arms}  # each arm's tools kept warm
+        versions = {id(a): version if a is job else codec_registry.plain_copy_version()
+                    for a in arms}
+        infos: dict[int, dict] = {}
+        mounted = job.medium
         consecutive_failures = 0
-        write_op = job.write_operation()
-        read_op = None if job.duty else job.read_operation()
-        # The stopping rule counts verified runs per operation, so a repeat cut
-        # short by a kill (a write without its read) is simply made up for.
-        while (stopping.needs_more(runs, job.ops, job.min_repeats, job.max_repeats,
-                                   job.ci_target, job.looks)
-               and last_repeat < 2 * job.max_repeats):
-            repeat = last_repeat + 1
-            _remove(job.stored_paths())
-            pair_ok = True
-            written_ok = False
-            for operation in (write_op, read_op) if read_op else (write_op,):
-                if operation is read_op and not written_ok:
-                    record = _skipped_read(job, operation.op, repeat)
-                else:
-                    cache, warmed = cold_cache()
-                    result = measure(operation, meter, job.idle_power_w, devices,
-                                     throttle=throttle)
-                    job.medium.mount()  # after an unmount flush, outside the region
-                    record = _record(job, result, repeat, version, cache, key)
-                    record.update(medium_info, tools_warmed=warmed)
-                    if operation is write_op:
-                        verified, why = _check_written(job, result, record)
-                        written_ok = verified
-                    else:
-                        verified, why = written_ok and result["succeeded"], result["error"]
-                        record["output_bytes"] = job.input_bytes * job.copies
-                    record["verified"] = bool(verified)
-                    record["failure"] = None if verified else (why or "failed")
-                    if job.trace_dir:
-                        trace = os.path.join(job.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
-                        write_trace(trace, result["_power_samples"], result["_disk_samples"])
-                        record["trace"] = trace
-                records.append_journal(journal, record)
-                runs.append(record)
-                pair_ok &= record["verified"]
-                log(_progress_line(job, record))
+        # The stopping rule counts verified runs per operation, so a repeat cut short by a
+        # kill (a write without its read) is simply made up for; an arm a kill kept from
+        # starting its repeat runs first, under that repeat, so the order stays ABBA.
+        while True:
+            begun = {(r["codec"], r["repeat"]) for r in runs}
+            todo = [a for a in abba(arms, last_repeat)
+                    if last_repeat and (a.codec_name, last_repeat) not in begun]
+            if todo:
+                repeat = last_repeat
+            elif (stopping.needs_more(runs, job.ops, job.min_repeats, job.max_repeats,
+                                      job.ci_target, job.looks, log=tell)
+                  and last_repeat < 2 * job.max_repeats):
+                repeat = last_repeat + 1
+                todo = abba(arms, repeat)
+            else:
+                break
+            repeat_ok = True
+            for arm in todo:
+                if arm.medium is not mounted:  # a filesystem codec's compression on or off
+                    mounted.unmount()
+                    arm.medium.mount()
+                    mounted = arm.medium
+                if id(arm) not in infos:  # a plain arm's own mount options, as mounted
+                    infos[id(arm)] = medium_info if arm.medium is job.medium else {
+                        **medium_info, "mount_options": arm.medium.describe()["mount_options"]}
+                for record in _measure_pair(arm, meter, devices, throttle, cold[id(arm)],
+                                            repeat, versions[id(arm)], key, infos[id(arm)],
+                                            [p for a in arms for p in a.stored_paths()],
+                                            pairing(job, arm)):
+                    records.append_journal(journal, record)
+                    runs.append(record)
+                    repeat_ok &= record["verified"]
+                    log(_progress_line(job, record))
             last_repeat = repeat
-            consecutive_failures = 0 if pair_ok else consecutive_failures + 1
+            consecutive_failures = 0 if repeat_ok else consecutive_failures + 1
             if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
                 log(f"{job.file_type}/{job.codec_name}: {consecutive_failures} failed repeats "
                     "in a row; stopping this job (the failures are recorded)")
                 break
-        _remove(job.stored_paths())
+        _remove([p for a in arms for p in a.stored_paths()])
     finally:
         stack.close()
         job.medium.detach()
-    series = stopping.series(runs, job.ops)
+    watched = stopping.VerdictLooks.watched(job.ops) if paired else job.ops
+    series = stopping.series(runs, watched)
     repeats_done = min(len(v) for v in series.values())
     widths = {k: relative_half_width(v) for k, v in series.items()}
     met = all(w <= job.ci_target for w in widths.values())
-    if job.looks is not None and repeats_done in job.looks.looks:
-        decided = job.looks.decisions(runs, job.ops, repeats_done)
-        log(f"{job.file_type}/{job.codec_name}: stopped at the look of {repeats_done} runs "
-            "per arm: " + ", ".join(f"{k} {v}" for k, v in decided.items()))
+    if job.looks is not None:
+        n = job.looks.runs_per_arm(runs, job.ops)
+        if n in job.looks.looks:
+            decided = job.looks.decisions(runs, job.ops, n)
+            log(f"{job.file_type}/{job.codec_name}: stopped at the look of {n} runs per arm "
+                f"(plain and {job.codec_name}, interleaved ABBA): "
+                + (", ".join(f"{k} {v}" for k, v in decided.items()) or "nothing decided"))
+        else:
+            log(f"{job.file_type}/{job.codec_name}: stopped at {n} verified runs per arm, at "
+                f"no planned look ({', '.join(map(str, job.looks.looks))}): see the "
+                "failures above")
     elif not met:
         log(f"{job.file_type}/{job.codec_name}: the 95% half-width target of "
             f"{job.ci_target:.0%} was not reached after {repeats_done} repeats: "
@@ -206,6 +273,67 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             "relative_half_widths": widths,
             # Too few good repeats to describe the job: it failed, whatever was recorded.
             "complete": repeats_done >= job.min_repeats}
+
+
+def plain_arm(job: Job) -> Job:
+    """The verdict design's plain arm of a codec's job: a Job of its own (its own stored
+    file, wattzip-<type>-plain.raw, its own verification) on the same medium, inputs,
+    meter, factors and repeats. A filesystem's compression is the codec's mount option:
+    the plain arm's medium mounts without it, as the paper design's plain job's does."""
+    medium = job.medium
+    if job.codec.mount_option:
+        medium = copy.copy(job.medium)  # the same attached image and mount point
+        medium.mount_options = ",".join(o for o in job.medium.mount_options.split(",")
+                                        if o and o != job.codec.mount_option)
+    return dataclasses.replace(job, codec=None, medium=medium, looks=None, verification="",
+                               _verified_digests=set())
+
+
+def abba(arms: list[Job], repeat: int) -> list[Job]:
+    """The arms of a repeat: odd repeats in the given order, even ones reversed (with two
+    arms P and C: P C, C P, P C, ...), so that a drift over time falls on each alike."""
+    return arms if repeat % 2 else arms[::-1]
+
+
+def pairing(job: Job, arm: Job) -> dict:
+    """What a run of `arm` records of the job it belongs to: a plain arm names the codec
+    it is paired with (runs.csv's paired_with)."""
+    return {} if arm is job else {"paired_with": job.codec_name}
+
+
+def _measure_pair(arm: Job, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,
+                  repeat: int, version: str | None, key: str, info: dict,
+                  stored: list[str], paired: dict) -> Iterator[dict]:
+    """One arm's write and then read in one repeat, each record as soon as its run ends
+    (the read of a failed write is recorded as not run). Every stored file of the job is
+    removed before the write, so the target holds one arm's files at a time."""
+    write_op = arm.write_operation()
+    read_op = None if arm.duty else arm.read_operation()
+    _remove(stored)
+    written_ok = False
+    for operation in (write_op, read_op) if read_op else (write_op,):
+        if operation is read_op and not written_ok:
+            record = _skipped_read(arm, operation.op, repeat, key)
+        else:
+            cache, warmed = cold_cache()
+            result = measure(operation, meter, arm.idle_power_w, devices, throttle=throttle)
+            arm.medium.mount()  # after an unmount flush, outside the region
+            record = _record(arm, result, repeat, version, cache, key)
+            record.update(info, tools_warmed=warmed)
+            if operation is write_op:
+                verified, why = _check_written(arm, result, record)
+                written_ok = verified
+            else:
+                verified, why = written_ok and result["succeeded"], result["error"]
+                record["output_bytes"] = arm.input_bytes * arm.copies
+            record["verified"] = bool(verified)
+            record["failure"] = None if verified else (why or "failed")
+            if arm.trace_dir:
+                trace = os.path.join(arm.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
+                write_trace(trace, result["_power_samples"], result["_disk_samples"])
+                record["trace"] = trace
+        record.update(paired)
+        yield record
 
 
 def on_disk_bytes(path: str) -> int:
@@ -276,11 +404,11 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
     return record
 
 
-def _skipped_read(job: Job, op: str, repeat: int) -> dict:
+def _skipped_read(job: Job, op: str, repeat: int, key: str) -> dict:
     return {
         "testbed": job.testbed, "file_type": job.file_type, "input_bytes": job.input_bytes,
         "input_sha256": job.input_sha256, "codec": job.codec_name, "op": op, "repeat": repeat,
-        "factors": {**job.factors, "copies": job.copies}, "job_key": job.key(),
+        "factors": {**job.factors, "copies": job.copies}, "job_key": key,
         "verified": False, "succeeded": False, "exit_code": None,
         "failure": "not run: the write of this repeat failed or did not verify",
         "started_at": None, "ended_at": None, "elapsed_s": None, "energy_j": None,
@@ -288,13 +416,20 @@ def _skipped_read(job: Job, op: str, repeat: int) -> dict:
 
 
 def _progress_line(job: Job, r: dict) -> str:
+    name = f"{job.file_type}/{r.get('codec') or job.codec_name}"
     if r.get("elapsed_s") is None:
-        return f"{job.file_type}/{job.codec_name} r{r['repeat']} {r['op']}: {r['failure']}"
+        return f"{name} r{r['repeat']} {r['op']}: {r['failure']}"
     status = "ok" if r["verified"] else f"FAILED ({r['failure']})"
+    how = r.get("verification")
+    if r["verified"] and how:  # a write: how its output was shown to give the input back
+        status += f", {VERIFIED_HOW.get(how, how)}"
     energy = ("no energy" if r.get("energy_j") is None
               else f"{r['energy_j']:.1f} J ({r['meter_method']})")
-    return (f"{job.file_type}/{job.codec_name} r{r['repeat']} {r['op']}: "
-            f"{r['elapsed_s']:.3f} s, {energy} {status}")
+    return f"{name} r{r['repeat']} {r['op']}: {r['elapsed_s']:.3f} s, {energy} {status}"
+
+
+VERIFIED_HOW = {"decompressed": "verified by decompression",
+                "sha256 of the copy": "verified by the copy's sha256"}
 
 
 # A compressed file can outgrow its input (compress on random data: 1.25x), and the
@@ -303,9 +438,12 @@ def _progress_line(job: Job, r: dict) -> str:
 SPACE_MARGIN = 2.5
 
 
-def space_needed(input_bytes: int, copies: int = 1, phases: int = 1) -> int:
-    """Bytes a job's target must hold: every copy's (and duty-cycle phase's) file."""
-    return int(SPACE_MARGIN * input_bytes * copies * phases)
+def space_needed(input_bytes: int, copies: int = 1, phases: int = 1,
+                 inputs_on_medium: bool = False) -> int:
+    """Bytes a job's target must hold: every copy's (and duty-cycle phase's) file, and
+    the inputs staged on it (SYSTOR '09's layout)."""
+    staged = input_bytes * copies if inputs_on_medium else 0
+    return int(SPACE_MARGIN * input_bytes * copies * phases) + staged
 
 
 def check_free_space(target_dir: str, needed_bytes: int, image: str | None = None,

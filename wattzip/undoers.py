@@ -49,12 +49,20 @@ def _undo_mount(entry: dict) -> None:
             raise MachineError(f"umount {entry['target']}: {proc.stderr.strip()[:200]}")
 
 
+def _loops_backed_by(image: str) -> list[str]:
+    """Loop devices whose backing file is `image`, read from sysfs: no stat of the file,
+    which fails when it lives on a FUSE filesystem whose daemon was killed."""
+    found = []
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        with contextlib.suppress(OSError):
+            name = backing.read_text().strip().removesuffix(" (deleted)")
+            if name == image:
+                found.append(f"/dev/{backing.parent.parent.name}")
+    return found
+
+
 def _undo_loop(entry: dict) -> None:
-    image = entry["target"]
-    if not os.path.exists(image):
-        return
-    listed = _run(["losetup", "--associated", image, "--noheadings", "--output", "NAME"])
-    for loop in listed.stdout.split():
+    for loop in _loops_backed_by(entry["target"]):
         with open("/proc/self/mounts") as f:
             mounts = [line.split()[1] for line in f if line.split()[0] == loop]
         for mount in mounts:

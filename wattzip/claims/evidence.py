@@ -41,8 +41,8 @@ class Evidence:
                 return r
         return None
 
-    def cell(self, file_type, codec, metric) -> dict | None:
-        for r in self.in_setting(self.breakeven):
+    def cell(self, file_type, codec, metric, setting=None) -> dict | None:
+        for r in self.in_setting(self.breakeven, setting):
             if (r["file_type"], r["codec"], r["metric"]) == (file_type, codec, metric):
                 return r
         return None
@@ -84,6 +84,24 @@ class Evidence:
         rows = self.summary if self.setting is None else self.in_setting(self.summary)
         return any(r.get("meter_method") == "estimated"
                    for r in rows if r["testbed"] == self.testbed)
+
+
+def factor_settings(ev: Evidence, factor: str) -> dict[str, str]:
+    """Each value of one factor (a FACTOR_FIELDS column) -> the setting that has it and the
+    primary setting's values of every other factor, so that a comparison changes that factor
+    alone. Unset values (no cap, "keep") are left out."""
+    info = ev.setting_factors
+    primary = next((f for f in info.values() if f.get("primary")), None)
+    if primary is None:
+        return {}
+    others = [f for f in FACTOR_FIELDS if f != factor]
+    out = {}
+    for name, f in info.items():
+        if all(str(f.get(o)) == str(primary.get(o)) for o in others):
+            value = f.get(factor)
+            if value not in (None, "", "keep"):
+                out[str(value)] = name
+    return out
 
 
 def _cell_name(b: dict) -> str:

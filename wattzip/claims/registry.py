@@ -57,7 +57,7 @@ def load_claims(reference_dir: str | Path = "paper/reference") -> list[Claim]:
               for e in entries]
     declared = {c.id for c in claims}
     if declared != set(CHECKS):
-        raise ConfigError(f"claims.yaml and wattzip/claims.py disagree: declared without a "
+        raise ConfigError(f"claims.yaml and wattzip/claims/ disagree: declared without a "
                           f"check {sorted(declared - set(CHECKS))}, checks without a "
                           f"declaration {sorted(set(CHECKS) - declared)}")
     return claims

@@ -1,4 +1,5 @@
-"""SYSTOR '09's claims: break-even kinds (Table 4), ratios (Table 3), energy against time.
+"""SYSTOR '09's claims: break-even kinds (Table 4), ratios (Table 3), energy against time,
+and break-even in time against the disk's speed (the talk's laptop slides).
 """
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import math
 
 from wattzip.breakeven import parse_display
-from wattzip.claims.evidence import Evidence, _cell_name, _fmt, _needs
+from wattzip.claims.evidence import Evidence, _cell_name, _fmt, _needs, factor_settings
 from wattzip.claims.registry import Claim, Outcome, check
 
 # --- break-even claims (SYSTOR '09 Table 4) -------------------------------------------
@@ -95,6 +96,59 @@ def text_breakeven_high(claim, ev):
     return Outcome(ok, f"E break-even: {_fmt(cells)}", why="the intervals straddle the "
                    f"common ratios (up to {limit:g})", rests_on=[_cell_name(b) for b in cells],
                    undecided=[_cell_name(b) for b in cells if b not in above + below])
+
+
+# --- break-even against the disk's bandwidth (the talk's slides 36-37) -------------------
+
+
+def _disk(bytes_per_s: str) -> str:
+    return f"{float(bytes_per_s) / 1e6:g} MB/s"
+
+
+@check("slow_disk_text_time")
+def slow_disk_text_time(claim, ev):
+    """Decided at the study's slowest emulated disk, every other factor the primary's: holds
+    when each cell there is decided `expected`, refuted when one is decided otherwise."""
+    p, expected = claim.parameters["cells"], claim.parameters["expected"]
+    by_rate = factor_settings(ev, "bandwidth_bytes_per_s")
+    if not by_rate:
+        return _needs(claim, "a bandwidth factor with a capped disk")
+    slowest = min(by_rate, key=float)
+    setting, disk = by_rate[slowest], _disk(slowest)
+    if float(slowest) > claim.parameters["slow_enough_bytes_per_s"]:
+        # A fast disk that does not pay says nothing of a slow enough one.
+        return _needs(claim, f"a disk of at most "
+                             f"{_disk(claim.parameters['slow_enough_bytes_per_s'])} (the "
+                             f"slowest here is {disk})")
+    wanted = [(f, c) for f in p["file_types"] for c in p["codecs"]]
+    cells = {key: ev.cell(*key, p["metric"], setting) for key in wanted}
+    if not all(cells.values()):
+        return _needs(claim, ", ".join(f"{c} on {f}" for (f, c), b in cells.items() if not b)
+                      + f" at {disk}")
+    cells = list(cells.values())
+    original = {(r["file_type"], r["codec"]): r["display"]
+                for r in ev.reference(claim.reference[0]) if r["metric"] == p["metric"]}
+    # The signs say what "on write and read alike" asks: dw <= 0 (the write is no slower)
+    # and dr >= 0 (the read is no slower).
+    ours = "; ".join(f"{b['file_type']} {b['codec']} {b['display']} (dw {float(b['dw']):+.3g} "
+                     f"s, dr {float(b['dr']):+.3g} s)" for b in cells)
+    theirs = ", ".join(f"{b['codec']} {original.get((b['file_type'], b['codec']), '?')}"
+                       for b in cells)
+    evidence = (f"{p['metric']} break-even at {disk}, the slowest emulated disk: {ours} "
+                f"(original: {theirs})")
+    wrong = [b for b in cells if b["decided"] and b["kind"] != expected]
+    open_ = [b for b in cells if not b["decided"]]
+    out = Outcome(None, evidence, rests_on=[f"{_cell_name(b)} at {disk}" for b in cells],
+                  undecided=[f"{_cell_name(b)} at {disk} could be {b['possible_kinds']}"
+                             for b in open_])
+    if wrong:
+        out.ok = False
+    elif open_:
+        out.why = (f"the confidence intervals at {disk} cannot decide "
+                   + ", ".join(_cell_name(b) for b in open_))
+    else:
+        out.ok = True
+    return out
 
 
 # --- single-testbed measurements ---------------------------------------------------------

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from wattzip.claims.evidence import _needs, _sign
-from wattzip.claims.registry import FACTOR_FIELDS, Outcome, check
+from wattzip.claims.evidence import _needs, _sign, factor_settings
+from wattzip.claims.registry import Outcome, check
 from wattzip.stats import fit_percent, least_squares_predict, mean
 
 # --- SYSTOR '11: levels --------------------------------------------------------------------
@@ -120,23 +120,6 @@ def text_more_than_binary(claim, ev):
 # --- SYSTOR '11: factors across settings ---------------------------------------------------
 
 
-def _factor_settings(ev, factor: str) -> dict[str, str]:
-    """Each value of one factor -> the setting that has it and the primary setting's values
-    of every other factor, so that a comparison changes that factor alone."""
-    info = ev.setting_factors
-    primary = next((f for f in info.values() if f.get("primary")), None)
-    if primary is None:
-        return {}
-    others = [f for f in FACTOR_FIELDS if f != factor]
-    out = {}
-    for name, f in info.items():
-        if all(str(f.get(o)) == str(primary.get(o)) for o in others):
-            value = f.get(factor)
-            if value not in (None, "", "keep"):
-                out[str(value)] = name
-    return out
-
-
 def _paired_cells(ev, a: str, b: str) -> list[tuple[str, str]]:
     """(file type, codec) compress-write cells measured in both settings."""
     have = {s: {(r["file_type"], r["codec"]) for r in ev.in_setting(ev.summary, s)
@@ -151,7 +134,7 @@ def _compare(ev, a: str, b: str) -> list[int | None]:
 
 @check("dvfs_no_saving")
 def dvfs_no_saving(claim, ev):
-    by = _factor_settings(ev, "governor")
+    by = factor_settings(ev, "governor")
     fastest = claim.parameters["fastest"]
     if fastest not in by or len(by) < 2:
         return Outcome(None, why=f"needs a governor factor with '{fastest}' and a slower "
@@ -167,7 +150,7 @@ def dvfs_no_saving(claim, ev):
 
 @check("io_scheduler_effect")
 def io_scheduler_effect(claim, ev):
-    by = _factor_settings(ev, "io_scheduler")
+    by = factor_settings(ev, "io_scheduler")
     similar = [s for s in claim.parameters["similar"] if s in by]
     different = [s for s in claim.parameters["different"] if s in by]
     if len(similar) < 2 or not different:
@@ -187,7 +170,7 @@ def io_scheduler_effect(claim, ev):
 
 @check("media_faster_less_energy")
 def media_faster_less_energy(claim, ev):
-    by = _factor_settings(ev, "medium")
+    by = factor_settings(ev, "medium")
     speed = {}
     for medium, setting in by.items():
         rows = [r for r in ev.in_setting(ev.summary, setting) if r["op"] == "plain-write"

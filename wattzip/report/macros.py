@@ -85,6 +85,17 @@ def model_check(t: ReportTables) -> str:
             "every run in model\\_check.csv).")
 
 
+def idle_interval(idle: dict) -> dict[str, str]:
+    """The idle power's interval and why its calibration stopped ('--' and '' for a
+    calibration of one window, or one made before calibrations stopped on it)."""
+    half, confidence = idle.get("half_width_w"), idle.get("confidence")
+    return {
+        "IdleHalfWidthW": "--" if half is None else f"{half:.2f}",
+        "IdleConfidencePct": "--" if confidence is None else f"{100 * confidence:.4g}\\%",
+        "IdleStop": tex(idle.get("stopped", "")),
+    }
+
+
 def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f}\\,min"
 
@@ -147,7 +158,10 @@ def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
         "MeterMethod": tex(meter.get("method", "--")),
         "IdlePowerW": f"{t.idle['idle_power_w']:.1f}",
         "IdleSdW": f"{t.idle['sd_w']:.2f}",
+        # count: the windows averaged, which a calibration stopping on its interval
+        # makes fewer than its maximum (max_count)
         "IdleWindows": f"{t.idle['count']} $\\times$ {t.idle['seconds']:g}\\,s",
+        **idle_interval(t.idle),
         "FileSize": tex(params["file_size"]),
         "FileTypes": tex(", ".join(params["file_types"])),
         "Codecs": tex(", ".join(params["codecs"])),

@@ -1,0 +1,241 @@
+"""Idle calibration that stops once its interval is narrow enough (issue 19).
+
+A fake meter's windows stand in for the machine's (measure_idle is what calibrate calls
+once per window), and a quiet-check stand-in keeps other tests' load out of them: no
+real waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from wattzip import cli, idle, meters, records, stats, verdicts
+from wattzip.design import Study, merge_configs
+from wattzip.errors import ConfigError
+from wattzip.machine import MachineError
+from wattzip.meters.base import Meter, MeterOptions
+from wattzip.report import macros
+
+from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
+
+QUIET = [40.0, 40.1, 39.9, 40.05, 39.95, 40.0, 40.1, 39.9, 40.0, 40.0]
+NOISY = [30.0, 50.0] * 5  # a half-width of about a quarter of the mean, whatever the look
+
+
+class FakeMeter(Meter):
+    name = "fake"
+    method = "measured"
+
+    def __init__(self):
+        super().__init__(MeterOptions())
+        self.scope = "wall"
+
+
+class Windows:
+    """measure_idle's stand-in: the given windows, one per call, then a kill if asked."""
+
+    def __init__(self, watts, kill_after: int | None = None):
+        self.watts, self.kill_after, self.calls = list(watts), kill_after, 0
+
+    def __call__(self, meter, count, seconds, progress=None):
+        assert count == 1  # calibrate looks after every window
+        if self.calls == self.kill_after:
+            raise KeyboardInterrupt  # the calibration killed mid-window
+        self.calls += 1
+        return meters.IdleResult([self.watts.pop(0)], meter.name, meter.scope,
+                                 meter.method, seconds)
+
+
+class Quiet:
+    """The quiet check, quiet (or busy for the windows listed)."""
+
+    busy: set[int] = set()
+
+    def __init__(self):
+        self.checks = 0
+
+    def require_quiet(self, limit, what):
+        self.checks += 1
+        if self.checks in self.busy:
+            raise MachineError(f"{what}: the machine was not idle")
+
+
+@pytest.fixture
+def windows(monkeypatch):
+    def install(watts, kill_after=None, busy=()):
+        fake = Windows(watts, kill_after)
+        monkeypatch.setattr(meters, "measure_idle", fake)
+        monkeypatch.setattr(idle, "QuietCheck", type("Busy", (Quiet,), {"busy": set(busy)}))
+        return fake
+    return install
+
+
+def calibrate(tmp_path, *, count=10, min_count=3, ci_target=0.02, journal=None, log=None):
+    return idle.calibrate(FakeMeter(), count=count, seconds=0.01, setting="s",
+                          target_dir=str(tmp_path / "target"), min_count=min_count,
+                          ci_target=ci_target, journal=journal,
+                          log=(log if log is not None else lambda line: None))
+
+
+def test_a_quiet_machine_stops_at_the_first_look(tmp_path, windows):
+    fake = windows(QUIET)
+    lines: list[str] = []
+    out = calibrate(tmp_path, log=lines.append)
+    assert fake.calls == 3 and out["windows_w"] == QUIET[:3]
+    assert out["count"] == 3 and out["max_count"] == 10 and out["min_count"] == 3
+    assert out["ci_met"] is True and out["stopped"] == "target met at look 1 of 8"
+    assert out["half_width_w"] == pytest.approx(stats.half_width(QUIET[:3], out["confidence"]))
+    assert out["half_width_w"] <= 0.02 * out["idle_power_w"]
+    # The keys the jobs read are still there, and the JSON is JSON (no NaN).
+    assert {"idle_power_w", "sd_w", "meter_source", "meter_scope"} <= set(out)
+    json.loads(json.dumps(out, allow_nan=False))
+    # Per window, the running mean and half-width; at the end, why it stopped.
+    assert lines[0].startswith("idle window 1/10: 40.00 W; mean 40.00 W (one window")
+    assert "half-width" in lines[1] and "first look after 3 windows" in lines[1]
+    assert "look 1 of 8" in lines[2] and "99.38% confidence" in lines[2]
+    assert lines[-1] == ("idle: stopped after 3 of at most 10 windows: target met at look "
+                         "1 of 8")
+
+
+def test_noisy_windows_go_to_the_maximum_and_say_the_target_was_not_met(tmp_path, windows):
+    fake = windows(NOISY)
+    lines: list[str] = []
+    out = calibrate(tmp_path, log=lines.append)
+    assert fake.calls == 10 and out["count"] == 10 and out["windows_w"] == NOISY
+    assert out["ci_met"] is False and out["stopped"] == "reached the maximum of 10 windows"
+    assert out["half_width_w"] > 0.02 * out["idle_power_w"]
+    assert lines[-1].endswith("reached the maximum of 10 windows (the target of 2.0% not met)")
+
+
+def test_each_look_is_at_the_bonferroni_confidence(tmp_path, windows):
+    """Three windows that a plain 95% interval would call narrow enough are not, at
+    1 - 0.05/8: the calibration measures on, and stops at a later look."""
+    watts = [99.4, 100.0, 100.6] + [100.0] * 7
+    assert stats.ci_met(watts[:3], 0.02, 0.95)  # what looking at 95% each time would do
+    fake = windows(watts)
+    out = calibrate(tmp_path)
+    assert out["looks"] == 8
+    assert out["confidence"] == verdicts.look_confidence(0.95, 8) == pytest.approx(1 - 0.05 / 8)
+    assert fake.calls > 3 and out["ci_met"]
+    n = out["count"]
+    assert out["stopped"] == f"target met at look {n - 2} of 8"
+    assert not stats.ci_met(watts[:n - 1], 0.02, out["confidence"])
+    assert stats.relative_half_width(watts[:n], out["confidence"]) <= 0.02
+
+
+def test_the_default_study_measures_as_many_windows_as_before(tmp_path, windows):
+    """config.yaml's 3 x 5 s: min_count (3) is count, one look at 95%, never longer."""
+    config = Study.from_files([REPO / "config.yaml"]).config["idle"]
+    assert (config["count"], config["min_count"], config["ci_target"]) == (3, 3, 0.02)
+    for watts in (QUIET, NOISY):
+        fake = windows(watts)
+        out = calibrate(tmp_path, count=config["count"], min_count=config["min_count"],
+                        ci_target=config["ci_target"])
+        assert fake.calls == 3 and out["looks"] == 1 and out["confidence"] == pytest.approx(0.95)
+
+
+def test_a_killed_calibration_resumes_from_its_journal(tmp_path, windows):
+    journal = str(tmp_path / "journal" / "idle.jsonl")
+    windows([40.0, 40.1, 39.9], kill_after=2)
+    with pytest.raises(KeyboardInterrupt):
+        calibrate(tmp_path, journal=journal)
+    assert [e["watts"] for e in records.read_journal(journal)] == [40.0, 40.1]
+
+    fake = windows(QUIET[2:])
+    lines: list[str] = []
+    out = calibrate(tmp_path, journal=journal, log=lines.append)
+    assert fake.calls == 1  # the journal's two windows count toward the first look
+    assert out["windows_w"] == QUIET[:3] and out["stopped"] == "target met at look 1 of 8"
+    assert "2 window(s) of 0.01 s found" in lines[0]
+
+    # Everything already journaled: the looks are replayed and nothing is measured.
+    fake = windows([])
+    again = calibrate(tmp_path, journal=journal)
+    assert fake.calls == 0 and again["windows_w"] == out["windows_w"]
+    assert again["stopped"] == out["stopped"]
+
+
+def test_a_journal_holding_more_windows_stops_where_an_unbroken_run_would(tmp_path, windows):
+    journal = str(tmp_path / "idle.jsonl")
+    key = "fake|wall|s|0.01"
+    for watts in QUIET:
+        records.append_journal(journal, {"key": key, "watts": watts})
+    records.append_journal(journal, {"key": "fake|wall|other|0.01", "watts": 99.0})
+    fake = windows([])
+    lines: list[str] = []
+    out = calibrate(tmp_path, journal=journal, log=lines.append)
+    assert fake.calls == 0 and out["windows_w"] == QUIET[:3]
+    assert "10 window(s) of 0.01 s found" in lines[0] and "the first 3 used" in lines[0]
+
+
+def test_a_discarded_window_is_measured_again_and_not_looked_at(tmp_path, windows):
+    fake = windows([QUIET[0], 80.0, *QUIET[1:]], busy={2})  # 80 W: the busy window
+    lines: list[str] = []
+    out = calibrate(tmp_path, log=lines.append)
+    assert fake.calls == 4 and out["windows_w"] == QUIET[:3]
+    assert out["stopped"] == "target met at look 1 of 8"
+    assert "idle window 2: the machine was not idle; discarded" in lines[1]
+
+
+def test_min_count_above_count_is_refused(tmp_path, windows):
+    fake = windows(QUIET)
+    with pytest.raises(ConfigError, match=r"idle.min_count \(4\) is above idle.count \(2\)"):
+        calibrate(tmp_path, count=2, min_count=4)
+    assert fake.calls == 0  # refused before the machine is touched
+    with pytest.raises(ConfigError, match=r"at least 1"):
+        idle.first_look(2, 0)
+
+
+def test_the_schema_default_min_count_is_cut_to_a_smaller_count(tmp_path, windows):
+    """A study of fewer windows than the default's 3 (tests/data/tiny.yaml has one) need
+    not set min_count: it looks once, after all of them."""
+    assert idle.first_look(2, 3) == 2 and idle.first_look(1, 3) == 1
+    assert idle.schema_defaults()["min_count"] == 3
+    fake = windows([41.0])
+    out = calibrate(tmp_path, count=1, min_count=3)
+    assert fake.calls == 1 and out["count"] == 1 and out["looks"] == 1
+    assert out["half_width_w"] is None and out["ci_met"] is False
+    assert out["stopped"] == "reached the maximum of 1 window"
+    json.loads(json.dumps(out, allow_nan=False))
+
+
+def test_the_schema_declares_the_defaults_and_the_cli_takes_them():
+    config = Study.from_files([REPO / "config.yaml", REPO / "config/paper.yaml"]).config
+    assert config["idle"] == {"count": 10, "seconds": 600, "min_count": 3, "ci_target": 0.02,
+                              "max_other_load": 0.1}
+    tiny = Study.from_files([REPO / "config.yaml", TINY]).config["idle"]
+    assert (tiny["count"], tiny["min_count"]) == (1, 3)  # cut to 1 when it runs
+    args = cli.build_parser().parse_args(["idle"])
+    defaults = idle.schema_defaults()
+    assert (args.min_count, args.ci_target, args.max_other_load) == (
+        defaults["min_count"], defaults["ci_target"], defaults["max_other_load"])
+    args = cli.build_parser().parse_args(["idle", "--min-count", "5", "--ci-target", "0.01"])
+    assert (args.min_count, args.ci_target) == (5, 0.01)
+
+
+def test_the_report_says_the_windows_and_the_half_width(tmp_path, windows):
+    windows(QUIET)
+    values = macros.idle_interval(calibrate(tmp_path))
+    assert values == {"IdleHalfWidthW": values["IdleHalfWidthW"],
+                      "IdleConfidencePct": "99.38\\%", "IdleStop": "target met at look 1 of 8"}
+    assert float(values["IdleHalfWidthW"]) > 0
+    # A calibration from before (the fixture's) has no interval to print.
+    old = json.loads(next((REPO / "tests/data/fixture/results/tiny/idle").glob("*.json"))
+                     .read_text())
+    assert macros.idle_interval(old) == {"IdleHalfWidthW": "--", "IdleConfidencePct": "--",
+                                         "IdleStop": ""}
+
+
+@pytest.mark.workflow
+def test_the_workflow_refuses_min_count_above_count_when_it_is_read(tmp_path):
+    root = workflow_copy(tmp_path / "wf")
+    overlay = tmp_path / "idle.yaml"
+    overlay.write_text("idle: {count: 3, seconds: 0.01, min_count: 5}\n")
+    proc = subprocess.run([*SNAKEMAKE, "-n", "--configfile", "config.yaml", str(overlay)],
+                          cwd=root, capture_output=True, text=True, check=False)
+    assert proc.returncode != 0
+    assert "idle.min_count (5) is above idle.count (3)" in proc.stderr + proc.stdout
+    assert merge_configs([root / "config.yaml", overlay])["idle"]["min_count"] == 5
