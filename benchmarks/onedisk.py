@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from wattzip import inputs, media, throttle
+from wattzip import inputs, machine, media, throttle
 
 
 def moved(loop: str) -> int:
@@ -69,7 +69,9 @@ def main() -> None:
     a = p.parse_args()
     rate, size = throttle.parse_bandwidth(a.rate), inputs.parse_size(a.size)
     results: dict[str, list] = {name: [] for name in VARIANTS}
-    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+    # It mounts, throttles and drops caches: it holds the machine like any study.
+    with machine.session("benchmark onedisk"), tempfile.TemporaryDirectory(
+            dir="/var/tmp") as tmp:
         for _ in range(a.pairs):
             for name, (one, flush) in VARIANTS.items():
                 medium = media.Medium(name="bench", kind="image", path=f"{tmp}/ext2",

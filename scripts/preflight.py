@@ -68,6 +68,9 @@ for name, setting in snakemake.params.settings.items():
     target = setting["target_dir"]
     spec = setting["medium"]
     for codec in fs_codecs:
+        if spec.get("inputs") == "on-medium":
+            fail(f"setting {name}: codec {codec.name} compresses the whole filesystem, the "
+                 f"staged input too; give medium {spec['name']} inputs: separate")
         if spec.get("fs") != codec.filesystem:
             fail(
                 f"setting {name}: codec {codec.name} compresses in {codec.filesystem}, but "
@@ -83,11 +86,12 @@ for name, setting in snakemake.params.settings.items():
     # A medium of its own is created and mounted once here, as the jobs will.
     try:
         medium.attach()
-        disk = system.scheduler_disk(medium.scheduler_path)
+        disk = medium.scheduler_disk()
         free = shutil.disk_usage(target).free
         # The job's own rule (wattzip.study): the same numbers, before anything runs.
         check_free_space(target, needed, medium.image,
                          parse_size(medium.size) if medium.image else 0)
+        ceiling = medium.check_budget_reachable()  # an emulated disk delivers its budget
         factors.check_io_scheduler(disk, setting["io_scheduler"])
         factors.check_governor(setting["governor"])
         if rate is not None and not medium.shares_budget:  # try the cgroup throttle once
@@ -99,7 +103,8 @@ for name, setting in snakemake.params.settings.items():
         fail(f"setting {name}: {exc}")
     finally:
         medium.detach()
-    report["settings"][name] = {"disk": disk, "free_bytes": free, "needed_bytes": needed}
+    report["settings"][name] = {"disk": disk, "free_bytes": free, "needed_bytes": needed,
+                                "emulated_disk_ceiling": ceiling}
 
 # The inputs: what is not generated yet must fit where they go.
 os.makedirs(snakemake.params.input_dir, exist_ok=True)

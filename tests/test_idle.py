@@ -226,7 +226,7 @@ def test_the_report_says_the_windows_and_the_half_width(tmp_path, windows):
     old = json.loads(next((REPO / "tests/data/fixture/results/tiny/idle").glob("*.json"))
                      .read_text())
     assert macros.idle_interval(old) == {"IdleHalfWidthW": "--", "IdleConfidencePct": "--",
-                                         "IdleStop": ""}
+                                         "IdleStop": "as many as configured"}
 
 
 @pytest.mark.workflow

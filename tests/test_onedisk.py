@@ -160,3 +160,14 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
     cell = [b for b in analysis.breakeven_table(rows) if b["metric"] == "T"]
     assert len(cell) == 1
     assert (cell[0]["kind"], cell[0]["decided"]) == ("always", True), cell[0]
+
+
+@needs_fuse
+def test_a_budget_the_emulated_disk_cannot_deliver_is_refused(disk):
+    """Its daemon's own limit (a few hundred MB/s here) is measured with the budget lifted:
+    30 MB/s is reachable, 50 GB/s is an error before anything is measured."""
+    rates = disk.check_budget_reachable()
+    assert min(rates.values()) > onedisk.CEILING_MARGIN * RATE
+    assert disk.budget_applied_bytes_per_s() == RATE  # the budget is back
+    with pytest.raises(onedisk.FactorError, match="cannot emulate that disk"):
+        onedisk.check_reachable(disk.path, 50_000_000_000)

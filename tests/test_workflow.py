@@ -86,14 +86,18 @@ def test_every_expected_run_is_there_and_verified(tiny_study):
     assert {r["tool"] for r in plain} == {"dd"} and {r["copy_buffer_bytes"] for r in plain} == {
         "131072"}
     assert {r["own_blocks"] for r in runs if r["op"].endswith("write")} == {"true"}
-    # the scheduler factor, switched on the disk under the loop image
-    assert {r["io_scheduler_in_effect"] for r in runs} == {"mq-deadline"}
-    assert not any(r["scheduler_disk"].startswith("loop") for r in runs)
-    # the bandwidth factor: half the runs on an emulated 50 MB/s disk
+    # the bandwidth factor: half the runs on an emulated 50 MB/s disk, the input on it
+    # and one budget for its reads and writes (the bandwidth itself is checked in
+    # test_onedisk.py)
     capped = [r for r in runs if r["bandwidth_bytes_per_s"] == "50000000"]
     assert len(capped) == 24 and all(r["setting"].endswith(".bw-50MBps") for r in capped)
-    # (2 MiB fit in the throttle's first slice, so these runs are not slowed: the
-    # bandwidth itself is checked on 16 MiB in test_media.py)
+    assert {r["input_layout"] for r in runs} == {"on-medium"}
+    assert {r["bandwidth_budget"] for r in capped} == {"one for reads and writes"}
+    # the scheduler factor, switched on the disk under the loop image, or on an emulated
+    # disk on the loop device's own queue (the last that orders its I/O before the budget)
+    assert {r["io_scheduler_in_effect"] for r in runs} == {"mq-deadline"}
+    assert {r["scheduler_disk"].startswith("loop") for r in capped} == {True}
+    assert not any(r["scheduler_disk"].startswith("loop") for r in runs if r not in capped)
 
 
 def test_no_intervals_overlap(tiny_study):

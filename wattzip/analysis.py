@@ -196,9 +196,13 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
     workload of `reads_per_write` reads per write, against a `margin` of its baseline
     (saves, costs, negligible, undecided: wattzip.verdicts). Under the verdict design
     (`looks` planned looks) the verdict is the one its job stopped on: the first n runs
-    of its own plain arm against the codec's first n, at alpha / looks.
+    of its own plain arm against the codec's first n, at alpha / looks; the break-even
+    intervals and Fieller's spend alpha / looks too, so the cells the figure frames and
+    the claims read hold the coverage they state.
     """
-    each = 1 - (1 - confidence) / 2
+    # Under the verdict design every interval spends alpha / looks, as the job's did.
+    overall = verdicts.look_confidence(confidence, looks) if looks else confidence
+    each = 1 - (1 - overall) / 2
     out = []
     for cell, ops in _four_operations(rows):
         testbed, setting, file_type, codec = cell
@@ -212,7 +216,7 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
             decided = kinds == [point.kind]
             lo, hi = n_bounds(point.kind, dw, dr)
             ratio = (verdicts.fieller(verdicts.difference(v["c"], v["w"]),
-                                      verdicts.difference(v["r"], v["d"]), confidence)
+                                      verdicts.difference(v["r"], v["d"]), overall)
                      if min(len(x) for x in v.values()) > 1 else None)
             shown = display(point.kind, point.value) + ("" if decided else "?")
             verdict = _verdict(ops, stem, reads_per_write, margin, confidence, looks)

@@ -341,15 +341,15 @@ class Study:
         if not self.verdict_design:
             return (f"the paper's rule: at least {rep['min']} and at most {rep['max']} runs "
                     "per operation, more until each 95% half-width of T, E and ET was under "
-                    f"{100 * rep['ci_target']:g}% of its mean, and one more while a run was "
-                    "an outlier (modified Z > 3.5; kept in every statistic)")
+                    f"{100 * rep['ci_target']:g}% of its mean, and one more for each run newly "
+                    "found an outlier (modified Z > 3.5; kept in every statistic)")
         looks = rep["looks"]
         return (f"the verdict design: planned looks at {', '.join(map(str, looks))} runs per "
                 f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); each codec's "
                 "job measured its own plain arm, interleaved with the codec's in ABBA order "
                 "(plain, codec; codec, plain; ...) against drift, and stopped at the first "
-                "look that decided its T and E verdicts, going on to the next look while a "
-                "run was an outlier (modified Z > 3.5; kept in every statistic)")
+                "look that decided its T and E verdicts, going on to the next look for a run "
+                "newly found an outlier (modified Z > 3.5; kept in every statistic)")
 
     def settings_rows(self) -> list[dict]:
         """settings.csv: one row per setting, one column per factor, the primary flagged."""

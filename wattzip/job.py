@@ -106,6 +106,8 @@ class Job:
             "copies": self.copies, "threads": self.threads, "medium": self.medium.to_spec(),
             "meter": self.meter_identity,
         }
+        if self.looks is not None:  # the verdict design's job holds its own plain arm
+            ident["arms"] = "plain and codec, interleaved"
         if self.duty:
             ident["duty"] = vars(self.duty)
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]

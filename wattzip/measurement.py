@@ -50,6 +50,10 @@ def codec_on(name: str, medium: Medium) -> Codec | None:
             raise WattzipError(f"codec {codec.name} compresses in {codec.filesystem}: its "
                                f"medium must be a {codec.filesystem} filesystem (kind image, "
                                f"fs {codec.filesystem}), not {medium.fs or medium.kind}")
+        if medium.inputs == "on-medium":
+            raise WattzipError(f"codec {codec.name} compresses the whole filesystem: an input "
+                               f"staged on it would be compressed too, and read back through "
+                               f"the codec; give medium {medium.name} inputs: separate")
         medium.mount_options = ",".join(o for o in (medium.mount_options, codec.mount_option)
                                         if o)
     return codec
@@ -102,7 +106,7 @@ def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: 
                                                 job.duty.phases if job.duty else 1,
                                                 medium.inputs == "on-medium"),
                 medium.image, inputs.parse_size(medium.size) if medium.image else 0)
-            with factors.applied(system.scheduler_disk(medium.scheduler_path), io_scheduler,
+            with factors.applied(medium.scheduler_disk(), io_scheduler,
                                  governor):
                 summary = study.run_job(job, meter, journal, log=log)
         finally:

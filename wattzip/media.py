@@ -19,8 +19,8 @@ from pathlib import Path
 from wattzip import machine
 from wattzip.errors import ConfigError, WattzipError
 from wattzip.inputs import parse_size
-from wattzip.onedisk import OneDisk
-from wattzip.system import evict
+from wattzip.onedisk import OneDisk, check_reachable
+from wattzip.system import evict, scheduler_disk
 
 KINDS = ("directory", "image", "block", "tmpfs")
 FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs")
@@ -111,18 +111,22 @@ class Medium:
         return cls(name=name, **{k: v for k, v in spec.items() if k != "name"})
 
     def to_spec(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
+        spec = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
+        if spec["inputs"] == "separate":  # as before the layout was a field: same job keys
+            del spec["inputs"]
+        return spec
 
     @property
     def own_filesystem(self) -> bool:
         return self.kind != "directory"
 
-    @property
-    def scheduler_path(self) -> str:
-        """A path on the disk whose I/O scheduler orders this medium's I/O: an image's
-        backing file (the loop device may hold it through the emulated disk's FUSE file,
-        which is on no disk)."""
-        return self.image if self.kind == "image" else self.path
+    def scheduler_disk(self) -> str | None:
+        """The block device whose I/O scheduler orders this medium's I/O (attached): on
+        an emulated disk, the loop device's own queue, the last before the budget; for
+        another image, the disk under its file; else the disk under the path."""
+        if self._disk is not None and self._loop:
+            return os.path.basename(self._loop)
+        return scheduler_disk(self.image if self.kind == "image" else self.path)
 
     def share_budget(self, bytes_per_s: int | None) -> None:
         """Reads and writes of this image through one budget of `bytes_per_s` (None: no
@@ -139,6 +143,18 @@ class Medium:
     def budget_applied_bytes_per_s(self) -> int | None:
         """The emulated disk's budget, read back from its daemon (None without one)."""
         return self._disk.applied_bytes_per_s() if self._disk else None
+
+    def disk_moved_bytes(self) -> int | None:
+        """Bytes read and written through the emulated disk so far (None without one)."""
+        return sum(self._disk.moved_bytes()) if self._disk else None
+
+    def check_budget_reachable(self) -> dict | None:
+        """The emulated disk can deliver its budget here (wattzip.onedisk.check_reachable),
+        measured with the budget lifted; None without an emulated disk."""
+        if self._disk is None:
+            return None
+        with self.unthrottled():
+            return check_reachable(self.path, self._budget_bytes_per_s)
 
     def unthrottled(self):
         """The emulated disk without its budget for a while (staging inputs)."""
@@ -261,8 +277,6 @@ class Medium:
             if self._loop:
                 dio = Path(f"/sys/block/{os.path.basename(self._loop)}/loop/dio")
                 info["loop_direct_io"] = dio.exists() and dio.read_text().strip() == "1"
-            if self._disk:
-                info["bandwidth_budget"] = "one for reads and writes (FUSE, wattzip.onedisk)"
         return info
 
 

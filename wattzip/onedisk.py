@@ -8,9 +8,11 @@ out in N/rate, where one disk takes 2N/rate. nbdkit's rate filter keeps two buck
 
 This module emulates the shared budget: a small FUSE filesystem exposes the medium's
 image file as `disk.img`, every read and write of it is charged to one token bucket at
-the emulated rate, and the medium's loop device holds that file (with direct I/O, so
-nothing is served from a cache below the loop). The input staged on the medium and the
-output written to it then take turns on one bandwidth, as on the paper's disk.
+the emulated rate, and the medium's loop device holds that file (with direct I/O). The
+input staged on the medium and the output written to it then take turns on one
+bandwidth, as on the paper's disk. The budget sets the time; the bytes behind it may come
+from the host's page cache of the image file (the job evicts it before each run), so
+only the bandwidth is emulated, not a disk's seeks or its power.
 
 The filesystem also offers `rate` (the budget in bytes/s, read back; written to change
 it: "unlimited" while the job stages its inputs, outside every measured region) and
@@ -162,6 +164,10 @@ class OneDisk:
     def file(self) -> str:
         return os.path.join(self.mountpoint, DISK_FILE)
 
+    @property
+    def log_path(self) -> str:
+        return self.backing + ".onedisk.log"
+
     def start(self) -> str:
         check_available()
         Path(self.mountpoint).mkdir(parents=True, exist_ok=True)
@@ -170,15 +176,19 @@ class OneDisk:
         self.changes.append(machine.note("processes", tag))
         self.changes.append(machine.note("mount", self.mountpoint, source="wattzip-onedisk"))
         env = {**os.environ, OWNER_ENV: tag}
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "wattzip.onedisk", self.backing, self.mountpoint,
-             str(self.bytes_per_s)], env=env, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, start_new_session=True)
+        # Its messages go to a file beside the image: a pipe nobody reads would fill and
+        # stall the disk in the middle of a run.
+        with open(self.log_path, "wb") as log:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "wattzip.onedisk", self.backing, self.mountpoint,
+                 str(self.bytes_per_s)], env=env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not os.path.exists(self.file):
             if self._proc.poll() is not None or time.monotonic() > deadline:
                 self._proc.kill()
-                why = self._proc.communicate()[1].decode(errors="replace").strip()[-400:]
+                self._proc.wait()
+                why = Path(self.log_path).read_text(errors="replace").strip()[-400:]
                 raise FactorError(f"the emulated disk (FUSE) for {self.backing} did not start "
                                   f"at {self.mountpoint}: {why or 'timed out'}")
             time.sleep(0.02)
@@ -212,6 +222,47 @@ class OneDisk:
                 self._proc.kill()
                 self._proc.wait()
             self._proc = None
+
+
+# The daemon must outrun the budget by this much, or the budget is not what sets the time.
+CEILING_MARGIN = 1.2
+
+
+def check_reachable(directory: str, bytes_per_s: int, size: int = 64 << 20) -> dict:
+    """Refuse a budget this machine's emulated disk cannot deliver: write `size` bytes to a
+    scratch file in `directory` (on the emulated disk, its budget lifted) and read them
+    back cold, through the loop device and the daemon; a FactorError unless both rates
+    beat the budget by CEILING_MARGIN. Returns the rates (B/s) for the pre-flight report."""
+    import shutil
+
+    from wattzip.system import evict
+
+    scratch = Path(directory, ".wattzip-ceiling")
+    size = max(1 << 20, min(size, shutil.disk_usage(directory).free // 2) >> 20 << 20)
+    argv = ["dd", "if=/dev/zero", f"of={scratch}", "bs=1M", f"count={size >> 20}",
+            "conv=fsync", "status=none"]
+    try:
+        started = time.monotonic()
+        subprocess.run(argv, check=True)
+        write = size / (time.monotonic() - started)
+        evict([str(scratch)])
+        started = time.monotonic()
+        subprocess.run(["dd", f"if={scratch}", "of=/dev/null", "bs=128K", "status=none"],
+                       check=True)
+        read = size / (time.monotonic() - started)
+    except subprocess.CalledProcessError as exc:
+        raise FactorError(f"the emulated disk at {directory}: a test copy failed ({exc})") \
+            from None
+    finally:
+        scratch.unlink(missing_ok=True)
+    if min(read, write) < CEILING_MARGIN * bytes_per_s:
+        raise FactorError(
+            f"bandwidth {bytes_per_s / 1e6:g} MB/s: the emulated disk reaches only "
+            f"{read / 1e6:.0f} MB/s reading and {write / 1e6:.0f} MB/s writing here (its "
+            f"FUSE daemon's own limit), so it cannot emulate that disk; choose a bandwidth "
+            f"below {min(read, write) / CEILING_MARGIN / 1e6:.0f} MB/s, or give the medium "
+            "inputs: separate (the kernel's throttle, reads and writes apart)")
+    return {"read_bytes_per_s": read, "write_bytes_per_s": write}
 
 
 def check_available() -> None:

@@ -31,7 +31,8 @@ RUN_COLUMNS = (
     "threads", "copies", "phases", "copy_buffer_bytes", "medium_kind", "flush", "target_device",
     "target_fs", "mount_options", "loop_direct_io", "scheduler_disk", "io_scheduler_in_effect",
     "governor_in_effect",
-    "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "hostname", "slurm_node",
+    "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "bandwidth_budget",
+    "input_layout", "emulated_disk_bytes", "hostname", "slurm_node",
     "slurm_job_id", "tool_version", "trace", "model_row", "model_how", "model_min_w_per_thread",
     "model_max_w_per_thread", "model_threads", "model_source", "model_energy_j",
 )
@@ -41,7 +42,7 @@ NUMERIC_COLUMNS = frozenset({
     "model_max_w_per_thread", "model_threads", "model_energy_j", "idle_power_w",
     "energy_passive_j", "energy_active_j",
     "samples", "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
-    "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s",
+    "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
 })
 BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io"})
 FACTOR_PREFIX = "factor_"

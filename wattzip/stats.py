@@ -165,10 +165,16 @@ def welch_interval(terms: Sequence[tuple[float, Sequence[float]]],
 
 def modified_z(xs: Sequence[float]) -> list[float]:
     """Iglewicz and Hoaglin's modified Z score, 0.6745 (x - median) / MAD: robust to the
-    outlier it looks for; |z| > 3.5 flags one. All zero when the MAD is zero."""
+    outlier it looks for; |z| > 3.5 flags one. The MAD is floored at MAD_FLOOR of the
+    median, so a run within 2.6% of it is never called an outlier: runs a throttle makes
+    all but equal would otherwise flag a 0.4% deviation. All zero when both are zero."""
     med = _median(xs)
-    mad = _median([abs(x - med) for x in xs])
+    mad = max(_median([abs(x - med) for x in xs]), MAD_FLOOR * abs(med))
     return [0.6745 * (x - med) / mad if mad > 0 else 0.0 for x in xs]
+
+
+# The MAD's floor as a share of the median (with Z > 3.5: 2.6% of the median).
+MAD_FLOOR = 0.005
 
 
 def _median(xs: Sequence[float]) -> float:

@@ -142,24 +142,36 @@ def needs_more(runs: list[dict], ops: Sequence[str], min_repeats: int, max_repea
                log: Callable[[str], None] | None = None) -> bool:
     """Whether the job measures another repeat: the verdict design's looks for a codec
     under that design, else the paper's rule; and where that rule would stop, an
-    outlier among the job's runs keeps it going up to its last allowed repeat or look.
-    `log` hears which run was an outlier and what the job does about it."""
+    outlier first seen there keeps it going once (one more repeat, or on to the next
+    look), never past its last allowed repeat or look: each outlier costs one extension,
+    not a run to the maximum. `log` hears which run was an outlier and what the job did."""
     if looks is not None:
         if looks.needs_more(runs, ops):
             return True
         watched = looks.watched(ops)
-        last = looks.runs_per_arm(runs, ops) >= looks.looks[-1]
+        n = looks.runs_per_arm(runs, ops)
+        last = n >= looks.looks[-1]
+        since = max((k for k in looks.looks if k < n), default=0)  # the previous look
         onward, final = "on to the next planned look", f"the last look ({looks.looks[-1]})"
     else:
         measured = series(runs, ops)
         if need_more_repeats(measured, min_repeats, max_repeats, ci_target):
             return True
         watched = tuple(ops)
-        last = min((len(v) for v in measured.values()), default=0) >= max_repeats
+        n = min((len(v) for v in measured.values()), default=0)
+        last = n >= max_repeats
+        since = n - 1 if n > min_repeats else 0  # the previous point the rule stopped at
         onward, final = "one more repeat", f"the most repeats ({max_repeats})"
+    seen = {(o.op, o.repeat) for o in outliers([r for r in runs if r["repeat"] <= since],
+                                                watched)} if since else set()
     flagged = outliers(runs, watched)
+    new = [o for o in flagged if (o.op, o.repeat) not in seen]
     for outlier in flagged if log else ():
-        log(f"{outlier.describe()}: " + (
-            f"it stays at {final}, flagged and counted in every statistic, never dropped"
-            if last else f"measuring {onward} because of it (the run stays in the data)"))
-    return bool(flagged) and not last
+        if outlier in new and not last:
+            log(f"{outlier.describe()}: measuring {onward} because of it (the run stays "
+                "in the data)")
+        else:
+            log(f"{outlier.describe()}: it stays, flagged and counted in every statistic, "
+                "never dropped" + (f", at {final}" if last else
+                                   " (it kept the job going once already)"))
+    return bool(new) and not last

@@ -73,7 +73,10 @@ class ColdCache:
         if job.medium.flush == "unmount":
             os.sync()
             job.medium.cycle()
-            runner.evict(job.sources())
+            # The inputs, and an emulated disk's image file, whose pages the host caches
+            # below the loop device (the budget still sets the time; the bytes are cold).
+            runner.evict([*job.sources(), *([job.medium.image] if job.medium.shares_budget
+                                            else [])])
             return "unmount", False
         method = runner.drop_caches([*job.sources(), *job.stored_paths()])
         if method == "global":
@@ -82,54 +85,44 @@ class ColdCache:
         return method, False
 
 
-def prepare_input_copies(job: Job, log: Callable[[str], None]) -> None:
-    """One input file per copy (copies > 1), so the N readers do real I/O each.
-
-    Made outside every measured region, through user space (never a reflink),
-    beside the input and named by its sha256, and kept for the next job.
-    """
-    if job.copies == 1:
-        job.input_paths = [job.input_path]
-        return
-    folder = Path(job.input_path).parent / "copies"
+def _input_copies(job: Job, sources: list[str], folder: Path, what: str,
+                  log: Callable[[str], None]) -> list[str]:
+    """Copies of the input in `folder`, one per source, named by its sha256 and kept when
+    whole: through user space (never a reflink), outside every measured region, each
+    checked against the input's sha256."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for i in range(job.copies):
+    for i, source in enumerate(sources):
         path = folder / f"{job.input_sha256[:16]}.{i}"
         if not (path.exists() and path.stat().st_size == job.input_bytes):
-            log(f"{job.file_type}: making input copy {i + 1}/{job.copies} at {path}")
-            digest = copy_through_user_space(job.input_path, path)
-            if digest != job.input_sha256:
-                raise ConfigError(f"the copy {path} of {job.input_path} differs from it "
-                                  "(sha256); the input changed while copying?")
+            log(f"{job.file_type}: {what} {i + 1}/{len(sources)} at {path}")
+            if copy_through_user_space(source, path) != job.input_sha256:
+                raise ConfigError(f"the copy {path} of {source} differs from it (sha256); "
+                                  "the input changed while copying?")
         paths.append(str(path))
-    job.input_paths = paths
+    return paths
+
+
+def prepare_input_copies(job: Job, log: Callable[[str], None]) -> None:
+    """One input file per copy (copies > 1), so the N readers do real I/O each, beside
+    the input and kept for the next job."""
+    job.input_paths = (_input_copies(job, [job.input_path] * job.copies,
+                                     Path(job.input_path).parent / "copies",
+                                     "making input copy", log)
+                       if job.copies > 1 else [job.input_path])
 
 
 def stage_on_medium(job: Job, log: Callable[[str], None]) -> None:
     """SYSTOR '09's layout: the input on the disk the runs write to, so that reading it
-    and writing the output share that disk (and an emulated disk's one budget).
-
-    Copied through user space onto the freshly attached medium, outside every measured
-    region and without the emulated disk's budget, and checked against the input's sha256.
-    """
+    and writing the output share that disk (and an emulated disk's one budget); staged
+    onto the freshly attached medium without the emulated disk's budget."""
     if job.medium.inputs != "on-medium":
         return
-    folder = Path(job.medium.path) / "inputs"
-    folder.mkdir(exist_ok=True)
-    staged = []
     with job.medium.unthrottled():
-        for i, source in enumerate(job.sources()):
-            path = folder / f"{job.input_sha256[:16]}.{i}"
-            if not (path.exists() and path.stat().st_size == job.input_bytes):
-                log(f"{job.file_type}: staging the input on the medium {job.medium.name} "
-                    f"({path})")
-                if copy_through_user_space(source, path) != job.input_sha256:
-                    raise ConfigError(f"the copy {path} of {source} differs from it "
-                                      "(sha256); the input changed while copying?")
-            staged.append(str(path))
+        job.input_paths = _input_copies(job, job.sources(), Path(job.medium.path) / "inputs",
+                                        f"staging the input on the medium {job.medium.name}",
+                                        log)
     os.sync()
-    job.input_paths = staged
 
 
 def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
@@ -172,7 +165,7 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
     try:
         stage_on_medium(job, log)
         medium_info = {**job.medium.describe(), **system.host_identity()}
-        scheduler_disk = system.scheduler_disk(job.medium.scheduler_path)
+        scheduler_disk = job.medium.scheduler_disk()
         medium_info.update(scheduler_disk=scheduler_disk,
                            io_scheduler_in_effect=system.io_scheduler(scheduler_disk),
                            governor_in_effect=governors_in_effect(),
@@ -316,10 +309,14 @@ def _measure_pair(arm: Job, meter: Meter, devices: dict, throttle, cold_cache: C
             record = _skipped_read(arm, operation.op, repeat, key)
         else:
             cache, warmed = cold_cache()
+            moved = arm.medium.disk_moved_bytes()
             result = measure(operation, meter, arm.idle_power_w, devices, throttle=throttle)
+            # What went through the emulated disk's budget in the region (read and written,
+            # its own count): a run's bytes seen, not assumed.
+            moved = None if moved is None else arm.medium.disk_moved_bytes() - moved
             arm.medium.mount()  # after an unmount flush, outside the region
             record = _record(arm, result, repeat, version, cache, key)
-            record.update(info, tools_warmed=warmed)
+            record.update(info, tools_warmed=warmed, emulated_disk_bytes=moved)
             if operation is write_op:
                 verified, why = _check_written(arm, result, record)
                 written_ok = verified

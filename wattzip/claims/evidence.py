@@ -41,6 +41,12 @@ class Evidence:
                 return r
         return None
 
+    def budgets(self, setting: str) -> set[str]:
+        """How a setting's emulated disk gave out its bandwidth (runs' bandwidth_budget):
+        "one for reads and writes", "each device's reads and writes apart"."""
+        return {r["bandwidth_budget"] for rows in self._values.values() for r in rows
+                if r["setting"] == setting and r.get("bandwidth_budget")}
+
     def cell(self, file_type, codec, metric, setting=None) -> dict | None:
         for r in self.in_setting(self.breakeven, setting):
             if (r["file_type"], r["codec"], r["metric"]) == (file_type, codec, metric):

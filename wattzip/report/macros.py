@@ -92,7 +92,7 @@ def idle_interval(idle: dict) -> dict[str, str]:
     return {
         "IdleHalfWidthW": "--" if half is None else f"{half:.2f}",
         "IdleConfidencePct": "--" if confidence is None else f"{100 * confidence:.4g}\\%",
-        "IdleStop": tex(idle.get("stopped", "")),
+        "IdleStop": tex(idle.get("stopped") or "as many as configured"),
     }
 
 
