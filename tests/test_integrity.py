@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from wattzip import analysis, meters, plan, records, study, throttle
+from wattzip import analysis, codec_registry, meters, plan, records, study, throttle
 from wattzip.errors import ConfigError, FactorError, RecordError, WattzipError
 
 from .test_runner import corrupting_codec, make_job
@@ -147,6 +147,15 @@ def test_a_pilot_command_that_fails_is_an_error(tmp_path):
     sample.write_bytes(b"x" * 1000)
     with pytest.raises(WattzipError, match="the pilot's false failed"):
         plan._timed(["false"], str(sample), None)
+
+
+@pytest.mark.parametrize("name", ["plain", *(c.name for c in codec_registry.resolve("paper"))])
+def test_the_pilot_runs_every_paper_codec(tmp_path, small_inputs, name):
+    """The default study's pilot, codec by codec: each output where its decompression
+    finds it (7-Zip appends .7z to an archive named without it)."""
+    rates = plan._pilot_codec(small_inputs["text"][0], name, tmp_path)
+    assert rates["write_s_per_byte"] > 0 and rates["read_s_per_byte"] > 0
+    assert 0 < rates["stored_per_byte"] <= (1.0 if name == "plain" else 0.9)
 
 
 def test_trace_timestamps_without_an_offset_need_the_logger_s_zone(tmp_path):

@@ -83,8 +83,10 @@ def pilot(file_types: list[str], codec_names: list[str], cache: Path, seed: int 
 
 
 def _pilot_codec(sample: Path, name: str, work: Path) -> dict:
-    out = work / "out"
     codec = None if name == "plain" else codec_registry.get(name)
+    # The codec's own suffix: 7-Zip appends ".7z" to an archive named without it, and its
+    # decompression would then find no "out".
+    out = work / f"out{codec.suffix if codec else '.raw'}"
     if codec is None or codec.filesystem:  # the plain copy (filesystem codecs: the kernel's)
         argv = runner.plain_copy_argv()
         write = _timed(argv, str(sample), str(out))
