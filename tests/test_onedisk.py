@@ -36,6 +36,21 @@ def sectors_moved(loop: str) -> tuple[int, int]:
     return int(fields[2]) * 512, int(fields[6]) * 512
 
 
+def test_the_plan_charges_one_disk_the_input_and_the_output():
+    """64 MB in, 16 MB stored, at 10 MB/s: on one disk the write moves 80 MB through one
+    budget (8 s), on two the larger side alone bounds it (6.4 s); a CPU-bound pair keeps
+    its CPU time; unlimited, the pilot's times stand."""
+    from wattzip.plan import pair_s
+
+    rate = {"write_s_per_byte": 1e-9, "read_s_per_byte": 1e-9, "stored_per_byte": 0.25}
+    moved = 64e6
+    assert pair_s(rate, moved, 10_000_000, one_disk=True) == pytest.approx(8.0 + 1.6)
+    assert pair_s(rate, moved, 10_000_000, one_disk=False) == pytest.approx(6.4 + 1.6)
+    slow_cpu = {**rate, "write_s_per_byte": 2e-7}
+    assert pair_s(slow_cpu, moved, 10_000_000, one_disk=True) == pytest.approx(12.8 + 1.6)
+    assert pair_s(rate, moved, None, one_disk=True) == pytest.approx(0.128)
+
+
 def test_one_budget_charges_reads_and_writes_alike():
     """The virtual clock: 3 MB read then 3 MB written at 30 MB/s wait 0.1 s and 0.2 s."""
     budget = onedisk.Budget(RATE)
@@ -152,6 +167,13 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
         assert len(times) == 5
         return sum(times) / len(times)
 
+    # The bytes the emulated disk itself counted in each region: a plain write reads the
+    # input and writes it (a copy that did less, a reflink, would show here); gzip -1
+    # writes a third of them; a read reads what was stored.
+    moved = {(r["codec"], r["op"]): r["emulated_disk_bytes"] for r in runs}
+    assert moved[("plain", "plain-write")] >= 2 * 64 * MIB
+    assert moved[("plain", "plain-read")] >= 64 * MIB
+    assert moved[("gz-1", "compress-write")] < 0.7 * moved[("plain", "plain-write")]
     plain_write = mean_s("plain", "plain-write")
     assert plain_write == pytest.approx(128 * MIB / RATE, rel=0.15)
     assert mean_s("gz-1", "compress-write") < 0.8 * plain_write
