@@ -116,7 +116,8 @@ def test_report_html(built):
 
 
 def test_no_generated_file_is_committed():
-    tracked = subprocess.run(["git", "ls-files", "figures", "paper/generated", "results"],
+    tracked = subprocess.run(["git", "ls-files", "figures", "paper/generated", "results",
+                              "rehearsal"],
                              cwd=REPO, capture_output=True, text=True, check=False).stdout
     assert [f for f in tracked.split() if not f.endswith(".gitkeep")] == []
 
