@@ -36,7 +36,6 @@ rule appendix:
         "../envs/wattzip.yaml"
     params:
         configfiles=[os.path.relpath(str(p)) for p in workflow.overwrite_configfiles],
-        study=STUDY.name,
     script:
         "../scripts/appendix.py"
 

@@ -25,7 +25,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from wattzip import checks, codec_registry, records, system
+from wattzip import checks, codec_registry, crosscheck, records, system
 from wattzip.design import Job, Study
 from wattzip.meters import coefficients
 
@@ -257,14 +257,10 @@ def _side_files(study: Study, testbed: str, out: Path, runs: list[dict],
     est_path = out / "plan" / "estimate.json"
     est_path.parent.mkdir(parents=True, exist_ok=True)
     records.write_text_atomically(est_path, json.dumps(estimate, indent=1) + "\n")
-    cross = [{"testbed": testbed, "file_type": study.crosscheck["file_type"], "codec": c,
-              "op": "", "command": "", "harness_mean_s": "", "harness_n": 0,
-              "hyperfine_mean_s": "", "hyperfine_sd_s": "", "hyperfine_n": 0,
-              "ratio_hyperfine_to_harness": "", "conditioned": False,
-              "not_compared": "SIMULATED: hyperfine ran nothing in a rehearsal"}
-             for c in study.crosscheck["codecs"]]
-    records.write_csv_atomically(cross, out / "crosscheck.csv",
-                                 list(cross[0]) if cross else ["testbed"])
+    cross = crosscheck.not_compared(testbed, study.crosscheck["file_type"],
+                                    study.crosscheck["codecs"],
+                                    "SIMULATED: hyperfine ran nothing in a rehearsal")
+    records.write_csv_atomically(cross, out / "crosscheck.csv", list(crosscheck.COLUMNS))
     return {"provenance": str(prov_path), "idle": str(idle_path), "estimate": str(est_path)}
 
 
