@@ -101,7 +101,8 @@ def fake_cpufreq(root: Path, governor: str = "schedutil") -> list[Path]:
     return files
 
 
-def test_a_killed_job_s_governors_are_restored(tmp_path):
+def test_a_killed_job_s_governors_are_restored(tmp_path, monkeypatch):
+    monkeypatch.setenv(undoers.FAKE_SYSFS_ENV, str(tmp_path))  # where restore may write
     files = fake_cpufreq(tmp_path)
     proc = holder(f"""
         from wattzip import factors

@@ -1,0 +1,213 @@
+"""Root on a shared server: a killed job's tools die, a journal others could write is
+refused, each kind of change touches only what that kind makes (issue 30).
+
+Real loop devices, mounts and processes; every test fails on a wattzip that trusts
+what it reads or undoes in plain reverse order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wattzip import machine
+
+from .test_machine import WATTZIP, holder, kill, loops_of, mounted
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+
+
+@pytest.fixture(autouse=True)
+def own_lock(monkeypatch):
+    """A lock of these tests' own: they change only their own folders and devices, and
+    must not wait for a study measuring beside them."""
+    monkeypatch.setenv(machine.LOCK_NAME_ENV, f"wattzip-test-{os.getpid()}")
+
+
+def run(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*WATTZIP, *argv], capture_output=True, text=True, check=False,
+                          env={**os.environ, **(env or {})})
+
+
+def test_a_job_killed_alone_leaves_tools_that_the_first_recovery_kills(tmp_path):
+    """SIGKILL of the job process only (the OOM killer's choice): its tool, in a process
+    group of its own and working in the mount, keeps the mount busy; the next command
+    kills it first, so its first recovery frees the mount and the loop device."""
+    target = tmp_path / "target"
+    proc = holder(f"""
+        import subprocess
+        from wattzip import machine
+        from wattzip.media import Medium
+        held = machine.session("job")  # kept: a dropped one would undo at once
+        held.__enter__()
+        Medium(name="m", kind="image", path={str(target)!r}, size="16MiB").attach()
+        subprocess.Popen(["sleep", "600"], cwd={str(target)!r}, process_group=0)
+    """, tmp_path / "ready")
+    kill(proc)
+    image = target.with_name("target.img")
+    assert mounted(target) and loops_of(image)
+    out = run("restore")
+    assert out.returncode == 0, out.stderr
+    assert not mounted(target) and not loops_of(image)
+
+
+def own_state(tmp_path: Path, mode: int = 0o700) -> dict:
+    state = tmp_path / "state"
+    state.mkdir(mode=mode)
+    state.chmod(mode)
+    return {machine.STATE_DIR_ENV: str(state)}
+
+
+def forge(state: Path, target: Path, kind: str = "sysfs", **extra) -> None:
+    """A hand-written entry of a dead owner, as another user could add it."""
+    entry = {"op": "change", "id": "f" * 32, "owner": {"pid": 1, "start": "0"},
+             "kind": kind, "target": str(target), "original": "owned", "extra": extra,
+             "at": "2026-01-01T00:00:00+00:00", **machine.here()}
+    with open(state / "changes.jsonl", "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def test_a_state_folder_others_can_write_is_refused(tmp_path):
+    env = own_state(tmp_path, 0o777)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    forge(tmp_path / "state", victim)
+    out = run("restore", env=env)
+    assert out.returncode == 2
+    assert "cannot be trusted" in out.stderr and "writable by others" in out.stderr
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_journal_owned_by_another_user_is_refused(tmp_path):
+    env = own_state(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    forge(tmp_path / "state", victim)
+    os.chown(tmp_path / "state" / "changes.jsonl", 65534, 65534)
+    out = run("restore", env=env)
+    assert out.returncode == 2 and "owned by uid 65534" in out.stderr
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("kind, extra", [("sysfs", {}), ("dir", {}), ("serial", {}),
+                                         ("cgroup", {"return_to": "/sys/fs/cgroup"})])
+def test_each_kind_of_change_touches_only_what_it_makes(tmp_path, kind, extra):
+    """Even in a trusted journal, a "sysfs" entry outside /sys (or any other kind's
+    entry naming some other file) is refused, named, and left alone."""
+    env = own_state(tmp_path)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "scheduler").write_text("precious\n")
+    forge(tmp_path / "state", victim / "scheduler" if kind == "sysfs" else victim, kind,
+          **extra)
+    out = run("restore", env=env)
+    assert out.returncode == 2 and "refused" in out.stderr and str(victim) in out.stderr
+    assert (victim / "scheduler").read_text() == "precious\n"
+
+
+def test_a_mount_wattzip_did_not_make_is_not_unmounted(tmp_path):
+    target = tmp_path / "theirs"
+    target.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "theirs", str(target)],
+                   check=True)
+    try:
+        env = own_state(tmp_path)
+        forge(tmp_path / "state", target, "mount", source="/dev/loop999")
+        out = run("restore", env=env)
+        assert out.returncode == 2 and "refused" in out.stderr
+        assert mounted(target)
+    finally:
+        subprocess.run(["umount", str(target)], check=False)
+
+
+def test_entries_name_host_and_boot_and_another_boot_s_are_reported_not_undone(tmp_path):
+    env = own_state(tmp_path)
+    victim = tmp_path / "wattzip-victim"
+    victim.mkdir()
+    forge(tmp_path / "state", victim, "dir")
+    journal = tmp_path / "state" / "changes.jsonl"
+    entry = json.loads(journal.read_text())
+    entry["boot"] = "00000000-0000-0000-0000-000000000000"
+    journal.write_text(json.dumps(entry) + "\n")
+    out = run("restore", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "not undone, from another host or boot" in out.stderr and str(victim) in out.stderr
+    assert victim.exists()
+    mine = machine.note("dir", str(tmp_path / "wattzip-mine"))
+    try:
+        made = [e for e in machine.pending() if e["id"] == mine][0]
+        assert made["host"] == os.uname().nodename
+        assert made["boot"] == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    finally:
+        machine.undone(mine)
+
+
+def test_undo_goes_on_past_a_failure_and_restore_exits_non_zero(tmp_path):
+    env = own_state(tmp_path)
+    state = tmp_path / "state"
+    later = tmp_path / "wattzip-later"
+    later.mkdir()
+    forge(state, later, "dir")  # made first, undone last
+    bad = tmp_path / "bad"
+    forge(state, bad, "sysfs")  # undone first: refused, stays changed
+    journal = state / "changes.jsonl"
+    lines = journal.read_text().splitlines()
+    second = json.loads(lines[1])
+    second["id"] = "e" * 32
+    journal.write_text(lines[0] + "\n" + json.dumps(second) + "\n")
+    out = run("restore", env=env)
+    assert out.returncode == 2
+    assert f"sysfs {bad}" in out.stderr and "stay changed" in out.stderr
+    assert not later.exists()  # undone although the entry after it failed
+
+
+def test_an_unwritable_state_folder_is_a_named_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = run("restore", env={machine.STATE_DIR_ENV: str(blocker / "state")})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"the state folder {blocker / 'state'}" in out.stderr
+
+
+def test_nohup_hang_up_is_ignored_and_sigterm_still_undoes(tmp_path):
+    """Under nohup (SIGHUP ignored) a hang-up changes nothing; SIGTERM still stops."""
+    script = (f"import signal, time\nfrom wattzip import machine\n"
+              f"with machine.session('test'):\n"
+              f"    open({str(tmp_path / 'ready')!r}, 'w').close()\n"
+              f"    time.sleep(3)\n")
+    proc = subprocess.Popen(["nohup", sys.executable, "-c", script], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "ready").exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=30) == 0
+    out = run("restore")
+    assert out.returncode == 0, out.stderr
+
+
+def test_sigterm_under_nohup_still_undoes_and_stops(tmp_path):
+    folder = tmp_path / "wattzip-made"
+    script = (f"import os, time\nfrom wattzip import machine\n"
+              f"with machine.session('test'):\n"
+              f"    os.mkdir({str(folder)!r})\n"
+              f"    machine.note('dir', {str(folder)!r})\n"
+              f"    open({str(tmp_path / 'ready')!r}, 'w').close()\n"
+              f"    time.sleep(60)\n")
+    proc = subprocess.Popen(["nohup", sys.executable, "-c", script], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "ready").exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    assert not folder.exists()
