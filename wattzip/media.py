@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import subprocess
 from dataclasses import dataclass, field, fields
@@ -30,6 +31,10 @@ FLUSHES = ("fsync", "unmount")
 INPUT_LAYOUTS = ("on-medium", "separate")
 _MKFS_QUIET = {"ext2": ["-F", "-q"], "ext3": ["-F", "-q"], "ext4": ["-F", "-q"],
                "xfs": ["-f", "-q"], "btrfs": ["-f", "-q"]}
+
+
+# A medium's name becomes part of paths and setting names: never a space, a slash or a $.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class MediumError(WattzipError):
@@ -68,6 +73,9 @@ class Medium:
     _disk: OneDisk | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not NAME_PATTERN.fullmatch(str(self.name)):
+            raise ConfigError(f"medium name {self.name!r}: use letters, digits, '.', '-' and "
+                              "'_' only (the name becomes part of paths and setting names)")
         self.path = os.path.abspath(self.path)
         if self.kind not in KINDS:
             raise ConfigError(f"medium {self.name}: kind {self.kind!r}; valid: {', '.join(KINDS)}")
