@@ -211,3 +211,62 @@ def test_sigterm_under_nohup_still_undoes_and_stops(tmp_path):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     assert not folder.exists()
+
+
+def test_an_image_through_a_symlinked_folder_is_detached_and_attached_again(tmp_path):
+    """/data linked to /srv/data: the kernel names the loop's backing file by its resolved
+    path, and the medium compares resolved paths, so its job frees the loop device."""
+    from wattzip.media import Medium
+
+    (tmp_path / "srv").mkdir()
+    (tmp_path / "data").symlink_to(tmp_path / "srv")
+    medium = Medium(name="m", kind="image", path=str(tmp_path / "data" / "target"),
+                    size="16MiB")
+    for _ in range(2):
+        medium.attach()
+        medium.detach()
+    assert not loops_of(tmp_path / "srv" / "target.img")
+
+
+def test_an_existing_file_at_the_image_path_is_refused_by_name(tmp_path):
+    from wattzip.media import Medium, MediumError
+
+    theirs = tmp_path / "target.img"
+    theirs.write_bytes(b"someone's data\n")
+    medium = Medium(name="m", kind="image", path=str(tmp_path / "target"), size="16MiB")
+    with pytest.raises(MediumError, match=f"{theirs} exists and is not an image wattzip"):
+        medium.attach()
+    assert theirs.read_bytes() == b"someone's data\n"
+
+
+def test_a_link_planted_at_the_image_path_is_never_followed(tmp_path):
+    from wattzip.media import Medium, MediumError
+
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    (tmp_path / "target.img").symlink_to(victim)
+    medium = Medium(name="m", kind="image", path=str(tmp_path / "target"), size="16MiB")
+    with pytest.raises(MediumError, match="not an image wattzip made"):
+        medium.attach()
+    assert victim.read_bytes() == b"precious\n"
+
+
+def test_a_mount_point_that_is_not_empty_is_refused(tmp_path):
+    from wattzip.media import Medium, MediumError
+
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine\n")
+    medium = Medium(name="m", kind="tmpfs", path=str(target), size="1MiB")
+    with pytest.raises(MediumError, match="is not empty"):
+        medium.attach()
+    assert not mounted(target) and (target / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_tmpfs_larger_than_the_memory_is_refused(tmp_path):
+    from wattzip.media import Medium, MediumError
+
+    medium = Medium(name="m", kind="tmpfs", path=str(tmp_path / "t"), size="64TiB")
+    with pytest.raises(MediumError, match="exceeds the memory available"):
+        medium.attach()
+    assert not mounted(tmp_path / "t")

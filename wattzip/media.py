@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import shlex
+import stat
 import subprocess
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -76,7 +77,9 @@ class Medium:
         if not NAME_PATTERN.fullmatch(str(self.name)):
             raise ConfigError(f"medium name {self.name!r}: use letters, digits, '.', '-' and "
                               "'_' only (the name becomes part of paths and setting names)")
-        self.path = os.path.abspath(self.path)
+        # Resolved once, here: the kernel names a loop's backing file and a mount point by
+        # their resolved paths, and a link swapped later is never followed.
+        self.path = os.path.realpath(self.path)
         if self.kind not in KINDS:
             raise ConfigError(f"medium {self.name}: kind {self.kind!r}; valid: {', '.join(KINDS)}")
         if self.flush not in FLUSHES:
@@ -86,7 +89,10 @@ class Medium:
             raise ConfigError(f"medium {self.name}: a plain directory cannot be unmounted; use "
                               "kind image (a loop-mounted file), block or tmpfs for flush unmount")
         if self.kind == "image":
-            self.image = os.path.abspath(self.image or self.path.rstrip("/") + ".img")
+            image = os.path.abspath(self.image or self.path.rstrip("/") + ".img")
+            # The folder resolved, the name not: a link at the name is refused, not followed.
+            self.image = os.path.join(os.path.realpath(os.path.dirname(image)),
+                                      os.path.basename(image))
             if not self.size:
                 raise ConfigError(f"medium {self.name}: an image needs a size (e.g. 2GiB)")
         if self.kind in ("image", "block") and self.fs is None and (self.kind == "image"
@@ -194,6 +200,12 @@ class Medium:
             raise MediumError(f"medium {self.name}: something is already mounted at "
                               f"{self.path} ({mount_entry(self.path)[0]}), and not by a "
                               "killed wattzip job; unmount it or choose another path")
+        if os.listdir(self.path):
+            raise MediumError(f"medium {self.name}: the mount point {self.path} is not empty; "
+                              "mounting there would hide its files. Empty it or choose "
+                              "another path")
+        if self.kind == "tmpfs":
+            check_memory(self.name, parse_size(self.size))
         if self.kind == "image":
             held = self._loops()
             if held:
@@ -201,10 +213,11 @@ class Medium:
                                   f"{', '.join(held)}, and not by a killed wattzip job; "
                                   "detach it (losetup -d) or choose another image")
             Path(self.image).parent.mkdir(parents=True, exist_ok=True)
-            new = not os.path.exists(self.image)
+            new = not os.path.lexists(self.image)
+            if not new:
+                check_ours(self.name, self.image)
             if self.fresh or new:
-                with open(self.image, "wb") as f:  # sparse
-                    f.truncate(parse_size(self.size))
+                make_image(self.image, parse_size(self.size))
                 self._mkfs(self.image)
             evict([self.image])  # mkfs wrote through the host's cache; the loop will not
             backing = self.image
@@ -286,6 +299,57 @@ class Medium:
                 dio = Path(f"/sys/block/{os.path.basename(self._loop)}/loop/dio")
                 info["loop_direct_io"] = dio.exists() and dio.read_text().strip() == "1"
         return info
+
+
+# Set by root on every image wattzip makes; a user cannot set or forge a trusted.* name.
+MARK = "trusted.wattzip"
+
+
+def make_image(image: str, size: int) -> None:
+    """A sparse image of `size` bytes at `image`, marked as wattzip's; a link planted at
+    the name is refused (O_NOFOLLOW), never followed."""
+    try:
+        fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise MediumError(f"the image {image} cannot be created ({exc.strerror}); a "
+                          "symbolic link there is never followed") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.ftruncate(fd, size)
+        try:
+            os.setxattr(fd, MARK, b"1")
+        except OSError:  # no xattrs here (NFS): the mark goes beside it, root's own file
+            Path(image + ".wattzip").write_text(f"{os.fstat(fd).st_ino}\n")
+    finally:
+        os.close(fd)
+
+
+def check_ours(name: str, image: str) -> None:
+    """An existing image is wattzip's (marked when it was made), or a MediumError: a file
+    of someone else's at that path is never truncated or formatted."""
+    st = os.lstat(image)
+    ours = False
+    if stat.S_ISREG(st.st_mode):
+        with contextlib.suppress(OSError):
+            ours = os.getxattr(image, MARK, follow_symlinks=False) == b"1"
+        side = Path(image + ".wattzip")
+        if not ours and side.is_file() and os.lstat(side).st_uid == 0:
+            ours = side.read_text().strip() == str(st.st_ino)
+    if not ours:
+        raise MediumError(f"medium {name}: {image} exists and is not an image wattzip made; "
+                          "it is never overwritten. Move it away or choose another image")
+
+
+def check_memory(name: str, size: int) -> None:
+    """A tmpfs of `size` fits in the memory available now, or a MediumError: a bigger one
+    would swap, or invoke the OOM killer, in the middle of the runs."""
+    with open("/proc/meminfo") as f:
+        info = {k: int(v.split()[0]) * 1024 for k, v in (line.split(":", 1) for line in f)}
+    available = info.get("MemAvailable", info["MemFree"])
+    if size > available:
+        raise MediumError(f"medium {name}: a tmpfs of {size / 2**20:.0f} MiB exceeds the "
+                          f"memory available ({available / 2**20:.0f} MiB); choose a smaller "
+                          "size or another kind of medium")
 
 
 def _mounts() -> list[tuple[str, str, str, str]]:
