@@ -335,7 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
     s.add_argument("--reads-per-write", type=float, default=1.0,
                    help="the verdicts' workload (--looks; default: %(default)s)")
-    s.add_argument("--copies", type=int, default=1)
+    s.add_argument("--copies", type=_at_least_one, default=1,
+                   help="copies compressed at once (at least 1)")
     s.add_argument("--threads", type=int, default=0,
                    help="threads of multi-threaded codecs (default 0: every core here)")
     s.add_argument("--trace-dir")
@@ -418,6 +419,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ci-target", type=float, default=0.05)
     s.set_defaults(fn=cmd_analyze)
     return p
+
+
+def _at_least_one(text: str) -> int:
+    """A count of copies: 0 would record "verified" runs that wrote nothing."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
+    return n
 
 
 def main(argv: list[str] | None = None) -> int:
