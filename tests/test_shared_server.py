@@ -45,7 +45,8 @@ def test_a_job_killed_alone_leaves_tools_that_the_first_recovery_kills(tmp_path)
         import subprocess
         from wattzip import machine
         from wattzip.media import Medium
-        held = machine.session("job")  # kept: a dropped one would undo at once
+        # No guard: as when it dies with the job (a Slurm timeout kills the whole cgroup).
+        held = machine.session("job", guarded=False)  # kept: a dropped one undoes at once
         held.__enter__()
         Medium(name="m", kind="image", path={str(target)!r}, size="16MiB").attach()
         subprocess.Popen(["sleep", "600"], cwd={str(target)!r}, process_group=0)
@@ -56,6 +57,30 @@ def test_a_job_killed_alone_leaves_tools_that_the_first_recovery_kills(tmp_path)
     out = run("restore")
     assert out.returncode == 0, out.stderr
     assert not mounted(target) and not loops_of(image)
+
+
+def test_a_job_killed_alone_is_undone_at_once_by_its_guard(tmp_path):
+    """No next command needed: the killed job's guard kills its tool and frees its mount
+    and loop device within seconds."""
+    target = tmp_path / "target"
+    proc = holder(f"""
+        import subprocess
+        from wattzip import machine
+        from wattzip.media import Medium
+        held = machine.session("job")  # kept: a dropped one would undo at once
+        held.__enter__()
+        Medium(name="m", kind="image", path={str(target)!r}, size="16MiB").attach()
+        tool = subprocess.Popen(["sleep", "600"], cwd={str(target)!r}, process_group=0)
+        open({str(tmp_path / "tool")!r}, "w").write(str(tool.pid))
+    """, tmp_path / "ready")
+    tool = int((tmp_path / "tool").read_text())
+    kill(proc)
+    image = target.with_name("target.img")
+    deadline = time.monotonic() + 30
+    while mounted(target) or loops_of(image) or machine.process_start(tool):
+        assert time.monotonic() < deadline, "the killed job's changes outlived it"
+        time.sleep(0.1)
+    assert not machine.pending()
 
 
 def own_state(tmp_path: Path, mode: int = 0o700) -> dict:

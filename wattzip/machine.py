@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from wattzip import guard
 from wattzip.errors import MachineError
 from wattzip.undoers import OWNER_ENV, UNDO
 
@@ -345,9 +346,11 @@ _depth = 0
 @contextlib.contextmanager
 def session(what: str, testbed: str = "", config: str = "",
             wait_s: float = DEFAULT_LOCK_WAIT_S,
-            log: Callable[[str], None] = _log) -> Iterator[None]:
+            log: Callable[[str], None] = _log, guarded: bool = True) -> Iterator[None]:
     """Hold the machine for one command: take the lock, undo what a killed command left,
-    mark every process it starts, and undo its own changes at the end, also on SIGTERM,
+    mark every process it starts, start its guard (wattzip.guard: if the command dies
+    unannounced, its tools are killed and its changes undone at once), and undo its own
+    changes at the end, also on SIGTERM,
     SIGINT and SIGHUP (a Slurm scancel, a Ctrl-C, a lost SSH session), unless the
     hang-up is ignored (nohup)."""
     global _depth
@@ -363,14 +366,19 @@ def session(what: str, testbed: str = "", config: str = "",
               if s != signal.SIGHUP or signal.getsignal(s) is not signal.SIG_IGN]
     previous = {sig: signal.signal(sig, _exit_on) for sig in caught}
     os.environ[OWNER_ENV] = owner_tag()
+    watch = None
     try:
         recover(log)
         note("processes", owner_tag())  # every child, however deep, carries the mark
+        if guarded:
+            watch = guard.start(owner_tag())
         yield
     finally:
         try:
             undo_own(log)
         finally:
+            if watch:
+                guard.stop(*watch)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             os.environ.pop(OWNER_ENV, None)
