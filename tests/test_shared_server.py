@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -295,3 +296,49 @@ def test_a_tmpfs_larger_than_the_memory_is_refused(tmp_path):
     with pytest.raises(MediumError, match="exceeds the memory available"):
         medium.attach()
     assert not mounted(tmp_path / "t")
+
+
+NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+          "/usr/bin/python3", "-c"]
+
+
+def test_an_unprivileged_user_can_neither_take_nor_fake_the_lock(tmp_path):
+    """Today's abstract socket could be bound by anyone, holding every study off; the
+    lock file lives where only root may go."""
+    name = os.environ[machine.LOCK_NAME_ENV]
+    squatter = subprocess.Popen([*NOBODY, textwrap.dedent(f"""
+        import socket, sys, time
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind("\\0" + {name!r})  # what took the old lock
+        s.listen(1)
+        try:
+            open({machine.LOCK_DIR!r} + "/" + {name!r} + ".lock", "a")
+            print("opened", flush=True)
+        except OSError as exc:
+            print("refused", exc.errno, flush=True)
+        time.sleep(60)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert squatter.stdout.readline().startswith("refused")
+        with machine.session("job", wait_s=2):
+            pass
+    finally:
+        squatter.kill()
+        squatter.wait()
+
+
+def test_the_wattsup_port_opens_only_under_the_lock(tmp_path):
+    from wattzip import meters
+    from wattzip.errors import MeterError
+
+    from .test_meter_edges import FakeWattsUp
+
+    device = FakeWattsUp(before_w=80.0, after_w=80.0, step_s=0.0)
+    try:
+        meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=device.port))
+        with pytest.raises(MeterError, match="only under the machine's lock"):
+            meter.start()
+        assert device.received == []  # not one byte to the meter of whoever measures
+        meter.close()
+    finally:
+        device.close()

@@ -9,11 +9,15 @@ command that touches the machine undoes them first and says what it undid, so th
 value it then reads as "the original" is the machine's own. `wattzip restore`
 shows and undoes them by hand.
 
-The lock is an abstract Unix socket. The kernel frees it when its holder dies,
-however it dies, and every process of the network namespace sees it, chroots
-included; its holder answers who it is (pid, testbed, config, since when). A
-container with a network namespace of its own does not see it: the README says
-so, and the idle calibration refuses a machine that was not quiet.
+The journal is trusted only when root owns it and its folder and no one else can
+write them: an entry names a file for root to write. Each kind of change may touch
+only what that kind makes (wattzip.undoers), and an entry from another host or boot is
+reported, never undone.
+
+The lock is an flock on a file in /run/wattzip, a folder only root may write: the
+kernel frees it when its holder dies, however it dies, and every process that sees
+the same /run sees it. A container or chroot with a /run of its own does not: the
+docs say so, and the idle calibration refuses a machine that was not quiet.
 """
 
 from __future__ import annotations
@@ -23,12 +27,11 @@ import datetime as dt
 import fcntl
 import json
 import os
+import re
 import signal
-import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -42,6 +45,7 @@ STATE_DIR_ENV = "WATTZIP_STATE_DIR"
 LOCK_NAME_ENV = "WATTZIP_LOCK_NAME"
 DEFAULT_STATE_DIR = "/var/lib/wattzip"
 DEFAULT_LOCK_NAME = "wattzip-machine"
+LOCK_DIR = "/run/wattzip"
 DEFAULT_LOCK_WAIT_S = 24 * 3600.0
 
 
@@ -273,44 +277,59 @@ def undo_own(log: Callable[[str], None] = _log) -> None:
 
 
 class MachineLock:
-    """One holder per machine: whatever measures or changes the machine holds it."""
+    """One holder per machine: whatever measures or changes the machine holds it.
+
+    An flock on a file in a folder only root can enter (/run/wattzip): an unprivileged
+    user can neither take it nor write the holder's name in it, and the kernel frees it
+    when its holder dies, however it dies. The holder writes who it is (pid, testbed,
+    config, since when) into the file for whoever waits."""
 
     def __init__(self, what: str, testbed: str = "", config: str = ""):
         self.name = os.environ.get(LOCK_NAME_ENV, DEFAULT_LOCK_NAME)
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", self.name):
+            raise MachineError(f"{LOCK_NAME_ENV}={self.name!r}: letters, digits, . - _ only")
+        self.path = Path(LOCK_DIR) / f"{self.name}.lock"
         self.info = {"pid": os.getpid(), "what": what, "testbed": testbed, "config": config,
                      "host": os.uname().nodename}
-        self._sock: socket.socket | None = None
+        self._fd: int | None = None
+
+    def _open(self) -> int:
+        folder = Path(LOCK_DIR)
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            st = os.lstat(folder)
+            problem = (f"{folder} is not a folder" if not stat.S_ISDIR(st.st_mode)
+                       else _untrusted(folder, st, "the lock folder"))
+            if problem is None:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+                             | os.O_CLOEXEC, 0o600)
+                problem = _untrusted(self.path, os.fstat(fd), "the lock file")
+                if problem is None:
+                    return fd
+                os.close(fd)
+        except OSError as exc:
+            problem = f"{exc.filename or folder}: {exc.strerror}"
+        raise MachineError(f"the machine's lock cannot be taken safely: {problem}; wattzip "
+                           "changes the machine, so it runs as root, and its lock lives in "
+                           f"{LOCK_DIR}, which only root may write")
 
     def _try(self) -> bool:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        fd = self._open()
         try:
-            sock.bind("\0" + self.name)
-        except OSError:
-            sock.close()
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
             return False
-        sock.listen(8)
-        self._sock = sock
         self.info["since"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        threading.Thread(target=self._answer, daemon=True).start()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(self.info) + "\n").encode(), 0)
+        self._fd = fd
         return True
 
-    def _answer(self) -> None:
-        """Tell whoever waits who holds the lock."""
-        reply = (json.dumps(self.info) + "\n").encode()
-        while self._sock is not None:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            with conn, contextlib.suppress(OSError):
-                conn.sendall(reply)
-
     def holder(self) -> dict | None:
-        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX,
-                                                          socket.SOCK_STREAM) as s:
-            s.settimeout(2)
-            s.connect("\0" + self.name)
-            return json.loads(s.makefile().readline())
+        """Who holds the lock, as the holder wrote it (None: nobody, or just arriving)."""
+        with contextlib.suppress(OSError, ValueError):
+            return json.loads(self.path.read_text())
         return None
 
     def acquire(self, wait_s: float = DEFAULT_LOCK_WAIT_S,
@@ -320,10 +339,10 @@ class MachineLock:
             holder = self.holder() or {}
             who = (f"pid {holder.get('pid')} ({holder.get('what')}, testbed "
                    f"{holder.get('testbed') or '-'}, config {holder.get('config') or '-'}, "
-                   f"since {holder.get('since')})") if holder else "a process just leaving"
+                   f"since {holder.get('since')})") if holder else "a process just arriving"
             if time.monotonic() > deadline:
                 raise MachineError(f"the machine is busy: {who} holds the wattzip lock "
-                                   f"@{self.name}; gave up after {wait_s:g} s. Measurements "
+                                   f"{self.path}; gave up after {wait_s:g} s. Measurements "
                                    "never overlap: wait for it, or stop it")
             if time.monotonic() >= said:
                 log(f"wattzip: waiting for the machine: {who} holds it")
@@ -331,11 +350,11 @@ class MachineLock:
             time.sleep(0.5)
 
     def release(self) -> None:
-        sock, self._sock = self._sock, None
-        if sock is not None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
             with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
+                os.ftruncate(fd, 0)
+            os.close(fd)
 
 
 # --- a command that touches the machine ---------------------------------------------------
@@ -384,6 +403,11 @@ def session(what: str, testbed: str = "", config: str = "",
             os.environ.pop(OWNER_ENV, None)
             _depth -= 1
             lock.release()
+
+
+def held() -> bool:
+    """This process holds the machine (inside a session): meters open only then."""
+    return _depth > 0
 
 
 def _exit_on(signum, frame) -> None:
