@@ -342,3 +342,35 @@ def test_the_wattsup_port_opens_only_under_the_lock(tmp_path):
         meter.close()
     finally:
         device.close()
+
+
+def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
+    """A block medium (a real loop device here) whose mount point sits on the root disk:
+    the idle calibration sets the scheduler on the medium's device, as the jobs do."""
+    from wattzip import factors, system
+
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"")
+    os.truncate(image, 16 << 20)
+    loop = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    root_disk = system.scheduler_disk(str(tmp_path))
+    before = factors.current_io_scheduler(root_disk)
+    try:
+        proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
+                                 "--model-max-w", "2", "--count", "2", "--min-count", "2",
+                                 "--seconds", "1", "--max-other-load", "1",
+                                 "--io-scheduler", "kyber", "--medium", "disk",
+                                 "--medium-kind", "block", "--medium-device", loop,
+                                 "--target-dir", str(tmp_path / "mnt")],
+                                stderr=subprocess.PIPE, text=True)
+        seen = set()
+        while proc.poll() is None:
+            seen.add(factors.current_io_scheduler(os.path.basename(loop)))
+            assert factors.current_io_scheduler(root_disk) == before
+            time.sleep(0.05)
+        assert proc.returncode == 0, proc.stderr
+        assert "kyber" in seen
+        assert factors.current_io_scheduler(os.path.basename(loop)) == "none"
+    finally:
+        subprocess.run(["losetup", "--detach", loop], check=False)

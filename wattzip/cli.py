@@ -55,7 +55,7 @@ def cmd_idle(a) -> int:
                                  target_dir=a.target_dir, min_count=a.min_count,
                                  ci_target=a.ci_target, io_scheduler=a.io_scheduler,
                                  governor=a.governor, max_other_load=a.max_other_load,
-                                 journal=a.journal, log=log)
+                                 journal=a.journal, log=log, medium=options.medium_of(a))
         finally:
             meter.close()
     text = json.dumps(out, indent=2)

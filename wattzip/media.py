@@ -135,12 +135,21 @@ class Medium:
         return self.kind != "directory"
 
     def scheduler_disk(self) -> str | None:
-        """The block device whose I/O scheduler orders this medium's I/O (attached): on
-        an emulated disk, the loop device's own queue, the last before the budget; for
-        another image, the disk under its file; else the disk under the path."""
+        """The block device whose I/O scheduler orders this medium's I/O: on an emulated
+        disk (attached), the loop device's own queue, the last before the budget; for
+        another image, the disk under its file (or its folder, before it is made); for
+        a block device, its disk, mounted or not; no disk for tmpfs; else the disk
+        under the path. The idle calibration asks before attaching, the jobs after."""
         if self._disk is not None and self._loop:
             return os.path.basename(self._loop)
-        return scheduler_disk(self.image if self.kind == "image" else self.path)
+        if self.kind == "tmpfs":
+            return None
+        if self.kind == "block":
+            return device_disk(self.device)
+        if self.kind == "image":
+            image = self.image if os.path.exists(self.image) else os.path.dirname(self.image)
+            return scheduler_disk(image)
+        return scheduler_disk(self.path)
 
     def share_budget(self, bytes_per_s: int | None) -> None:
         """Reads and writes of this image through one budget of `bytes_per_s` (None: no
@@ -338,6 +347,15 @@ def check_ours(name: str, image: str) -> None:
     if not ours:
         raise MediumError(f"medium {name}: {image} exists and is not an image wattzip made; "
                           "it is never overwritten. Move it away or choose another image")
+
+
+def device_disk(device: str) -> str | None:
+    """The whole disk of a block device node (sdb for /dev/sdb1), as in /sys/block."""
+    st = os.stat(device)
+    if not stat.S_ISBLK(st.st_mode):
+        raise ConfigError(f"{device} is not a block device")
+    real = Path(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}").resolve()
+    return real.parent.name if (real / "partition").exists() else real.name
 
 
 def check_memory(name: str, size: int) -> None:
