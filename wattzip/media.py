@@ -177,7 +177,7 @@ class Medium:
         if self._disk is None:
             return None
         with self.unthrottled():
-            return check_reachable(self.path, self._budget_bytes_per_s)
+            return check_reachable(self.path, self._budget_bytes_per_s, backing=self.image)
 
     def unthrottled(self):
         """The emulated disk without its budget for a while (staging inputs)."""
