@@ -374,3 +374,24 @@ def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
         assert factors.current_io_scheduler(os.path.basename(loop)) == "none"
     finally:
         subprocess.run(["losetup", "--detach", loop], check=False)
+
+
+def test_a_link_planted_at_a_partial_or_output_file_is_never_followed(tmp_path):
+    """Another user's link at the name root writes next (a .partial beside a result, a
+    copy's target): the write fails instead of going where the link points."""
+    from wattzip import inputs, records
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "out.json.partial").symlink_to(victim)
+    with pytest.raises(OSError):
+        records.write_text_atomically(tmp_path / "out.json", "{}\n")
+    (tmp_path / "copy.bin.partial").symlink_to(victim)
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"x" * 100)
+    with pytest.raises(OSError):
+        inputs.copy_through_user_space(src, tmp_path / "copy.bin")
+    (tmp_path / "zero.bin.partial").symlink_to(victim)
+    with pytest.raises(OSError):
+        inputs.generate("zero", 1 << 16, tmp_path / "zero.bin", progress=False)
+    assert victim.read_text() == "precious\n"
