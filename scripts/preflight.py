@@ -13,7 +13,7 @@ import shlex
 import shutil
 import sys
 
-from wattzip import codec_registry, factors, machine, meters, system, throttle
+from wattzip import checks, codec_registry, factors, machine, meters, system, throttle
 from wattzip.errors import WattzipError
 from wattzip.inputs import parse_size
 from wattzip.media import Medium
@@ -63,20 +63,13 @@ report["meter"] = {"source": meter.name, "scope": meter.scope, "method": meter.m
 meter.close()
 
 os.makedirs(snakemake.params.input_dir, exist_ok=True)
-fs_codecs = [c for c in map(codec_registry.get, snakemake.params.codecs) if c.filesystem]
 for name, setting in snakemake.params.settings.items():
     target = setting["target_dir"]
     spec = setting["medium"]
-    for codec in fs_codecs:
-        if spec.get("inputs") == "on-medium":
-            fail(f"setting {name}: codec {codec.name} compresses the whole filesystem, the "
-                 f"staged input too; give medium {spec['name']} inputs: separate")
-        if spec.get("fs") != codec.filesystem:
-            fail(
-                f"setting {name}: codec {codec.name} compresses in {codec.filesystem}, but "
-                f"medium {spec['name']} is {spec.get('fs') or spec['kind']}; give it "
-                f"kind: image, fs: {codec.filesystem} (config factors.medium)"
-            )
+    # The checks that need no machine: the rehearsal ran the same ones (wattzip.checks).
+    problems = checks.medium_problems(name, spec, snakemake.params.codecs)
+    if problems:
+        fail("; ".join(problems))
     medium = Medium.from_spec(spec["name"], spec)
     needed = space_needed(snakemake.params.file_size, setting["copies"],
                           snakemake.params.duty_phases, medium.inputs == "on-medium")

@@ -146,7 +146,24 @@ active_passive_plot <- function(dt, mean_col, hw_col, what, title) {
     labs(title = title, subtitle = estimated_subtitle(dt))
 }
 
+# A rehearsal's tables say so in their `simulated` column: whatever is drawn or set from
+# them says SIMULATED on itself, read from the data (not from where it is written).
+simulated_label <- "SIMULATED: a rehearsal's runs, made from the study's design; nothing was measured"
+
+is_simulated <- function() {
+  paths <- unlist(snakemake@input)
+  paths <- paths[grepl("\\.csv$", paths)]
+  any(vapply(paths, function(p) {
+    head <- fread(p, nrows = 1)
+    "simulated" %in% names(head) && isTRUE(as.logical(head$simulated[1]))
+  }, logical(1)))
+}
+
 save_pdf <- function(plot, path, width = 6.5, height = 3.2) {
   dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
+  if (is_simulated()) {
+    plot$labels$caption <- paste(c(simulated_label, plot$labels$caption), collapse = "\n")
+    plot <- plot + theme(plot.caption = element_text(colour = "#B2182B", face = "bold", hjust = 0))
+  }
   ggsave(path, plot, width = width, height = height, units = "in", device = cairo_pdf)
 }
