@@ -395,3 +395,19 @@ def test_a_link_planted_at_a_partial_or_output_file_is_never_followed(tmp_path):
     with pytest.raises(OSError):
         inputs.generate("zero", 1 << 16, tmp_path / "zero.bin", progress=False)
     assert victim.read_text() == "precious\n"
+
+
+def test_a_loop_device_of_an_image_wattzip_did_not_make_is_left_attached(tmp_path):
+    image = tmp_path / "theirs.img"
+    image.write_bytes(b"")
+    os.truncate(image, 8 << 20)
+    loop = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    try:
+        env = own_state(tmp_path)
+        forge(tmp_path / "state", image, "loop")
+        out = run("restore", env=env)
+        assert out.returncode == 2 and "refused" in out.stderr
+        assert loops_of(image) == [loop]
+    finally:
+        subprocess.run(["losetup", "--detach", loop], check=False)

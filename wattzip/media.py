@@ -23,6 +23,7 @@ from wattzip.errors import ConfigError, WattzipError
 from wattzip.inputs import parse_size
 from wattzip.onedisk import OneDisk, check_reachable
 from wattzip.system import evict, scheduler_disk
+from wattzip.undoers import IMAGE_MARK, is_wattzip_image
 
 KINDS = ("directory", "image", "block", "tmpfs")
 FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs")
@@ -310,10 +311,6 @@ class Medium:
         return info
 
 
-# Set by root on every image wattzip makes; a user cannot set or forge a trusted.* name.
-MARK = "trusted.wattzip"
-
-
 def make_image(image: str, size: int) -> None:
     """A sparse image of `size` bytes at `image`, marked as wattzip's; a link planted at
     the name is refused (O_NOFOLLOW), never followed."""
@@ -326,7 +323,7 @@ def make_image(image: str, size: int) -> None:
         os.ftruncate(fd, 0)
         os.ftruncate(fd, size)
         try:
-            os.setxattr(fd, MARK, b"1")
+            os.setxattr(fd, IMAGE_MARK, b"1")
         except OSError:  # no xattrs here (NFS): the mark goes beside it, root's own file
             Path(image + ".wattzip").write_text(f"{os.fstat(fd).st_ino}\n")
     finally:
@@ -336,15 +333,7 @@ def make_image(image: str, size: int) -> None:
 def check_ours(name: str, image: str) -> None:
     """An existing image is wattzip's (marked when it was made), or a MediumError: a file
     of someone else's at that path is never truncated or formatted."""
-    st = os.lstat(image)
-    ours = False
-    if stat.S_ISREG(st.st_mode):
-        with contextlib.suppress(OSError):
-            ours = os.getxattr(image, MARK, follow_symlinks=False) == b"1"
-        side = Path(image + ".wattzip")
-        if not ours and side.is_file() and os.lstat(side).st_uid == 0:
-            ours = side.read_text().strip() == str(st.st_ino)
-    if not ours:
+    if not is_wattzip_image(image):
         raise MediumError(f"medium {name}: {image} exists and is not an image wattzip made; "
                           "it is never overwritten. Move it away or choose another image")
 

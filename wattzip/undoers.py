@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Callable
@@ -102,7 +103,40 @@ def _loops_backed_by(image: str) -> list[str]:
     return found
 
 
+# Set by root on every image wattzip makes; a user cannot set or forge a trusted.* name.
+IMAGE_MARK = "trusted.wattzip"
+
+
+def is_wattzip_image(image: str) -> bool:
+    """An image wattzip made: marked so when it was made (or, where the filesystem keeps
+    no such marks, named in a root-owned file beside it)."""
+    st = os.lstat(image)
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    with contextlib.suppress(OSError):
+        if os.getxattr(image, IMAGE_MARK, follow_symlinks=False) == b"1":
+            return True
+    side = Path(image + ".wattzip")
+    with contextlib.suppress(OSError):
+        return os.lstat(side).st_uid == 0 and side.read_text().strip() == str(st.st_ino)
+    return False
+
+
+def _loop_is_ours(target: str) -> bool:
+    """The emulated disk's file (in a wattzip-onedisk mount, read without a stat that a
+    dead daemon would fail), an image wattzip made, or a file already gone."""
+    folder = os.path.dirname(target)
+    if os.path.basename(target) == "disk.img" and folder.endswith(".onedisk"):
+        return _mount_source(folder) in (None, "wattzip-onedisk")
+    try:
+        return is_wattzip_image(target)
+    except FileNotFoundError:
+        return True  # deleted: only loops still naming it are detached
+
+
 def _undo_loop(entry: dict) -> None:
+    if not _loop_is_ours(entry["target"]):
+        _refuse(entry, "a loop device of an image wattzip made")
     for loop in _loops_backed_by(entry["target"]):
         with open("/proc/self/mounts") as f:
             mounts = [line.split()[1] for line in f if line.split()[0] == loop]
