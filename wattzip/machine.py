@@ -25,6 +25,7 @@ import datetime as dt
 import fcntl
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -211,12 +212,17 @@ def describe(entry: dict) -> str:
             f"{where} at {entry['at']}")
 
 
+def _is_tools(entry: dict) -> bool:
+    """A command's own mark (pid:start): the tools it ran, not a helper daemon of its
+    own (the emulated disk's, tagged apart, is stopped after what sits on it)."""
+    return entry["kind"] == "processes" and bool(re.fullmatch(r"\d+:\d+", entry["target"]))
+
+
 def undo_order(entries: list[dict]) -> list[dict]:
-    """Reverse order, but a dead command's processes first: a tool still running in a
-    mount keeps it busy, so it is killed before anything is unmounted."""
+    """Reverse order, but a command's tools first: a tool still running in a mount keeps
+    it busy, so it is killed before anything is unmounted."""
     ordered = list(reversed(entries))
-    return ([e for e in ordered if e["kind"] == "processes"]
-            + [e for e in ordered if e["kind"] != "processes"])
+    return [e for e in ordered if _is_tools(e)] + [e for e in ordered if not _is_tools(e)]
 
 
 def undo(entries: list[dict], log: Callable[[str], None] = _log, why: str = "") -> None:
