@@ -16,14 +16,11 @@ rule preflight:
     conda:
         "../envs/wattzip.yaml"
     resources:
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
+        **SLURM,
     params:
         codecs=list(dict.fromkeys(CODECS + [c for c in DUTY_CODECS if c != "plain"])),
         settings=testbed_settings,
-        file_size=FILE_SIZE,
+        file_size=STUDY.file_size_bytes,
         duty_phases=DUTY.phases if DUTY else 1,
         meter=testbed_meter,
         input_dir=testbed_input_dir,
@@ -47,10 +44,7 @@ rule provenance:
     conda:
         "../envs/wattzip.yaml"
     resources:
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
+        **SLURM,
     params:
         target=primary_target,
         codecs=CODECS,
@@ -77,11 +71,8 @@ rule idle_power:
         "../envs/wattzip.yaml"
     threads: testbed_threads
     resources:
+        **SLURM,
         measure=1,
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
     params:
         spec=idle_spec,
         journal=f"{MEASURED}/{{testbed}}/journal/idle/{{setting}}.jsonl",
@@ -104,11 +95,8 @@ rule plan:
         "../envs/wattzip.yaml"
     threads: testbed_threads
     resources:
+        **SLURM,
         measure=1,
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
     params:
         config=config_json,
     shell:

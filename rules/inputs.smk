@@ -6,7 +6,7 @@ testbed's own disk, verified byte for byte, so that all compare the same bytes.
 Manifests live with the results; the bytes on the testbed's disk (input_dir).
 """
 
-if MULTI:
+if STUDY.multi:
 
     rule input_master:
         """One input file for every testbed, generated once (not measured)."""
@@ -41,10 +41,7 @@ if MULTI:
         conda:
             "../envs/wattzip.yaml"
         resources:
-            slurm_partition=slurm_partition,
-            slurm_account=slurm_account,
-            constraint=slurm_constraint,
-            slurm_extra=slurm_extra,
+            **SLURM,
         params:
             data=input_data,
         shell:
@@ -66,10 +63,7 @@ else:
         conda:
             "../envs/wattzip.yaml"
         resources:
-            slurm_partition=slurm_partition,
-            slurm_account=slurm_account,
-            constraint=slurm_constraint,
-            slurm_extra=slurm_extra,
+            **SLURM,
         params:
             data=input_data,
             size=config["file_size"],

@@ -19,11 +19,8 @@ rule measure_runs:
         "../envs/wattzip.yaml"
     threads: testbed_threads
     resources:
+        **SLURM,
         measure=1,
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
     params:
         spec=job_spec,
         journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
@@ -38,7 +35,7 @@ rule measure_runs:
 rule measure_dutycycle:
     """HPC '14: write phases between compute phases, each run the whole workload, alone."""
     input:
-        manifest=f"{MEASURED}/{{testbed}}/inputs/{DUTY.file_type if DUTY else ''}.bin.json",
+        manifest=f"{MEASURED}/{{testbed}}/inputs/{DUTY.file_type if DUTY else 'none'}.bin.json",
         idle=f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
         preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
     output:
@@ -51,11 +48,8 @@ rule measure_dutycycle:
         "../envs/wattzip.yaml"
     threads: testbed_threads
     resources:
+        **SLURM,
         measure=1,
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
     params:
         spec=job_spec,
         journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
@@ -114,11 +108,8 @@ rule crosscheck_hyperfine:
         "../envs/wattzip.yaml"
     threads: testbed_threads
     resources:
+        **SLURM,
         measure=1,
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
     params:
         codecs=CROSSCHECK["codecs"],
         runs=CROSSCHECK["runs"],

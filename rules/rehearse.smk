@@ -33,4 +33,4 @@ rule simulate_runs:
 rule rehearsal:
     """The rehearsal's report and every figure and table it holds (wattzip rehearse)."""
     input:
-        tree_outputs(REHEARSED),
+        TREES[REHEARSED].outputs(),

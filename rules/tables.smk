@@ -63,8 +63,8 @@ rule table_breakeven:
     conda:
         "../envs/r.yaml"
     params:
-        metrics=breakeven_metrics,
-        original=breakeven_title,
+        metrics=breakeven_original(1),
+        original=breakeven_original(2),
     script:
         "../scripts/table_breakeven.R"
 

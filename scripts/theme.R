@@ -1,5 +1,6 @@
 # Shared look and helpers of every figure: one theme, one colour-blind-safe
-# palette (Okabe-Ito), the paper's codec order, and the "estimated" mark.
+# palette (Okabe-Ito, extended for any number of tools), the paper's codec order,
+# and the "estimated" mark.
 
 suppressPackageStartupMessages({
   library(data.table)
@@ -21,6 +22,42 @@ tool_order <- c(
 
 # Legends name the algorithm as the paper does: PPMd, not the 7-Zip binary.
 tool_family <- function(tool) ifelse(tool == "7zz", "ppmd", tool)
+
+# Colours for any number of groups: Okabe-Ito's nine colour-blind-safe colours first,
+# then as many hues as needed, evenly spaced in HCL ("Dark 3": one chroma and lightness).
+# Past nine, colour alone no longer tells groups apart for every reader, so figures
+# also map the tool to a shape (points) and the codec to a line type (lines).
+group_colours <- function(groups) {
+  groups <- unique(as.character(groups))
+  extra <- grDevices::hcl.colors(max(length(groups) - length(okabe_ito), 0), "Dark 3")
+  setNames(c(okabe_ito, extra)[seq_along(groups)], groups)
+}
+
+# Every tool keeps one colour and one shape in every figure of every study: its place
+# in the paper's tool order (plain excepted), then tools the order lacks, by name.
+tool_key <- function(tools) {
+  known <- setdiff(tool_family(tool_order), "plain")
+  unique(c(known, sort(setdiff(unique(as.character(tools)), known))))
+}
+point_shapes <- c(16, 17, 15, 18, 1, 2, 0, 5, 6, 3, 4, 8, 7, 9, 10, 12, 13, 14)
+tool_colours <- function(tools) group_colours(tool_key(tools))
+tool_shapes <- function(tools) {
+  key <- tool_key(tools)
+  setNames(rep(point_shapes, length.out = length(key)), key)
+}
+scale_tool <- function(tools, aesthetics = "colour", ...) {
+  scale_discrete_manual(aesthetics, values = tool_colours(tools), name = NULL, ...)
+}
+scale_tool_shape <- function(tools) {
+  scale_shape_manual(values = tool_shapes(tools), name = NULL)
+}
+
+# Codecs cycle through the line types in the paper's order (order_codecs), so the codecs
+# of one tool (at most 13, each its own level) never share a line type.
+codec_linetypes <- function(codecs) {
+  codecs <- levels(droplevels(as.factor(codecs)))
+  setNames(rep(scales::linetype_pal()(13), length.out = length(codecs)), codecs)
+}
 
 read_summary <- function(path) {
   dt <- fread(path)

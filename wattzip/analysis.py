@@ -31,6 +31,7 @@ from wattzip.errors import RecordError
 from wattzip.latex import display_tex
 from wattzip.pareto import pareto_table
 from wattzip.records import write_table
+from wattzip.resources import ReferenceDir
 from wattzip.stats import (
     CV_WARNING,
     OUTLIER_MIN_RUNS,
@@ -361,7 +362,7 @@ def load(run_files: list[str], settings_path: str | os.PathLike | None) -> tuple
 
 
 def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
-               reference_dir: str = "paper/reference", ci_target: float = 0.05,
+               reference_dir: ReferenceDir | None = None, ci_target: float = 0.05,
                settings_path: str | os.PathLike | None = None) -> list[dict]:
     """The verdict rows of some claims (all without ids), decided from the runs anew."""
     rows, settings = load(run_files, settings_path)
@@ -372,7 +373,7 @@ def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
 
 
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
-            reference_dir: str = "paper/reference", ci_target: float = 0.05,
+            reference_dir: ReferenceDir | None = None, ci_target: float = 0.05,
             settings_path: str | os.PathLike | None = None, margin: float = 0.02,
             reads_per_write: float = 1.0, looks: int = 0) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,

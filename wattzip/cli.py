@@ -24,6 +24,8 @@ from wattzip.errors import WattzipError
 from wattzip.meters import coefficients
 from wattzip.options import log
 
+REFERENCE_HELP = ("a folder of the original papers' tables and claims.yaml (default: the "
+                  "copy the package ships)")
 SETTINGS_HELP = ("the study's settings.csv (results/<testbed>/settings.csv): the factors and "
                  "the primary setting of every row; needed when the runs hold several settings")
 
@@ -408,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
     s.add_argument("--claim", action="append", help="claim id (repeatable; default: all)")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
-    s.add_argument("--reference", default="paper/reference")
+    s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
     s.add_argument("--ci-target", type=float, default=0.05)
     s.set_defaults(fn=cmd_claims)
 
@@ -459,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "paper's design)")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--out", required=True)
-    s.add_argument("--reference", default="paper/reference")
+    s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
     s.add_argument("--ci-target", type=float, default=0.05)
     s.add_argument("--expect", choices=sorted(records.STAGES),
                    help="the tree the runs come from: results (measured runs only) or "

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import yaml
 
-from wattzip import codec_registry, inputs, throttle
+from wattzip import codec_registry, inputs, resources, throttle
 from wattzip.errors import ConfigError
 from wattzip.idle import first_look
 from wattzip.media import Medium
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "config" / "schema.yaml"
 # The factors of SYSTOR '11's design, in the order a setting's name lists them.
 FACTORS = ("medium", "io_scheduler", "governor", "copies", "bandwidth")
 # Where a study's measured outputs and its rehearsal's simulated ones live: two trees
@@ -30,8 +29,9 @@ STAGES = ("results", "rehearsal")
 RESULTS = "results"
 
 
-def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
-    return yaml.safe_load(Path(path).read_text())
+def load_schema(path: str | Path | None = None) -> dict:
+    """The config schema: the package's own (package data), or the file at `path`."""
+    return yaml.safe_load(resources.schema_text() if path is None else Path(path).read_text())
 
 
 def with_defaults(config: dict, schema: dict | None = None) -> dict:

@@ -6,6 +6,7 @@ decides for itself whether a figure or table exists.
 
 from __future__ import annotations
 
+import csv
 import glob
 import json
 import os
@@ -16,7 +17,7 @@ from wattzip.design import Study
 
 ANALYSIS_TABLES = ("summary", "breakeven", "esav", "correlation", "claims", "comparison",
                    "pareto", "model_check")
-PER_FILE_TYPE_FIGURES = ("time", "energy", "et")
+PER_FILE_TYPE_FIGURES = ("energy", "time", "et")  # not argv: "time" first reads as a command
 # Each reproduced break-even table: the original it stands beside, its metrics, its title.
 BREAKEVEN_ORIGINALS = {
     "server": ("systor09_table4_breakeven_server", ["E", "ET"], "SYSTOR '09 Table 4, server"),
@@ -137,3 +138,79 @@ def report_params(study: Study, testbeds: list[str], stage: str, fig_dir: str) -
         "descriptions": {t: study.testbeds[t].description for t in study.testbeds},
         "primary": study.primary.name, "primary_rule": study.primary_rule,
     }
+
+
+class Tree:
+    """One tree of a study's outputs: the measured one (results/<study>/, figures in
+    figures/<study>/) or the rehearsal's (rehearsal/<study>/, its figures inside). The
+    paths of everything the analysing and reporting rules read and write in it."""
+
+    def __init__(self, study: Study, stage: str, copied_in: list[str] = ()):
+        self.study, self.stage = study, stage
+        self.root = study.root(stage)
+        self.figs = (f"figures/{study.name}" if stage == "results"
+                     else f"{self.root}/figures")
+        # The rehearsal simulates the study's own testbeds; results of other machines
+        # copied into results/<study>/ join the measured report only.
+        self.testbeds = list(study.testbeds) + (list(copied_in) if stage == "results" else [])
+
+    def file_types(self, testbed: str) -> list[str]:
+        """A testbed's file types: the study's, or those of a copied-in runs.csv."""
+        if testbed in self.study.testbeds:
+            return self.study.file_types
+        with open(f"{self.root}/{testbed}/runs.csv", newline="") as f:
+            return sorted({row["file_type"] for row in csv.DictReader(f)})
+
+    def figures(self, testbed: str) -> list[str]:
+        kinds = testbed_figure_kinds(self.study, testbed in self.study.testbeds)
+        out = [f"{self.figs}/{testbed}/{kind}.pdf" for kind in kinds]
+        return out + [f"{self.figs}/{testbed}/{kind}_{ftype}.pdf"
+                      for kind in PER_FILE_TYPE_FIGURES for ftype in self.file_types(testbed)]
+
+    def paper_inputs(self) -> list[str]:
+        """What the report \\inputs: its first testbed's tables and figures."""
+        first = self.study.first_testbed
+        out = [f"{self.root}/generated/{first}/{t}.tex" for t in paper_tables(self.study)]
+        out += [f"{self.root}/generated/testbeds.tex", f"{self.root}/generated/macros.tex"]
+        return out + self.figures(first)
+
+    def outputs(self) -> list[str]:
+        """Every analysis table, figure and the report of the tree."""
+        out = [f"{self.root}/{t}/{name}.csv" for t in self.testbeds for name in ANALYSIS_TABLES]
+        for testbed in self.testbeds:
+            out += self.figures(testbed)
+        if len(self.testbeds) > 1:
+            out.append(f"{self.figs}/testbeds.pdf")
+        return out + [f"{self.root}/paper.pdf"]
+
+    def table_inputs(self, testbed: str, table: str) -> dict[str, str]:
+        """Each table of a testbed reads one analysis table (ratios also the originals)."""
+        base = f"{self.root}/{testbed}"
+        return {
+            "ratios": {"summary": f"{base}/summary.csv",
+                       "table3": "paper/generated/reference/systor09_table3_ratios.csv",
+                       "table1": "paper/generated/reference/systor11_table1_ratios.csv"},
+            "claims": {"claims": f"{base}/claims.csv"},
+            "provenance": {"provenance": f"{base}/provenance.csv"},
+        }[table]
+
+    def macro_inputs(self) -> dict:
+        base = f"{self.root}/{self.study.first_testbed}"
+        inputs: dict = {name: f"{base}/{name}.csv" for name in
+                        ("summary", "breakeven", "correlation", "claims", "runs",
+                         "model_check")}
+        inputs.update(provenance=f"{base}/provenance.json", manifest=f"{base}/manifest.json",
+                      idle=f"{base}/idle/{self.study.primary.name}.json",
+                      estimate=f"{base}/plan/estimate.json",
+                      table3="paper/reference/systor09_table3_ratios.csv",
+                      table4="paper/reference/systor09_table4_breakeven_server.csv",
+                      summaries=[f"{self.root}/{t}/summary.csv" for t in self.testbeds])
+        if self.study.crosscheck["codecs"]:
+            inputs["crosscheck"] = f"{base}/crosscheck.csv"
+        return inputs
+
+    def report_params(self) -> dict:
+        """The design as the report states it; its figures as the report, built in the
+        tree's own folder, reaches them."""
+        return report_params(self.study, self.testbeds, self.stage,
+                             os.path.relpath(self.figs, self.root))
