@@ -50,3 +50,17 @@ def test_every_shipped_config_still_validates():
         c = config()
         c.update(yaml.safe_load(overlay.read_text()) or {})
         validate(c, SCHEMA)
+
+
+def test_the_package_never_hands_a_string_to_a_shell():
+    """Tools run from argument lists. The one shell script (the duty cycle's loop) is
+    built from shlex-quoted paths and argvs and numbers, never a raw config string."""
+    found = []
+    for path in sorted((ROOT / "wattzip").rglob("*.py")):
+        text = path.read_text()
+        for bad in ("shell=True", "os.system(", "os.popen(", "subprocess.getoutput("):
+            if bad in text:
+                found.append(f"{path.name}: {bad}")
+        if '"sh", "-c"' in text and path.name != "job.py":
+            found.append(f"{path.name}: sh -c")
+    assert found == []
