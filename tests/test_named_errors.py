@@ -32,3 +32,13 @@ def test_copies_below_one_is_refused_before_anything_runs(copies):
                          capture_output=True, text=True, check=False)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "--copies" in out.stderr and "at least 1" in out.stderr
+
+
+def test_copies_zero_in_a_spec_is_refused_too():
+    """A spec's value becomes a default, which argparse does not check."""
+    spec = '{"testbed": "t", "codec": "gz-1", "copies": 0}'
+    out = subprocess.run([sys.executable, "-m", "wattzip", "job", "--spec", spec,
+                          "--manifest", "m.json", "--journal", "j.jsonl", "--out", "o.json"],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "copies 0; give at least 1" in out.stderr

@@ -132,6 +132,9 @@ def cmd_job(a) -> int:
 
     if not a.testbed or not a.codec:
         raise WattzipError("wattzip job: give --testbed and --codec, or a --spec holding them")
+    if not isinstance(a.copies, int) or a.copies < 1:  # a spec's value skips argparse
+        raise WattzipError(f"wattzip job: copies {a.copies!r}; give at least 1 (0 would "
+                           "record verified runs that wrote nothing)")
     system.check_host(a.expect_node, a.expect_host)
     manifest = measurement.read_input(a.manifest)
     medium = options.medium_of(a)
