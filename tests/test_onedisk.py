@@ -193,3 +193,26 @@ def test_a_budget_the_emulated_disk_cannot_deliver_is_refused(disk):
     assert disk.budget_applied_bytes_per_s() == RATE  # the budget is back
     with pytest.raises(onedisk.FactorError, match="cannot emulate that disk"):
         onedisk.check_reachable(disk.path, 50_000_000_000)
+
+
+@needs_fuse
+def test_a_budget_above_the_host_disk_s_cold_speed_is_refused(tmp_path):
+    """The host disk made slow for the daemon alone (a blkio cgroup capping its reads of
+    the image at 10 MB/s): a 40 MB/s budget is refused, although the host's page cache
+    would serve the image's bytes far faster."""
+    from wattzip import system, throttle
+
+    medium = media.Medium(name="server", kind="image", path=str(tmp_path / "ext2"),
+                          size="256MiB", fs="ext2", inputs="on-medium")
+    medium.share_budget(40_000_000)
+    medium.attach()
+    cap = throttle.Throttle([system.scheduler_disk(medium.image)], 10_000_000,
+                            name=f"wattzip-test-cold-{os.getpid()}")
+    try:
+        cap.create()
+        (cap.path / "cgroup.procs").write_text(f"{medium._disk._proc.pid}\n")
+        with pytest.raises(onedisk.FactorError, match="cannot emulate"):
+            medium.check_budget_reachable()
+    finally:
+        cap.remove()
+        medium.detach()

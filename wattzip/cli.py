@@ -57,7 +57,7 @@ def cmd_idle(a) -> int:
                                  target_dir=a.target_dir, min_count=a.min_count,
                                  ci_target=a.ci_target, io_scheduler=a.io_scheduler,
                                  governor=a.governor, max_other_load=a.max_other_load,
-                                 journal=a.journal, log=log)
+                                 journal=a.journal, log=log, medium=options.medium_of(a))
         finally:
             meter.close()
     text = json.dumps(out, indent=2)
@@ -132,6 +132,9 @@ def cmd_job(a) -> int:
 
     if not a.testbed or not a.codec:
         raise WattzipError("wattzip job: give --testbed and --codec, or a --spec holding them")
+    if not isinstance(a.copies, int) or a.copies < 1:  # a spec's value skips argparse
+        raise WattzipError(f"wattzip job: copies {a.copies!r}; give at least 1 (0 would "
+                           "record verified runs that wrote nothing)")
     system.check_host(a.expect_node, a.expect_host)
     manifest = measurement.read_input(a.manifest)
     medium = options.medium_of(a)
@@ -360,7 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
     s.add_argument("--reads-per-write", type=float, default=1.0,
                    help="the verdicts' workload (--looks; default: %(default)s)")
-    s.add_argument("--copies", type=int, default=1)
+    s.add_argument("--copies", type=_at_least_one, default=1,
+                   help="copies compressed at once (at least 1)")
     s.add_argument("--threads", type=int, default=0,
                    help="threads of multi-threaded codecs (default 0: every core here)")
     s.add_argument("--trace-dir")
@@ -467,6 +471,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "rehearsal (simulated runs only); runs of the other kind are refused")
     s.set_defaults(fn=cmd_analyze)
     return p
+
+
+def _at_least_one(text: str) -> int:
+    """A count of copies: 0 would record "verified" runs that wrote nothing."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
+    return n
 
 
 def main(argv: list[str] | None = None) -> int:

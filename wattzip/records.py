@@ -158,7 +158,7 @@ def write_csv_atomically(rows: list[dict], out: str | os.PathLike, columns: list
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
-    with open(partial, "w", newline="", encoding="utf-8") as f:
+    with open(partial, "w", newline="", encoding="utf-8", opener=nofollow) as f:
         writer = csv.DictWriter(f, columns, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
@@ -186,12 +186,18 @@ def table_cell(value):
     return _cell(value)
 
 
+def nofollow(path: str, flags: int) -> int:
+    """An opener for open(): a symbolic link at the name, planted by another user in a
+    folder they can write, makes the open fail instead of writing where it points."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+
+
 def write_text_atomically(path: str | os.PathLike, text: str) -> None:
     """A small file (JSON) written beside its place and renamed there, never torn."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    with open(partial, "w", encoding="utf-8") as f:
+    with open(partial, "w", encoding="utf-8", opener=nofollow) as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())

@@ -336,7 +336,12 @@ def _measure_pair(arm: Job, meter: Meter, devices: dict, throttle, cold_cache: C
 def on_disk_bytes(path: str) -> int:
     """Bytes a file takes on a compressing btrfs (compsize's Disk Usage), after a sync."""
     os.sync()
-    proc = subprocess.run(["compsize", "-b", path], capture_output=True, text=True, check=False)
+    try:
+        proc = subprocess.run(["compsize", "-b", path], capture_output=True, text=True,
+                              check=False)
+    except FileNotFoundError:
+        raise ConfigError("a filesystem codec (btrfs-*) reads its on-disk size with compsize, "
+                          "which is not installed; install btrfs-compsize") from None
     for line in proc.stdout.splitlines():
         fields = line.split()
         if fields and fields[0] == "TOTAL":
