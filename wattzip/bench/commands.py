@@ -41,8 +41,8 @@ def argv_of(line: str, shell: str, what: str = "command") -> list[str]:
         except ValueError as exc:
             raise WattzipError(f"--shell none: cannot split the {what} {line!r}: {exc}") \
                 from None
-        if not argv:
-            raise EmptyCommandError(f"the {what} {line!r} has no words to run")
+        if not argv or not argv[0]:
+            raise EmptyCommandError(f"the {what} {line!r} has no program to run")
         return argv
     return [*shlex.split(shell), "-c", line]
 

@@ -1,0 +1,269 @@
+"""`wattzip bench` on real commands whose relations are known, under the estimated model
+and under fake RAPL counters that behave like the kernel's powercap files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+from wattzip import cli, inputs
+from wattzip.bench import options as bench_options
+from wattzip.bench.errors import (
+    CommandFailedError,
+    EmptyCommandError,
+    EmptyParameterRangeError,
+)
+from wattzip.bench.progress import Progress
+from wattzip.errors import MeterError
+from wattzip.runner import cpu_busy_jiffies
+
+MAX_RANGE = 262143328850  # a real package zone's max_energy_range_uj
+BUSY_03 = "timeout 0.3 sh -c 'while :; do :; done'; true"  # busy for 0.3 s, like sleep 0.3
+
+
+def bench(tmp_path, *argv: str) -> dict:
+    """Run `wattzip bench ... --export-json` in this process; its JSON document."""
+    out = tmp_path / "bench.json"
+    args = cli.build_parser().parse_args(["bench", "--progress", "none", "--export-json",
+                                          str(out), *argv])
+    assert bench_options.run(args) == 0
+    return json.loads(out.read_text())
+
+
+def by_command(doc: dict) -> dict:
+    return {r["command"]: r for r in doc["results"]}
+
+
+class FakeRapl:
+    """A package-0 zone whose energy_uj a thread advances as the kernel would: power(t)
+    times the time since the last tick, in µJ, wrapping at max_energy_range_uj; each
+    value written whole (rename), as sysfs never shows half a number."""
+
+    def __init__(self, root, power_w, start_uj: int = 0, tick_s: float = 0.01):
+        self.zone = root / "intel-rapl:0"
+        self.zone.mkdir(parents=True)
+        (self.zone / "name").write_text("package-0\n")
+        (self.zone / "max_energy_range_uj").write_text(f"{MAX_RANGE}\n")
+        self.root, self.power_w, self.tick_s = root, power_w, tick_s
+        self.energy_uj = float(start_uj)
+        self._write()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _write(self) -> None:
+        tmp = self.zone / "energy_uj.tmp"
+        tmp.write_text(f"{int(self.energy_uj) % MAX_RANGE}\n")
+        os.replace(tmp, self.zone / "energy_uj")
+
+    def _run(self) -> None:
+        last = time.monotonic()
+        while not self._stop.wait(self.tick_s):
+            now = time.monotonic()
+            self.energy_uj += self.power_w(now - last) * (now - last) * 1e6
+            last = now
+            self._write()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+class CpuLoadPower:
+    """Watts that follow the machine's busy CPUs, as a package's power does."""
+
+    def __init__(self, base_w: float = 5.0, per_cpu_w: float = 20.0):
+        self.base_w, self.per_cpu_w = base_w, per_cpu_w
+        self.busy = cpu_busy_jiffies()
+
+    def __call__(self, dt_s: float) -> float:
+        busy = cpu_busy_jiffies()
+        cpus = (busy - self.busy) / os.sysconf("SC_CLK_TCK") / max(dt_s, 1e-6)
+        self.busy = busy
+        return self.base_w + self.per_cpu_w * cpus
+
+
+def check_sleep_against_busy(doc: dict) -> None:
+    row = doc["comparisons"][0]
+    assert row["reference"] == "sleep 0.3" and row["command"] == BUSY_03
+    assert abs(row["time"]["ratio"] - 1) < 0.05, row["time"]  # the same time, within noise
+    assert row["energy"]["verdict"] == "costs", row["energy"]  # more energy
+    assert row["energy"]["verdict_text"] == "more energy"
+    assert row["energy"]["ratio_lo"] > 1
+
+
+def test_sleep_against_a_busy_loop_under_the_model(tmp_path):
+    doc = bench(tmp_path, "--runs", "4", "--meter", "model", "--idle-power-w", "2",
+                "sleep 0.3", BUSY_03)
+    check_sleep_against_busy(doc)
+    assert doc["meter"]["method"] == "estimated"
+    busy = by_command(doc)[BUSY_03]
+    assert busy["user"] + busy["system"] > 0.2  # it did burn the CPU
+    assert busy["energy_active_mean_j"] > by_command(doc)["sleep 0.3"]["energy_active_mean_j"]
+
+
+def test_sleep_against_a_busy_loop_under_a_meter_following_cpu_load(tmp_path):
+    root = tmp_path / "powercap"
+    # the counter wraps inside the first run
+    with FakeRapl(root, CpuLoadPower(), start_uj=MAX_RANGE - 1_000_000):
+        doc = bench(tmp_path, "--runs", "4", "--meter", "powercap", "--powercap-root",
+                    str(root), "--interval", "0.05", "sleep 0.3", BUSY_03)
+    check_sleep_against_busy(doc)
+    assert doc["meter"]["method"] == "measured" and doc["meter"]["source"] == "powercap"
+    assert all(e > 0 for r in doc["results"] for e in r["energies_j"])
+
+
+def test_gzip_9_takes_more_time_and_energy_than_gzip_1(tmp_path):
+    text = tmp_path / "text.bin"
+    inputs.generate("text", 4 << 20, text, seed=7, progress=False)
+    doc = bench(tmp_path, "--runs", "4", "--warmup", "1", "--shell", "none", "--meter",
+                "model", f"gzip -1 -c {text}", f"gzip -9 -c {text}")
+    row = doc["comparisons"][0]
+    assert row["time"]["verdict"] == "costs" and row["time"]["ratio_lo"] > 1.3
+    assert row["energy"]["verdict"] == "costs" and row["energy"]["ratio_lo"] > 1
+
+
+def test_a_power_step_inside_a_run(tmp_path):
+    """20 W until the command touches a flag half-way, 80 W after: each run's energy is
+    the integral across the step, not either level times its time."""
+    flag = tmp_path / "flag"
+    root = tmp_path / "powercap"
+    with FakeRapl(root, lambda dt: 80.0 if flag.exists() else 20.0):
+        doc = bench(tmp_path, "--runs", "3", "--meter", "powercap", "--powercap-root",
+                    str(root), "--prepare", f"rm -f {flag}",
+                    f"sleep 0.2; touch {flag}; sleep 0.2")
+    result = doc["results"][0]
+    for elapsed, energy in zip(result["times"], result["energies_j"], strict=True):
+        expected = 20 * 0.2 + 80 * (elapsed - 0.2)
+        assert energy == pytest.approx(expected, rel=0.1)
+    assert 20 < result["mean_power_w"] < 80
+
+
+def test_until_decided_stops_early_on_a_clear_difference(tmp_path):
+    doc = bench(tmp_path, "--until-decided", "--looks", "3,5,8,13", "--meter", "model",
+                "sleep 0.05", "timeout 0.4 sh -c 'while :; do :; done'; true")
+    runs = [len(r["times"]) for r in doc["results"]]
+    assert runs[0] == runs[1] < 13, doc["stopped"]
+    assert "decided at look" in doc["stopped"]
+    assert doc["comparisons"][0]["energy"]["verdict"] == "costs"
+    # interleaved: the two commands' runs alternate in time (ABBA)
+    starts = sorted((r["started_at"], r["op"]) for r in doc["runs"][0] + doc["runs"][1])
+    assert [op for _, op in starts[:4]] == ["0", "1", "1", "0"]
+
+
+def test_until_decided_runs_to_its_maximum_on_no_difference(tmp_path):
+    doc = bench(tmp_path, "--until-decided", "--looks", "3,4,5", "--margin", "0",
+                "--confidence", "0.999", "--meter", "model", "sleep 0.05", "sleep 0.05")
+    assert [len(r["times"]) for r in doc["results"]] == [5, 5]
+    assert "last look" in doc["stopped"]
+    assert doc["comparisons"][0]["energy"]["verdict"] == "undecided"
+
+
+def test_an_outlier_is_flagged_measured_again_and_kept(tmp_path):
+    count = tmp_path / "count"
+    count.write_text("0\n")
+    # the fourth run is ten times slower than the others
+    line = (f"n=$(cat {count}); echo $((n+1)) > {count}; "
+            "if [ $n -eq 3 ]; then sleep 0.3; else sleep 0.03; fi")
+    doc = bench(tmp_path, "--runs", "6", "--meter", "none", line)
+    result = doc["results"][0]
+    assert result["outlier_runs"] == [4]
+    assert len(result["times"]) == 7  # one more run, and the outlier still counted
+    assert max(result["times"]) > 0.3 and result["max"] > 0.3
+
+
+def hyperfine(tmp_path, *argv: str) -> None:
+    """hyperfine's own exports, to compare layouts with."""
+    subprocess.run(["hyperfine", "--style", "none", "-N", "--runs", "2", *argv],
+                   check=True, capture_output=True, cwd=tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("hyperfine") is None, reason="hyperfine not installed")
+def test_exports_parse_and_match_hyperfines_layout(tmp_path):
+    cmd = ["-L", "n", "1,2", "sleep 0.0{n}"]
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    hyperfine(hf, "--export-json", "h.json", "--export-csv", "h.csv",
+              "--export-markdown", "h.md", *cmd)
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    doc = bench(ours, "--runs", "2", "-N", "--meter", "model", "--export-csv",
+                str(ours / "w.csv"), "--export-markdown", str(ours / "w.md"), *cmd)
+    theirs = json.loads((hf / "h.json").read_text())
+    assert [r["command"] for r in doc["results"]] == [r["command"] for r in
+                                                      theirs["results"]]
+    for mine, their in zip(doc["results"], theirs["results"], strict=True):
+        for key, value in their.items():  # every hyperfine field, with its type
+            assert key in mine
+            assert type(mine[key]) is type(value) or isinstance(value, float), key
+        assert mine["parameters"] == their["parameters"]
+        assert len(mine["times"]) == len(mine["exit_codes"]) == len(mine["energies_j"]) == 2
+    header = next(csv.reader(io.StringIO((hf / "h.csv").read_text())))
+    rows = list(csv.DictReader(io.StringIO((ours / "w.csv").read_text())))
+    assert list(rows[0])[:len(header)] == header
+    assert [r["parameter_n"] for r in rows] == ["1", "2"]
+    assert all(r["meter_method"] == "estimated" and float(r["energy_mean_j"]) > 0
+               for r in rows)
+    their_md = (hf / "h.md").read_text().splitlines()
+    our_md = (ours / "w.md").read_text().splitlines()
+    assert our_md[0].startswith(their_md[0].rstrip("|").rstrip()[:-len(" Relative")])
+    assert "ESTIMATED" in our_md[0]
+    assert len([line for line in our_md if line.startswith("| `")]) == 2
+
+
+def run_args(*argv: str):
+    return cli.build_parser().parse_args(["bench", "--progress", "none", "--lock-wait",
+                                          "600", *argv])
+
+
+@pytest.mark.parametrize("argv, error", [
+    (["--meter", "model", "  "], EmptyCommandError),
+    (["--meter", "model", "-N", "''"], EmptyCommandError),
+    (["--meter", "model", "-P", "n", "5", "1", "sleep {n}"], EmptyParameterRangeError),
+    (["--meter", "model", "-L", "n", "", "sleep {n}"], EmptyParameterRangeError),
+])
+def test_bad_input_gets_a_named_error_before_any_run(argv, error):
+    with pytest.raises(error):
+        bench_options.run(run_args(*argv))
+
+
+def test_a_failing_command_and_a_missing_meter_are_named(tmp_path):
+    with pytest.raises(CommandFailedError, match="exit code 3"):
+        bench_options.run(run_args("--runs", "2", "--meter", "none", "exit 3"))
+    with pytest.raises(MeterError, match="powercap"):
+        bench_options.run(run_args("--runs", "2", "--meter", "powercap", "--powercap-root",
+                                   str(tmp_path / "none"), "true"))
+    doc = bench(tmp_path, "--runs", "2", "--meter", "none", "--ignore-failure", "exit 3")
+    assert doc["results"][0]["exit_codes"] == [3, 3]
+
+
+def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere():
+    tty, plain = io.StringIO(), io.StringIO()
+    for stream, is_tty in ((tty, True), (plain, False)):
+        p = Progress(stream, tty=is_tty)
+        p.start("Benchmark 1: sleep 0.1", 3)
+        p.run_done("0.1 s")
+        p.run_done("0.1 s")
+        p.clear()
+    assert "ETA" in tty.getvalue() and "\r" in tty.getvalue() and "2/3" in tty.getvalue()
+    assert "\r" not in plain.getvalue()
+    assert plain.getvalue().splitlines()[-1].strip() == "run 2/3: 0.1 s"
+
+
+def test_the_cli_prints_the_meter_method_and_the_verdicts(tmp_path, capsys):
+    assert cli.main(["bench", "--runs", "2", "--meter", "model", "--progress", "none",
+                     "sleep 0.01", "sleep 0.02"]) == 0
+    out = capsys.readouterr().out
+    assert "ESTIMATED" in out and "Against 'sleep 0.01'" in out
+    assert "Time (mean ± σ)" in out and "Energy (mean ± 95%)" in out
