@@ -309,3 +309,8 @@ def test_the_cli_prints_the_meter_method_and_the_verdicts(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "ESTIMATED" in out and "Against 'sleep 0.01'" in out
     assert "Time (mean ± σ)" in out and "Energy (mean ± 95%)" in out
+
+
+def test_show_output_prints_each_runs_output_after_it(tmp_path, capsys):
+    bench(tmp_path, "--runs", "2", "--meter", "none", "--show-output", "echo hello-bench")
+    assert capsys.readouterr().out.count("hello-bench") == 2

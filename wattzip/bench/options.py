@@ -163,8 +163,9 @@ def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how) -> dict:
     return {"results": results, "comparisons": bench.compare(),
             "reference": plan.commands[plan.reference].name,
             "meter": identity, "idle_power_w": idle_w, "idle_power_how": idle_how,
-            "stopped": bench.stopped, "looks": list(plan.looks) if plan.looks else None,
-            "shell": plan.shell, "runs": bench.results, "wattzip_version": __version__}
+            "margin": plan.margin, "stopped": bench.stopped,
+            "looks": list(plan.looks) if plan.looks else None, "shell": plan.shell,
+            "runs": bench.results, "wattzip_version": __version__}
 
 
 def run(a: argparse.Namespace) -> int:

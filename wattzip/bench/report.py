@@ -47,7 +47,8 @@ def result_block(number: int, result: dict, method: str) -> list[str]:
         split = ("" if result["energy_active_mean_j"] is None else
                  f"    [active {joules(result['energy_active_mean_j'])}, passive "
                  f"{joules(result['energy_passive_mean_j'])}]")
-        lines.append(f"  Energy (mean ± {result['energy_confidence']:.0%}): {label}"
+        level = f"{100 * result['energy_confidence']:.4g}%"
+        lines.append(f"  Energy (mean ± {level}): {label}"
                      f"{joules(result['energy_mean_j'])}{hw}{split}")
         lines.append(f"  Mean power:           {label}{result['mean_power_w']:.2f} W")
     if result["outlier_runs"]:
@@ -73,7 +74,7 @@ def comparison_lines(rows: list[dict], method: str) -> list[str]:
         return []
     conf = rows[0]["confidence"]
     lines = [f"Against {rows[0]['reference']!r} (ratios of means with Fieller's "
-             f"{conf:.4g} interval; verdicts within ±{rows[0]['margin']:.0%}):"]
+             f"{100 * conf:.4g}% interval; verdicts within ±{rows[0]['margin']:.0%}):"]
     for row in rows:
         lines.append(f"  {row['command']}")
         lines.append(f"    time   × {ratio_text(row['time'])}: "

@@ -114,7 +114,7 @@ def comparisons(results: list[list[dict]], names: list[str], reference: int, mar
     for i, runs in enumerate(results):
         if i == reference:
             continue
-        row = {"command": names[i], "reference": names[reference],
+        row = {"index": i, "command": names[i], "reference": names[reference],
                "confidence": confidence, "margin": margin}
         for metric in ("time", "energy"):
             row[metric] = compare(runs, results[reference], metric, margin, confidence)

@@ -29,10 +29,10 @@ def render(document: dict) -> str:
     if energy:
         head += f" Energy [J]{label} | Energy relative | Verdict |"
         rule += "---:|---:|:---|"
-    by_name = {row["command"]: row for row in document.get("comparisons", [])}
+    by_index = {row["index"]: row for row in document.get("comparisons", [])}
     lines = [head, rule]
-    for r in results:
-        row = by_name.get(r["command"])
+    for i, r in enumerate(results):
+        row = by_index.get(i)
         sd = r["stddev"] if r["stddev"] is not None else 0.0
         line = (f"| `{r['command']}` | {r['mean'] * scale:.1f} ± {sd * scale:.1f} | "
                 f"{r['min'] * scale:.1f} | {r['max'] * scale:.1f} | "
@@ -45,6 +45,9 @@ def render(document: dict) -> str:
                      f"{_relative(row['energy'] if row else None)} | {verdict} |")
         lines.append(line)
     lines.append("")
-    lines.append(f"Energy: mean ± {results[0]['energy_confidence']:.0%} half-width; ratios "
-                 "with Fieller's interval." if energy and results else "")
+    if energy and results:
+        level = f"{100 * results[0]['energy_confidence']:.4g}%"
+        lines.append(f"Energy: mean ± the {level} half-width; ratios of means with "
+                     f"Fieller's {level} interval; verdicts within "
+                     f"±{document['margin']:.0%} of the reference.")
     return "\n".join(lines).rstrip("\n") + "\n"
