@@ -114,7 +114,7 @@ def check_sleep_against_busy(doc: dict, quiet: QuietCheck) -> None:
                         "adds no machine-wide power")
     assert row["energy"]["verdict"] == "costs", row["energy"]  # more energy
     assert row["energy"]["verdict_text"] == "more energy"
-    assert row["energy"]["ratio_lo"] > 1
+    assert row["energy"]["ratio"] > 1
 
 
 def test_sleep_against_a_busy_loop_under_the_model(tmp_path):
@@ -146,8 +146,8 @@ def test_gzip_9_takes_more_time_and_energy_than_gzip_1(tmp_path):
     doc = bench(tmp_path, "--runs", "4", "--warmup", "1", "--shell", "none", "--meter",
                 "model", f"gzip -1 -c {text}", f"gzip -9 -c {text}")
     row = doc["comparisons"][0]
-    assert row["time"]["verdict"] == "costs" and row["time"]["ratio_lo"] > 1
-    assert row["energy"]["verdict"] == "costs" and row["energy"]["ratio_lo"] > 1
+    assert row["time"]["verdict"] == "costs" and row["time"]["ratio"] > 1
+    assert row["energy"]["verdict"] == "costs" and row["energy"]["ratio"] > 1
 
 
 class PowerLogger:
@@ -313,4 +313,4 @@ def test_the_cli_prints_the_meter_method_and_the_verdicts(tmp_path, capsys):
 
 def test_show_output_prints_each_runs_output_after_it(tmp_path, capsys):
     bench(tmp_path, "--runs", "2", "--meter", "none", "--show-output", "echo hello-bench")
-    assert capsys.readouterr().out.count("hello-bench") == 2
+    assert capsys.readouterr().out.splitlines().count("hello-bench") == 2
