@@ -80,6 +80,7 @@ class Bench:
         self.plan, self.meter, self.progress, self.log = plan, meter, progress, log
         self.results: list[list[dict]] = [[] for _ in plan.commands]
         self.stopped = ""
+        self.looks_log: list[dict] = []  # --until-decided: what each look found
         self._said_cache = False
         self._warm: dict[int, list[str]] = {}
 
@@ -238,34 +239,43 @@ class Bench:
             for index in order:
                 self.measure(index)
             n += 1
-            if n not in looks:
-                continue
-            rows = self.compare()
-            flagged = {(o.op, o.repeat): o
-                       for o in outliers([r for rs in self.results for r in rs],
-                                         [str(i) for i in range(count)])}
-            new = [o for key, o in flagged.items() if key not in seen]
-            seen |= set(flagged)
-            look = looks.index(n) + 1
-            for o in new:
-                name = plan.commands[int(o.op)].name
-                self.progress.line(f"warning: {name!r}: {o.describe()}; "
-                                   + ("on to the next look (the outlier stays in the data)"
-                                      if n < looks[-1] else "it stays, flagged, at the last "
-                                      "look"))
-            if summary.decided(rows) and not new:
-                self.stopped = f"every pair decided at look {look} of {len(looks)} ({n} runs)"
+            if n in looks and self.look(n, seen):
                 break
-            if n >= looks[-1]:
-                self.stopped = (f"every pair decided at the last look ({n} runs per command)"
-                                if summary.decided(rows) else f"the last look ({n} runs per "
-                                "command) left a pair undecided")
-                break
-            self.progress.line(f"look {look} of {len(looks)} at {n} runs: not every pair "
-                               "decided; measuring on")
         self.progress.clear()
         for command in plan.commands:
             self.hook(plan.cleanup, "cleanup", command)
+
+    def look(self, n: int, seen: set[tuple[str, int]]) -> bool:
+        """A planned look at n runs per command: whether to stop. A new outlier keeps the
+        benchmark going to the next look (never past the last), as in a study's job."""
+        looks, count = self.plan.looks, len(self.plan.commands)
+        rows = self.compare()
+        flagged = {(o.op, o.repeat): o
+                   for o in outliers([r for rs in self.results for r in rs],
+                                     [str(i) for i in range(count)])}
+        new = [o for key, o in flagged.items() if key not in seen]
+        seen |= set(flagged)
+        look, last, decided = looks.index(n) + 1, n >= looks[-1], summary.decided(rows)
+        self.looks_log.append({"look": look, "runs": n, "decided": decided,
+                               "new_outliers": [[self.plan.commands[int(o.op)].name, o.repeat]
+                                                for o in new]})
+        for o in new:
+            self.progress.line(f"warning: {self.plan.commands[int(o.op)].name!r}: "
+                               f"{o.describe()}; " + ("it stays, flagged, at the last look"
+                                                      if last else "on to the next look (the "
+                                                      "outlier stays in the data)"))
+        if decided and not new:
+            self.stopped = f"every pair decided at look {look} of {len(looks)} ({n} runs)"
+            return True
+        if last:
+            self.stopped = (f"every pair decided at the last look ({n} runs per command)"
+                            if decided else f"the last look ({n} runs per command) left a "
+                            "pair undecided")
+            return True
+        self.progress.line(f"look {look} of {len(looks)} at {n} runs: "
+                           + ("a new outlier" if decided else "not every pair decided")
+                           + "; measuring on")
+        return False
 
     def compare(self) -> list[dict]:
         names = [c.name for c in self.plan.commands]

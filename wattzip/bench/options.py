@@ -164,7 +164,8 @@ def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how) -> dict:
             "reference": plan.commands[plan.reference].name,
             "meter": identity, "idle_power_w": idle_w, "idle_power_how": idle_how,
             "margin": plan.margin, "stopped": bench.stopped,
-            "looks": list(plan.looks) if plan.looks else None, "shell": plan.shell,
+            "looks": list(plan.looks) if plan.looks else None, "looks_log": bench.looks_log,
+            "shell": plan.shell,
             "runs": bench.results, "wattzip_version": __version__}
 
 

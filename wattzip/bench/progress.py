@@ -29,7 +29,7 @@ class Progress:
     def start(self, label: str, planned: int) -> None:
         self._label, self._planned, self._done = label, planned, 0
         self._t0 = time.monotonic()
-        if not self.tty:
+        if not self.tty and not self.quiet:
             self.line(f"{label}: {planned} run(s)")
 
     def replan(self, planned: int) -> None:
@@ -67,8 +67,7 @@ class Progress:
             self._drawn = False
 
     def line(self, text: str) -> None:
-        """A message of its own line (the bar, if drawn, is cleared first)."""
-        if self.quiet:
-            return
+        """A message of its own line (the bar, if drawn, is cleared first): notes and
+        warnings, shown even when the progress itself is not."""
         self.clear()
         print(text, file=self.stream, flush=True)
