@@ -320,3 +320,31 @@ def test_the_cli_prints_the_meter_method_and_the_verdicts(tmp_path, capsys):
 def test_show_output_prints_each_runs_output_after_it(tmp_path, capsys):
     bench(tmp_path, "--runs", "2", "--meter", "none", "--show-output", "echo hello-bench")
     assert capsys.readouterr().out.splitlines().count("hello-bench") == 2
+
+
+def test_parameters_expand_as_in_hyperfine():
+    from wattzip.bench import commands
+
+    assert commands.scan_values("t", "0.1", "0.3", "0.1") == ["0.1", "0.2", "0.3"]
+    assert commands.scan_values("n", "1", "3", None) == ["1", "2", "3"]
+    cmds = commands.expand(["gzip -{l} -c {f}", "xz -{l} -c {f}"], None,
+                           [("l", ["1", "9"]), ("f", ["a"])])
+    assert [c.line for c in cmds] == ["gzip -1 -c a", "gzip -9 -c a", "xz -1 -c a",
+                                      "xz -9 -c a"]
+    assert cmds[1].parameters == {"l": "9", "f": "a"}
+    assert cmds[0].argv("sh") == ["sh", "-c", "gzip -1 -c a"]
+    assert cmds[0].argv("none") == ["gzip", "-1", "-c", "a"]
+
+
+def test_drop_caches_without_root_says_what_it_cannot_do(tmp_path, monkeypatch, capsys):
+    from wattzip import runner
+
+    # as a non-root user sees it: the global drop is refused
+    monkeypatch.setattr(runner, "DROP_CACHES", str(tmp_path / "no" / "drop_caches"))
+    data = tmp_path / "data.txt"
+    data.write_text("x" * 4096)
+    doc = bench(tmp_path, "--runs", "2", "-N", "--meter", "none", "--drop-caches",
+                f"cat {data}")
+    assert [r["cache_drop"] for r in doc["runs"][0]] == ["per-file", "per-file"]
+    err = capsys.readouterr().err
+    assert "cannot be dropped" in err and str(data) in err
