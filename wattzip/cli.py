@@ -265,6 +265,12 @@ def cmd_restore(a) -> int:
     return 0
 
 
+def cmd_bench(a) -> int:
+    from wattzip.bench import options as bench_options
+
+    return bench_options.run(a)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wattzip", description=__doc__)
     p.add_argument("--version", action="version", version=f"wattzip {__version__}")
@@ -470,6 +476,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the tree the runs come from: results (measured runs only) or "
                         "rehearsal (simulated runs only); runs of the other kind are refused")
     s.set_defaults(fn=cmd_analyze)
+
+    from wattzip.bench import options as bench_options
+
+    s = sub.add_parser("bench", help="hyperfine with joules: benchmark commands, time and "
+                                     "energy, each against the first")
+    bench_options.add_arguments(s)
+    s.set_defaults(fn=cmd_bench)
     return p
 
 
