@@ -4,7 +4,8 @@ source("scripts/tex.R")
 open_log()
 
 metrics <- snakemake@params[["metrics"]]
-be <- primary_rows(fread(snakemake@input[["breakeven"]], encoding = "UTF-8"))
+be <- primary_rows(fread(snakemake@input[["breakeven"]], encoding = "UTF-8",
+                         colClasses = list(character = "display_tex")))
 ref <- read_reference(snakemake@input[["reference"]])
 summary <- read_summary(snakemake@input[["summary"]])
 tools <- unique(summary[codec != "plain", .(codec, tool, level)])
