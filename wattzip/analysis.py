@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from wattzip import records, robustness, verdicts
-from wattzip.analysis_options import DEFAULT, AnalysisOptions
+from wattzip.analysis_options import DEFAULT, AnalysisOptions, breakeven_levels
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
     break_even,
@@ -30,7 +30,7 @@ from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported
 from wattzip.claims import decide
 from wattzip.comparison import comparison_table
 from wattzip.errors import RecordError
-from wattzip.latex import display_tex
+from wattzip.latex import display_tex, tex
 from wattzip.pareto import pareto_table
 from wattzip.records import write_table
 from wattzip.resources import ReferenceDir
@@ -207,6 +207,7 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
     """
     # Under the verdict design every interval spends alpha / looks, as the job's did.
     overall, each = options.look_confidence, options.difference_confidence
+    levels = tex(breakeven_levels(options))
     out = []
     for cell, ops in _four_operations(rows):
         testbed, setting, file_type, codec = cell
@@ -240,6 +241,8 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
                 "verdict": verdict.verdict, "verdict_note": verdict.describe(),
                 "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
                 "reads_per_write": options.reads_per_write, "margin": options.margin,
+                "difference_confidence": each, "joint_confidence": overall,
+                "levels_tex": levels,
             })
     return out
 

@@ -53,3 +53,14 @@ DEFAULT = AnalysisOptions()
 def percent(level: float) -> str:
     """A confidence level as the text states it: 97.5, 99.17 (four significant digits)."""
     return f"{100 * level:.4g}"
+
+
+def breakeven_levels(options: AnalysisOptions) -> str:
+    """The levels of a break-even cell's intervals, as the text and the table's note state
+    them: each difference's, both together's, and the looks' share of alpha."""
+    text = (f"each at {percent(options.difference_confidence)}%, so both hold together at "
+            f"{percent(options.look_confidence)}%")
+    if options.looks:
+        text += (f", alpha / {options.looks} at each of the {options.looks} planned looks: "
+                 f"{percent(options.confidence)}% over all")
+    return text
