@@ -69,9 +69,10 @@ def analyze(root: Path, results: Path, out: Path, looks: int) -> None:
     imported = python(root, ["-c", "import wattzip; print(wattzip.__file__)"]).strip()
     if not imported.startswith(str(root)):
         sys.exit(f"{root}: python imported {imported}, not this tree's wattzip")
-    python(root, ["-m", "wattzip", "analyze", str(results / "runs.csv"), "--settings",
-                  str(results / "settings.csv"), "--out", str(out), "--reference",
-                  "paper/reference", "--looks", str(looks)])
+    settings = results / "settings.csv"
+    python(root, ["-m", "wattzip", "analyze", str(results / "runs.csv"), "--out", str(out),
+                  "--reference", "paper/reference", "--looks", str(looks),
+                  *(["--settings", str(settings)] if settings.exists() else [])])
     script = ("import sys\nfrom wattzip.reference import write_with_tex\n"
               "for name in sys.argv[2:]:\n"
               "    write_with_tex(f'paper/reference/{name}.csv', f'{sys.argv[1]}/{name}.csv')\n")
@@ -136,12 +137,17 @@ open(out, "w").write(macros_tex(macro_values(t, params), t.estimated))
 """
 
 
+MACRO_INPUTS = ("provenance.json", "manifest.json", "plan/estimate.json")
+
+
 def macros(root: Path, results: Path, out: Path, looks: int) -> None:
-    """The text's macros (rule paper_macros) from this tree's tables."""
-    with open(results / "settings.csv", newline="", encoding="utf-8") as f:
-        primary = next(r["setting"] for r in csv.DictReader(f) if r["primary"] == "true")
+    """The text's macros (rule paper_macros) from this tree's tables, when the results
+    hold what the text needs besides them (an idle calibration, provenance, the plan)."""
     with open(out / "summary.csv", newline="", encoding="utf-8") as f:
         summary = list(csv.DictReader(f))
+    primary = next(r["setting"] for r in summary if r["primary"] == "true")
+    if not all((results / p).exists() for p in (*MACRO_INPUTS, f"idle/{primary}.json")):
+        return
     inputs = {name: str(out / f"{name}.csv") for name in
               ("summary", "breakeven", "correlation", "claims", "model_check")}
     inputs.update(runs=str(results / "runs.csv"), provenance=str(results / "provenance.json"),
@@ -250,7 +256,9 @@ def differences(before: Path, after: Path) -> list[str]:
     for name in ANALYSIS_TABLES:
         out += diff_csv(f"{name}.csv", before / f"{name}.csv", after / f"{name}.csv")
     for tex in sorted((after / "tex").glob("*.tex")):
-        if tex.name == "macros.tex":
+        if not (before / "tex" / tex.name).exists():
+            out.append(f"{tex.name}: only after")
+        elif tex.name == "macros.tex":
             out += diff_macros(before / "tex" / tex.name, tex)
         else:
             out += diff_tex(tex.name, before / "tex" / tex.name, tex)
