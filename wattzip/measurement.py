@@ -23,6 +23,7 @@ from wattzip.codec_registry import Codec
 from wattzip.errors import WattzipError
 from wattzip.job import Job
 from wattzip.media import Medium
+from wattzip.run_record import RunRecord
 from wattzip.stopping import VerdictLooks
 
 
@@ -138,13 +139,9 @@ def measure_command(argv: list[str], meter: meters.Meter, op: str, stdin: str | 
         runner.warm(runner.tool_files(argv[0]))
     target = os.path.dirname(os.path.abspath(stdout)) if stdout else os.getcwd()
     result = runner.measure(operation, meter, idle_power_w, system.block_device(target)["disk"])
-    record = {k: v for k, v in result.items() if not k.startswith("_")}
-    record["factors"] = {"cache_drop": cache}
-    record["output_bytes"] = (os.path.getsize(stdout) if stdout and os.path.exists(stdout)
-                              else None)
-    record["verified"] = result["succeeded"]
-    record["tool_version"] = None
-    return record
+    output = os.path.getsize(stdout) if stdout and os.path.exists(stdout) else None
+    return RunRecord.new(result, factors={"cache_drop": cache}, output_bytes=output,
+                         verified=result["succeeded"], tool_version=None).to_dict()
 
 
 def describe_run(record: dict) -> str:

@@ -35,6 +35,7 @@ from wattzip.inputs import copy_through_user_space
 from wattzip.job import Job
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
+from wattzip.run_record import RunRecord
 from wattzip.runner import measure, write_trace
 from wattzip.stats import relative_half_width
 from wattzip.throttle import throttled
@@ -322,15 +323,15 @@ def _measure_pair(arm: Job, meter: Meter, devices: dict, throttle, cold_cache: C
                 written_ok = verified
             else:
                 verified, why = written_ok and result["succeeded"], result["error"]
-                record["output_bytes"] = arm.input_bytes * arm.copies
-            record["verified"] = bool(verified)
-            record["failure"] = None if verified else (why or "failed")
+                record.output_bytes = arm.input_bytes * arm.copies
+            record.verified = bool(verified)
+            record.failure = None if verified else (why or "failed")
             if arm.trace_dir:
                 trace = os.path.join(arm.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
                 write_trace(trace, result["_power_samples"], result["_disk_samples"])
-                record["trace"] = trace
+                record.trace = trace
         record.update(paired)
-        yield record
+        yield record.to_dict()
 
 
 def on_disk_bytes(path: str) -> int:
@@ -351,28 +352,28 @@ def _remove(paths: list[str]) -> None:
             os.unlink(path)
 
 
-def _check_written(job: Job, result: dict, record: dict) -> tuple[bool, str]:
+def _check_written(job: Job, result: dict, record: RunRecord) -> tuple[bool, str]:
     """After a write, outside the region: its size, whether it owns its blocks, its bytes."""
     stored = [p for p in job.stored_paths() if os.path.exists(p)]
     if job.codec and job.codec.filesystem:  # what the filesystem stored, not the file's size
-        record["output_bytes"] = sum(on_disk_bytes(p) for p in stored)
+        record.output_bytes = sum(on_disk_bytes(p) for p in stored)
     else:
-        record["output_bytes"] = sum(os.path.getsize(p) for p in stored)
+        record.output_bytes = sum(os.path.getsize(p) for p in stored)
     if not result["succeeded"]:
         return False, result["error"]
     owns, why = check_owns_blocks(stored)
-    record["own_blocks"] = owns
+    record.own_blocks = owns
     if owns is False:
         return False, why
     verified = job.verify()
-    record["verification"] = job.verification
+    record.verification = job.verification
     return verified
 
 
 def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str,
-            key: str) -> dict:
-    record = {k: v for k, v in result.items() if not k.startswith("_")}
-    record.update({
+            key: str) -> RunRecord:
+    """A measured region's run record: its result, then its job's fields."""
+    record = RunRecord.new(result, {
         "testbed": job.testbed,
         "file_type": job.file_type,
         "input_bytes": job.input_bytes,
@@ -392,24 +393,24 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
         "meter_id": identity_id(job.meter_identity),
     })
     if job.model is not None:
-        interval = record.get("meter_interval_s") or record["elapsed_s"]
+        interval = record.meter_interval_s or record.elapsed_s
         record.update(model_row=job.model.row, model_how=job.model.how,
                       model_min_w_per_thread=job.model.min_w_per_thread,
                       model_max_w_per_thread=job.model.max_w_per_thread,
                       model_threads=job.model.threads, model_source=job.model.source,
-                      model_energy_j=job.model.energy_j(interval, record["cpu_busy_s"]))
+                      model_energy_j=job.model.energy_j(interval, record.cpu_busy_s))
     return record
 
 
-def _skipped_read(job: Job, op: str, repeat: int, key: str) -> dict:
-    return {
+def _skipped_read(job: Job, op: str, repeat: int, key: str) -> RunRecord:
+    return RunRecord.new({
         "testbed": job.testbed, "file_type": job.file_type, "input_bytes": job.input_bytes,
         "input_sha256": job.input_sha256, "codec": job.codec_name, "op": op, "repeat": repeat,
         "factors": {**job.factors, "copies": job.copies}, "job_key": key,
         "verified": False, "succeeded": False, "exit_code": None,
         "failure": "not run: the write of this repeat failed or did not verify",
         "started_at": None, "ended_at": None, "elapsed_s": None, "energy_j": None,
-    }
+    })
 
 
 def _progress_line(job: Job, r: dict) -> str:
