@@ -128,7 +128,7 @@ def cmd_codecs(a) -> int:
 
 def cmd_job(a) -> int:
     from wattzip import measurement
-    from wattzip.job import DutyCycle, Job
+    from wattzip.job import DutyCycle, MeasurementJob
 
     if not a.testbed or not a.codec:
         raise WattzipError("wattzip job: give --testbed and --codec, or a --spec holding them")
@@ -138,7 +138,7 @@ def cmd_job(a) -> int:
     codec = measurement.codec_on(a.codec, medium)
     meter = options.open_meter(a)
     idle_w, identity = measurement.idle_power(meter, a.idle, a.idle_power)
-    job = Job(
+    job = MeasurementJob(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
         input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
         codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,

@@ -21,7 +21,7 @@ from wattzip import (
 )
 from wattzip.codec_registry import Codec
 from wattzip.errors import WattzipError
-from wattzip.job import Job
+from wattzip.job import MeasurementJob
 from wattzip.media import Medium
 from wattzip.run_record import RunRecord
 from wattzip.stopping import VerdictLooks
@@ -88,7 +88,7 @@ def verdict_looks(looks: str | None, reads_per_write: float,
     return VerdictLooks(planned, reads_per_write, margin)
 
 
-def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,
+def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,
         governor: str, lock_wait: float, log: Callable[[str], None]) -> dict:
     """Measure the job alone on this machine and write its runs to `out`.
 

@@ -32,7 +32,7 @@ from wattzip.errors import ConfigError, FactorError
 from wattzip.extents import check_owns_blocks
 from wattzip.factors import governors_in_effect
 from wattzip.inputs import copy_through_user_space
-from wattzip.job import Job
+from wattzip.job import MeasurementJob
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
 from wattzip.run_record import RunRecord
@@ -59,7 +59,7 @@ class ColdCache:
     Without permission, the job's own files are evicted one by one.
     """
 
-    def __init__(self, job: Job):
+    def __init__(self, job: MeasurementJob):
         self.job = job
         if job.duty:  # the shell loop's own tools
             writer = "dd" if job.copies_plainly else job.codec.binary
@@ -86,7 +86,7 @@ class ColdCache:
         return method, False
 
 
-def _input_copies(job: Job, sources: list[str], folder: Path, what: str,
+def _input_copies(job: MeasurementJob, sources: list[str], folder: Path, what: str,
                   log: Callable[[str], None]) -> list[str]:
     """Copies of the input in `folder`, one per source, named by its sha256 and kept when
     whole: through user space (never a reflink), outside every measured region, each
@@ -104,7 +104,7 @@ def _input_copies(job: Job, sources: list[str], folder: Path, what: str,
     return paths
 
 
-def prepare_input_copies(job: Job, log: Callable[[str], None]) -> None:
+def prepare_input_copies(job: MeasurementJob, log: Callable[[str], None]) -> None:
     """One input file per copy (copies > 1), so the N readers do real I/O each, beside
     the input and kept for the next job."""
     job.input_paths = (_input_copies(job, [job.input_path] * job.copies,
@@ -113,7 +113,7 @@ def prepare_input_copies(job: Job, log: Callable[[str], None]) -> None:
                        if job.copies > 1 else [job.input_path])
 
 
-def stage_on_medium(job: Job, log: Callable[[str], None]) -> None:
+def stage_on_medium(job: MeasurementJob, log: Callable[[str], None]) -> None:
     """SYSTOR '09's layout: the input on the disk the runs write to, so that reading it
     and writing the output share that disk (and an emulated disk's one budget); staged
     onto the freshly attached medium without the emulated disk's budget."""
@@ -126,7 +126,7 @@ def stage_on_medium(job: Job, log: Callable[[str], None]) -> None:
     os.sync()
 
 
-def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
+def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
     """Repeat the job's write/read pair until its stopping rule says enough (the paper's,
     or the verdict design's looks: then with the codec's own plain arm, interleaved ABBA).
@@ -269,8 +269,8 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             "complete": repeats_done >= job.min_repeats}
 
 
-def plain_arm(job: Job) -> Job:
-    """The verdict design's plain arm of a codec's job: a Job of its own (its own stored
+def plain_arm(job: MeasurementJob) -> MeasurementJob:
+    """The verdict design's plain arm of a codec's job: a MeasurementJob of its own (its own stored
     file, wattzip-<type>-plain.raw, its own verification) on the same medium, inputs,
     meter, factors and repeats. A filesystem's compression is the codec's mount option:
     the plain arm's medium mounts without it, as the paper design's plain job's does."""
@@ -283,19 +283,19 @@ def plain_arm(job: Job) -> Job:
                                _verified_digests=set())
 
 
-def abba(arms: list[Job], repeat: int) -> list[Job]:
+def abba(arms: list[MeasurementJob], repeat: int) -> list[MeasurementJob]:
     """The arms of a repeat: odd repeats in the given order, even ones reversed (with two
     arms P and C: P C, C P, P C, ...), so that a drift over time falls on each alike."""
     return arms if repeat % 2 else arms[::-1]
 
 
-def pairing(job: Job, arm: Job) -> dict:
+def pairing(job: MeasurementJob, arm: MeasurementJob) -> dict:
     """What a run of `arm` records of the job it belongs to: a plain arm names the codec
     it is paired with (runs.csv's paired_with)."""
     return {} if arm is job else {"paired_with": job.codec_name}
 
 
-def _measure_pair(arm: Job, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,
+def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,
                   repeat: int, version: str | None, key: str, info: dict,
                   stored: list[str], paired: dict) -> Iterator[dict]:
     """One arm's write and then read in one repeat, each record as soon as its run ends
@@ -352,7 +352,7 @@ def _remove(paths: list[str]) -> None:
             os.unlink(path)
 
 
-def _check_written(job: Job, result: dict, record: RunRecord) -> tuple[bool, str]:
+def _check_written(job: MeasurementJob, result: dict, record: RunRecord) -> tuple[bool, str]:
     """After a write, outside the region: its size, whether it owns its blocks, its bytes."""
     stored = [p for p in job.stored_paths() if os.path.exists(p)]
     if job.codec and job.codec.filesystem:  # what the filesystem stored, not the file's size
@@ -370,7 +370,7 @@ def _check_written(job: Job, result: dict, record: RunRecord) -> tuple[bool, str
     return verified
 
 
-def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str,
+def _record(job: MeasurementJob, result: dict, repeat: int, version: str | None, cache: str,
             key: str) -> RunRecord:
     """A measured region's run record: its result, then its job's fields."""
     record = RunRecord.new(result, {
@@ -402,7 +402,7 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
     return record
 
 
-def _skipped_read(job: Job, op: str, repeat: int, key: str) -> RunRecord:
+def _skipped_read(job: MeasurementJob, op: str, repeat: int, key: str) -> RunRecord:
     return RunRecord.new({
         "testbed": job.testbed, "file_type": job.file_type, "input_bytes": job.input_bytes,
         "input_sha256": job.input_sha256, "codec": job.codec_name, "op": op, "repeat": repeat,
@@ -413,7 +413,7 @@ def _skipped_read(job: Job, op: str, repeat: int, key: str) -> RunRecord:
     })
 
 
-def _progress_line(job: Job, r: dict) -> str:
+def _progress_line(job: MeasurementJob, r: dict) -> str:
     name = f"{job.file_type}/{r.get('codec') or job.codec_name}"
     if r.get("elapsed_s") is None:
         return f"{name} r{r['repeat']} {r['op']}: {r['failure']}"
