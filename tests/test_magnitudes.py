@@ -57,3 +57,13 @@ def test_the_ratio_table_only_places_the_cell(tmp_path):
     out = subprocess.run(["Rscript", str(r)], cwd=REPO, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["1.00", "4.10"]
+
+
+def test_the_texts_ratios_share_the_formatter():
+    from types import SimpleNamespace
+
+    from wattzip.report import macros
+
+    t = SimpleNamespace(summary=[{"file_type": "zero", "codec": "c-10", "op": "compress-write",
+                                  "compression_ratio": "362.0"}])
+    assert macros.compression_ratio(t, "zero", "c-10") == r"$\sim\!10^{2}$"

@@ -10,6 +10,7 @@ import datetime as dt
 from collections.abc import Mapping
 
 from wattzip.analysis_options import AnalysisOptions, breakeven_levels, percent
+from wattzip.breakeven import format_ratio
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex, tex
 from wattzip.meters.coefficients import extremes
@@ -35,7 +36,7 @@ def breakeven_cell(t: ReportTables, file_type: str, codec: str, metric: str = "E
 def compression_ratio(t: ReportTables, file_type: str, codec: str) -> str:
     for s in t.summary:
         if (s["file_type"], s["codec"], s["op"]) == (file_type, codec, "compress-write"):
-            return f"{float(s['compression_ratio']):.2f}"
+            return display_tex(format_ratio(float(s["compression_ratio"])))
     return "--"
 
 
