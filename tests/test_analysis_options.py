@@ -16,13 +16,14 @@ OPS = {"plain-write": (1.0, 0.1), "plain-read": (1.0, 0.1),
        "compress-write": (2.0, 2.0), "decompress-read": (0.5, 0.05)}
 
 
-def estimated_runs(repeats=3):
-    """Runs estimated by the CPU-utilization model (as the model meter writes them)."""
+def estimated_runs(repeats=3, spread=0.01, ops=OPS):
+    """Runs estimated by the CPU-utilization model (as the model meter writes them) at the
+    table's lowest idle share."""
     low, _ = extremes(4)
     rows = []
     for i in range(repeats):
-        for op, (t, cpu) in OPS.items():
-            t, cpu = t * (1 + 0.01 * (i - 1)), cpu * (1 + 0.01 * (i - 1))
+        for op, (t, cpu) in ops.items():
+            t, cpu = t * (1 + spread * (i - 1)), cpu * (1 + spread * (i - 1))
             codec = "plain" if op.startswith("plain") else "gz-1"
             r = run("text", codec, op, low.energy_j(t, cpu), elapsed_s=t, repeat=i + 1,
                     method="estimated")
@@ -49,6 +50,20 @@ def test_a_cell_decided_alike_at_both_extremes_is_robust():
     cell = marks(rows, AnalysisOptions())["E"]
     assert cell["model_robustness"] == robustness.ROBUST
     assert marks(rows, AnalysisOptions())["T"]["model_robustness"] == ""  # not estimated
+
+
+def test_a_cell_undecided_at_the_studys_confidence_is_compared_at_it():
+    """Under the verdict design (3 looks) the cell is "never, undecided" (×?) at both
+    extremes. The old code re-decided the extremes at the paper design's levels, where the
+    very coefficients the runs were estimated with give a decided ×, and marked the cell
+    "depends on the model"."""
+    rows = estimated_runs(spread=0.05, ops={**OPS, "decompress-read": (0.95, 0.3)})
+    options = AnalysisOptions(looks=3)
+    at_paper_levels = [next(b for b in analysis.breakeven_table(v) if b["metric"] == "E")
+                       for _, v in robustness.at_extremes(rows)]
+    assert [b["display"] for b in at_paper_levels] == ["×", "×?"]  # what the old code had
+    cell = marks(rows, options)["E"]
+    assert cell["display"] == "×?" and cell["model_robustness"] == robustness.ROBUST
 
 
 def test_the_extremes_are_decided_with_the_studys_options(monkeypatch):
