@@ -67,3 +67,16 @@ def test_the_texts_ratios_share_the_formatter():
     t = SimpleNamespace(summary=[{"file_type": "zero", "codec": "c-10", "op": "compress-write",
                                   "compression_ratio": "362.0"}])
     assert macros.compression_ratio(t, "zero", "c-10") == r"$\sim\!10^{2}$"
+
+
+def test_r_reads_the_formatters_cells_as_text(tmp_path):
+    """An original table (or a break-even table) whose cells all look like numbers keeps
+    them as the formatter set them: "4.0" is not printed as 4."""
+    ref = tmp_path / "r.csv"
+    ref.write_text("codec,file_type,display,display_tex\ngz-1,text,4.0,4.0\n")
+    r = tmp_path / "t.R"
+    r.write_text('source("scripts/tex.R")\nsuppressMessages(library(data.table))\n'
+                 f'd <- read_reference("{ref}")\ncat(d$display, d$display_tex, sep = "\\n")\n')
+    out = subprocess.run(["Rscript", str(r)], cwd=REPO, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["4.0", "4.0"]
