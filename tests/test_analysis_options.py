@@ -107,3 +107,14 @@ def test_options_of_a_study_config():
     o = AnalysisOptions.of_study(repeats, {"margin": 0.05, "reads_per_write": 2})
     assert (o.looks, o.margin, o.reads_per_write) == (3, 0.05, 2.0)
     assert AnalysisOptions.of_study({**repeats, "design": "paper"}).looks == 0
+
+
+def test_the_commands_flags_decide_as_the_options():
+    """`wattzip claims` (the appendix's check) decides with the analysis's own options."""
+    from wattzip import cli
+
+    options = AnalysisOptions(margin=0.05, reads_per_write=2.0, looks=3, ci_target=0.1)
+    for command in ("claims", "analyze"):
+        argv = [command, "runs.csv", *options.flags().split()]
+        argv += ["--out", "x"] if command == "analyze" else []
+        assert cli._analysis_options(cli.build_parser().parse_args(argv)) == options

@@ -30,6 +30,11 @@ class AnalysisOptions:
                    looks=len(repeats.get("looks") or ()) if design else 0,
                    ci_target=float(repeats.get("ci_target", cls.ci_target)))
 
+    def flags(self) -> str:
+        """The flags of `wattzip analyze` and `wattzip claims` that decide as these do."""
+        return (f"--margin {self.margin:g} --reads-per-write {self.reads_per_write:g} "
+                f"--looks {self.looks} --ci-target {self.ci_target:g}")
+
     @property
     def alpha(self) -> float:
         return 1 - self.confidence
