@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from wattzip import records, robustness, verdicts
-from wattzip.analysis_options import DEFAULT, AnalysisOptions, breakeven_levels
+from wattzip.analysis_options import DEFAULT, AnalysisOptions, breakeven_levels, percent
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
     break_even,
@@ -242,7 +242,7 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
                 "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
                 "reads_per_write": options.reads_per_write, "margin": options.margin,
                 "difference_confidence": each, "joint_confidence": overall,
-                "levels_tex": levels,
+                "levels_tex": levels, "joint_confidence_text": f"{percent(overall)}%",
             })
     return out
 
