@@ -166,7 +166,10 @@ def macros(root: Path, results: Path, out: Path, looks: int) -> None:
               "repeats": {"design": "verdict" if looks else "paper",
                           "looks": list(range(3, 3 + 2 * looks, 2)), "min": 2, "max": 8,
                           "ci_target": 0.05},
-              "repeat_design": "as measured"}
+              "repeat_design": "as measured", "fig_dir": "figures", "study": "before-after",
+              "study_description": "", "stage": "results", "testbeds": [summary[0]["testbed"]],
+              "descriptions": {}, "varied_factors": [], "factor_values": {},
+              "emulated_input_layouts": [], "hpc14": False}
     python(root, ["-c", MACROS, json.dumps(inputs), json.dumps(params),
                   str(out / "tex" / "macros.tex")])
 
