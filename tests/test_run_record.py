@@ -63,3 +63,11 @@ def test_a_record_keeps_fields_this_version_does_not_know():
     assert back["image"] == "/var/tmp/x.img" and "_samples" not in back
     assert RunRecord.from_dict(back) == record
     assert RunRecord.new(entry).schema_version == SCHEMA_VERSION
+
+
+def test_a_rehearsals_runs_are_records_of_this_version(tmp_path):
+    from .test_rehearsal import _simulated_runs
+
+    rows = records.read_runs_csv(_simulated_runs(tmp_path))
+    assert rows and {r["schema_version"] for r in rows} == {SCHEMA_VERSION}
+    assert all(r["simulated"] is True for r in rows)
