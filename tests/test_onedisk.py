@@ -19,7 +19,7 @@ import pytest
 
 from wattzip import analysis, inputs, machine, media, meters, onedisk, records, study
 from wattzip.codec_registry import get as codec
-from wattzip.job import Job
+from wattzip.job import MeasurementJob
 
 RATE = 30_000_000  # the paper's laptop disk, 30 MB/s
 MIB = 1 << 20
@@ -147,11 +147,11 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
     for name in ("plain", "gz-1"):
         medium = media.Medium(name="laptop", kind="image", path=str(tmp_path / name),
                               size="512MiB", fs="ext2", flush="unmount", inputs="on-medium")
-        job = Job(testbed="t", file_type="text", input_path=str(path),
-                  input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
-                  medium=medium, codec=None if name == "plain" else codec(name),
-                  min_repeats=5, max_repeats=5, idle_power_w=20.0,
-                  bandwidth_bytes_per_s=RATE, factors={"setting": "laptop"})
+        job = MeasurementJob(testbed="t", file_type="text", input_path=str(path),
+                             input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
+                             medium=medium, codec=None if name == "plain" else codec(name),
+                             min_repeats=5, max_repeats=5, idle_power_w=20.0,
+                             bandwidth_bytes_per_s=RATE, factors={"setting": "laptop"})
         journal = tmp_path / f"{name}.jsonl"
         log = []
         study.run_job(job, meter, journal, log=log.append)

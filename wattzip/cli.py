@@ -128,7 +128,7 @@ def cmd_codecs(a) -> int:
 
 def cmd_job(a) -> int:
     from wattzip import measurement
-    from wattzip.job import DutyCycle, Job
+    from wattzip.job import DutyCycle, MeasurementJob
 
     if not a.testbed or not a.codec:
         raise WattzipError("wattzip job: give --testbed and --codec, or a --spec holding them")
@@ -141,7 +141,7 @@ def cmd_job(a) -> int:
     codec = measurement.codec_on(a.codec, medium)
     meter = options.open_meter(a)
     idle_w, identity = measurement.idle_power(meter, a.idle, a.idle_power)
-    job = Job(
+    job = MeasurementJob(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
         input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
         codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
@@ -207,12 +207,31 @@ def cmd_analyze(a) -> int:
     if a.expect:  # the tree's kind of runs, checked before anything is written
         records.check_stage(records.load_runs(a.runs), a.expect)
     written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
-                               ci_target=a.ci_target, settings_path=a.settings,
-                               margin=a.margin, reads_per_write=a.reads_per_write,
-                               looks=a.looks)
+                               options=_analysis_options(a), settings_path=a.settings)
     for path in written:
         log(f"wrote {path}")
     return 0
+
+
+def add_analysis_options(s) -> None:
+    """The flags of the analysis's one options object (analyze and claims decide alike)."""
+    s.add_argument("--margin", type=float, default=0.02,
+                   help="a cell's saving is negligible within this share of its baseline "
+                        "(default: %(default)s)")
+    s.add_argument("--reads-per-write", type=float, default=1.0,
+                   help="the workload a cell's verdict is about (default: %(default)s)")
+    s.add_argument("--looks", type=int, default=0,
+                   help="the verdict design's number of planned looks: each verdict at "
+                        "alpha / looks on the runs its job stopped at (default 0: the "
+                        "paper's design)")
+    s.add_argument("--ci-target", type=float, default=0.05)
+
+
+def _analysis_options(a):
+    from wattzip.analysis_options import AnalysisOptions
+
+    return AnalysisOptions(margin=a.margin, reads_per_write=a.reads_per_write, looks=a.looks,
+                           ci_target=a.ci_target)
 
 
 def cmd_claims(a) -> int:
@@ -220,7 +239,7 @@ def cmd_claims(a) -> int:
 
     from wattzip import analysis, records
 
-    rows = analysis.claim_rows(a.runs, a.claim, a.reference, a.ci_target, a.settings)
+    rows = analysis.claim_rows(a.runs, a.claim, a.reference, _analysis_options(a), a.settings)
     if not rows:
         raise WattzipError(f"no claim {', '.join(a.claim or [])} in the registry "
                            f"({a.reference}/claims.yaml)")
@@ -420,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--claim", action="append", help="claim id (repeatable; default: all)")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
-    s.add_argument("--ci-target", type=float, default=0.05)
+    add_analysis_options(s)
     s.set_defaults(fn=cmd_claims)
 
     s = sub.add_parser("plan", help="how long a study will take here (a short pilot, cached)")
@@ -459,19 +478,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
-    s.add_argument("--margin", type=float, default=0.02,
-                   help="a cell's saving is negligible within this share of its baseline "
-                        "(default: %(default)s)")
-    s.add_argument("--reads-per-write", type=float, default=1.0,
-                   help="the workload a cell's verdict is about (default: %(default)s)")
-    s.add_argument("--looks", type=int, default=0,
-                   help="the verdict design's number of planned looks: each verdict at "
-                        "alpha / looks on the runs its job stopped at (default 0: the "
-                        "paper's design)")
+    add_analysis_options(s)
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--out", required=True)
     s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
-    s.add_argument("--ci-target", type=float, default=0.05)
     s.add_argument("--expect", choices=sorted(records.STAGES),
                    help="the tree the runs come from: results (measured runs only) or "
                         "rehearsal (simulated runs only); runs of the other kind are refused")

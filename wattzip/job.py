@@ -37,7 +37,7 @@ class DutyCycle:
 
 
 @dataclass
-class Job:
+class MeasurementJob:
     """Everything one measurement job needs; `codec` None is the plain baseline."""
 
     testbed: str

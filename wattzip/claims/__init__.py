@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from wattzip.analysis_options import DEFAULT, AnalysisOptions, percent
 from wattzip.claims import hpc14, systor09, systor11  # noqa: F401 (they register their checks)
 from wattzip.claims.evidence import Evidence
 from wattzip.claims.registry import CHECKS, Claim, Outcome, check, load_claims
@@ -15,7 +16,8 @@ __all__ = ["CHECKS", "Claim", "Evidence", "Outcome", "check", "decide", "fit_per
 
 
 def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
-           runs: list[dict], reference_dir: ReferenceDir | None = None) -> list[dict]:
+           runs: list[dict], reference_dir: ReferenceDir | None = None,
+           options: AnalysisOptions = DEFAULT) -> list[dict]:
     """One row per testbed x setting x claim (testbed-scoped claims: setting 'all')."""
     claims = load_claims(reference_dir)
     rows = []
@@ -24,7 +26,7 @@ def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
         for claim in claims:
             for setting in (settings if claim.scope == "setting" else [None]):
                 ev = Evidence(testbed, setting, summary, breakeven, correlation, runs,
-                              reference_dir)
+                              reference_dir, options)
                 rows.append(_row(claim, CHECKS[claim.id](claim, ev), ev))
     return rows
 
@@ -35,7 +37,8 @@ def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:
     if estimated:
         notes.append("rests on ESTIMATED energy (utilization model, no power meter)")
     if out.undecided:
-        notes.append("undecided at 95%: " + "; ".join(out.undecided))
+        notes.append(f"undecided at {percent(ev.options.confidence)}%: "
+                     + "; ".join(out.undecided))
     verdict = ("holds" if out.ok else "refuted") if out.ok is not None else (
         f"not testable here: {out.why}")
     return {"testbed": ev.testbed, "setting": ev.setting or "all", "claim_id": claim.id,
