@@ -102,8 +102,8 @@ def test_the_rehearsal_runs_the_design_checks_that_need_no_machine(tmp_path):
     from wattzip import checks
     from wattzip.design import Study
 
-    on_medium = {"btrfs": {"kind": "image", "path": "x", "size": "1MiB", "fs": "btrfs",
-                           "inputs": "on-medium"}}
+    on_medium = {"ext2": {"kind": "image", "path": "x", "size": "1MiB", "fs": "ext2",
+                          "inputs": "on-medium"}}
     overlay = tmp_path / "bad.yaml"
     overlay.write_text(yaml.safe_dump({
         "codecs": ["gz-1", "btrfs-zstd-3"], "file_size": "8MiB", "file_types": ["text"],
@@ -111,7 +111,7 @@ def test_the_rehearsal_runs_the_design_checks_that_need_no_machine(tmp_path):
         "meter": {"order": ["model"], "require_measured": True}}))
     study = Study.from_files([REPO / "config.yaml", overlay])
     problems = "\n".join(checks.design_problems(study, "local"))
-    assert "compresses the whole filesystem" in problems  # codec against layout
+    assert "compresses in btrfs, but medium ext2 is ext2" in problems  # codec and medium
     assert "holds 1 MiB" in problems  # the free-space arithmetic on the image
     assert "names no measuring backend" in problems  # the meter requirement
     proc = subprocess.run([sys.executable, "-m", "wattzip", "simulate", "--config-json",

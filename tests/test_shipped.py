@@ -37,8 +37,12 @@ def test_kick_the_tires_is_measured_end_to_end(tmp_path):
     assert {r["op"] for r in runs} >= {"plain-write", "compress-write", "plain-read",
                                        "decompress-read", "write-compute"}
     capped = [r for r in runs if r["bandwidth_bytes_per_s"]]
-    # the layout it states: outputs on the emulated disk, the input on the testbed's own
-    assert capped and {r["input_layout"] for r in capped} == {"separate"}
+    # the layout it states: SYSTOR '09's one disk, the input staged on it, one budget
+    assert capped and {r["input_layout"] for r in capped} == {"on-medium"}
+    assert {r["bandwidth_budget"] for r in capped} == {"one for reads and writes"}
+    log = (study / "local" / "logs" / "runs" / "btrfs.io-keep.gov-keep.x1.bw-100MBps" / "text"
+           / "btrfs-zstd-3.log").read_text()
+    assert "the staged input takes 8388608 bytes on disk, uncompressed" in log
     assert (root / "rehearsal" / "kick-the-tires" / "paper.pdf").exists()
     text = pdf_text(study / "paper.pdf")
     assert "SIMULATED" not in text and "kick-the-tires" in text

@@ -51,10 +51,6 @@ def codec_on(name: str, medium: Medium) -> Codec | None:
             raise WattzipError(f"codec {codec.name} compresses in {codec.filesystem}: its "
                                f"medium must be a {codec.filesystem} filesystem (kind image, "
                                f"fs {codec.filesystem}), not {medium.fs or medium.kind}")
-        if medium.inputs == "on-medium":
-            raise WattzipError(f"codec {codec.name} compresses the whole filesystem: an input "
-                               f"staged on it would be compressed too, and read back through "
-                               f"the codec; give medium {medium.name} inputs: separate")
         medium.mount_options = ",".join(o for o in (medium.mount_options, codec.mount_option)
                                         if o)
     return codec

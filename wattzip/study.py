@@ -119,11 +119,41 @@ def stage_on_medium(job: MeasurementJob, log: Callable[[str], None]) -> None:
     onto the freshly attached medium without the emulated disk's budget."""
     if job.medium.inputs != "on-medium":
         return
-    with job.medium.unthrottled():
+    compressing = job.codec.mount_option if job.codec else ""
+    with job.medium.unthrottled(), _mounted_without(job.medium, compressing):
         job.input_paths = _input_copies(job, job.sources(), Path(job.medium.path) / "inputs",
                                         f"staging the input on the medium {job.medium.name}",
                                         log)
-    os.sync()
+        os.sync()
+    if compressing:  # what the kernel stored, not what the mount options say
+        stored = sum(on_disk_bytes(p) for p in job.input_paths)
+        if stored < 0.99 * job.input_bytes * len(job.input_paths):
+            raise ConfigError(f"medium {job.medium.name}: the input staged for "
+                              f"{job.codec.name} takes {stored} bytes on disk, less than its "
+                              f"{job.input_bytes}: it was compressed, and reading it would "
+                              "cost the codec less than the plain arm")
+        log(f"{job.file_type}: the staged input takes {stored} bytes on disk, uncompressed "
+            f"(staged without {compressing})")
+
+
+@contextlib.contextmanager
+def _mounted_without(medium, option: str):
+    """The medium mounted without a filesystem codec's option while the input is staged:
+    the codec compresses the outputs it writes, never the input the runs read (a plain
+    arm reads the same bytes from the disk)."""
+    if not option:
+        yield
+        return
+    full = medium.mount_options
+    medium.unmount()
+    medium.mount_options = ",".join(o for o in full.split(",") if o and o != option)
+    medium.mount()
+    try:
+        yield
+    finally:
+        medium.unmount()
+        medium.mount_options = full
+        medium.mount()
 
 
 def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
