@@ -65,7 +65,8 @@ def test_idle_provenance_tables_macros_and_figures_describe_that_setting(study):
     provenance = json.loads((root / "results/default/media2/provenance.json").read_text())
     assert provenance["target_dir"].endswith(f"on {first}")
     # Every figure and table script that shows one setting logs which one it took.
-    logs = sorted((root / "results/default/media2/logs").rglob("*.log"))
+    logs = sorted([*(root / "results/default").rglob("*.log"),
+                   *(root / "figures/default/logs").rglob("*.log")])
     taken = [m for log in logs
              for m in re.findall(r"primary setting: (\S+)", log.read_text())]
     assert taken and set(taken) == {name}
