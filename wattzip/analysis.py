@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from wattzip import records, robustness, verdicts
+from wattzip import records, robustness, uncertainty, verdicts
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
     break_even,
@@ -102,6 +102,11 @@ def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
             values = [get(r) for r in good if _has(r, stem)]
             row[f"mean_{stem}"] = mean(values) if values else math.nan
             row[f"hw_{stem}"] = half_width(values) if len(values) > 1 else math.nan
+        # Each energy's GUM budget beside the repeats' half-width (wattzip.uncertainty).
+        for stem in uncertainty.STEMS:
+            mine = [r for r in good if _has(r, stem)]
+            row.update(uncertainty.budget(mine, stem).columns(stem) if mine
+                       else uncertainty.empty_columns(stem))
         # Noise, said rather than hidden: runs whose time or energy is an outlier
         # (modified Z > 3.5, kept and counted), and a coefficient of variation of 10% or more.
         # A plain row pools every plain run of its setting and file type: a run measured
@@ -209,8 +214,14 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
         estimated = _is_estimated(sum(ops.values(), []))
         for metric, stem in BREAKEVEN_METRICS.items():
             v = {k: [METRICS[stem](r) for r in runs] for k, runs in ops.items()}
-            dw = welch_interval([(1, v["c"]), (-1, v["w"])], each)
-            dr = welch_interval([(1, v["r"]), (-1, v["d"])], each)
+            # Energy's intervals are combined ones: the repeats' spread and the budget's
+            # Type B terms (meter, sampling, model; wattzip.uncertainty).
+            dw = uncertainty.widen(welch_interval([(1, v["c"]), (-1, v["w"])], each),
+                                   uncertainty.type_b_variance(
+                                       [(1, ops["c"]), (-1, ops["w"])], stem), each)
+            dr = uncertainty.widen(welch_interval([(1, v["r"]), (-1, v["d"])], each),
+                                   uncertainty.type_b_variance(
+                                       [(1, ops["r"]), (-1, ops["d"])], stem), each)
             point = break_even_of(dw.estimate, dr.estimate)
             kinds = possible_kinds(dw, dr)
             decided = kinds == [point.kind]
@@ -242,18 +253,18 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
 
 def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confidence: float,
              looks: int) -> verdicts.Verdict:
-    def values(runs, n=None):  # each arm holds one operation's verified runs
-        return [METRICS[stem](r) for r in first_runs(runs, None, n)]
-
-    if not looks:
-        return verdicts.decide(values(ops["w"]), values(ops["c"]), values(ops["r"]),
-                               values(ops["d"]), reads_per_write, margin, confidence)
     # The job stopped at the look where each of its four operations had n runs: the
     # first n of each (a kill mid-repeat may have left one more of some).
-    n = min(len(runs) for runs in ops.values())
-    return verdicts.decide(values(ops["w"], n), values(ops["c"], n), values(ops["r"], n),
-                           values(ops["d"], n), reads_per_write, margin,
-                           verdicts.look_confidence(confidence, looks))
+    n = min(len(runs) for runs in ops.values()) if looks else None
+    arms = {k: first_runs(runs, None, n) for k, runs in ops.items()}
+    values = {k: [METRICS[stem](r) for r in runs] for k, runs in arms.items()}
+    k = reads_per_write
+    type_b = uncertainty.type_b_variance([(1, arms["w"]), (k, arms["r"]), (-1, arms["c"]),
+                                          (-k, arms["d"])], stem)
+    return verdicts.decide(values["w"], values["c"], values["r"], values["d"],
+                           reads_per_write, margin,
+                           verdicts.look_confidence(confidence, looks) if looks
+                           else confidence, type_b_var=type_b)
 
 
 def esav_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:

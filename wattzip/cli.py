@@ -134,13 +134,15 @@ def cmd_job(a) -> int:
     codec = measurement.codec_on(a.codec, medium)
     meter = options.open_meter(a)
     idle_w, identity = measurement.idle_power(meter, a.idle, a.idle_power)
+    idle_u_w, idle_windows = measurement.idle_uncertainty(a.idle)
     job = Job(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
         input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
         codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
         ci_target=a.ci_target, copies=a.copies,
         threads=a.threads or len(os.sched_getaffinity(0)),  # the cores it is given
-        idle_power_w=idle_w, trace_dir=a.trace_dir,
+        idle_power_w=idle_w, idle_power_u_w=idle_u_w, idle_windows=idle_windows,
+        trace_dir=a.trace_dir,
         copy_buffer_bytes=inputs.parse_size(a.copy_buffer),
         bandwidth_bytes_per_s=throttle.parse_bandwidth(a.bandwidth),
         duty=(DutyCycle(a.duty_phases, a.duty_compute_s, a.duty_compute)

@@ -54,6 +54,9 @@ class Job:
     copies: int = 1
     threads: int = 1
     idle_power_w: float | None = None
+    # The idle mean's standard uncertainty (W) and its windows: the budget's idle term.
+    idle_power_u_w: float | None = None
+    idle_windows: int | None = None
     # A disk of a chosen speed: the target's and the input's devices capped (None: as is).
     bandwidth_bytes_per_s: int | None = None
     trace_dir: str | None = None

@@ -71,6 +71,18 @@ def idle_power(meter: meters.Meter, calibration_path: str | None,
     return calibration["idle_power_w"], meter.identity(calibration)
 
 
+def idle_uncertainty(calibration_path: str | None) -> tuple[float | None, int | None]:
+    """The idle mean's standard uncertainty (sd / sqrt(windows), W) and its windows, for the
+    budget's idle term; (None, None) for a number given by hand (no interval to state)."""
+    if not calibration_path:
+        return None, None
+    calibration = records.read_json(calibration_path, "idle calibration", ("idle_power_w",))
+    sd, count = calibration.get("sd_w"), calibration.get("count")
+    if sd is None or not count:
+        return None, None
+    return sd / count ** 0.5, int(count)
+
+
 def verdict_looks(looks: str | None, reads_per_write: float,
                   margin: float) -> VerdictLooks | None:
     """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures

@@ -24,7 +24,8 @@ RUN_COLUMNS = (
     "sys_s", "wait_s", "cpu_utilization", "cpu_busy_s", "energy_j", "idle_power_w",
     "energy_passive_j", "energy_active_j", "meter_source", "meter_scope", "meter_method",
     "meter_id",
-    "meter_identity", "meter_flags", "samples",
+    "meter_identity", "meter_flags", "samples", "sample_gap_s", "power_step_rss_w",
+    "idle_power_u_w", "idle_windows",
     "paired_with", "output_bytes", "verified", "verification", "exit_code", "failure",
     "own_blocks",
     "tools_warmed",
@@ -41,7 +42,8 @@ NUMERIC_COLUMNS = frozenset({
     "cpu_utilization", "cpu_busy_s", "energy_j", "model_min_w_per_thread",
     "model_max_w_per_thread", "model_threads", "model_energy_j", "idle_power_w",
     "energy_passive_j", "energy_active_j",
-    "samples", "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
+    "samples", "sample_gap_s", "power_step_rss_w", "idle_power_u_w", "idle_windows",
+    "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
     "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
 })
 BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io"})

@@ -26,6 +26,7 @@ from wattzip.errors import MeterError, WattzipError
 from wattzip.media import Medium
 from wattzip.meters import Meter
 from wattzip.system import DiskSampler, evict
+from wattzip.uncertainty import sampling_terms
 
 OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
 WRITE_OPS = ("plain-write", "compress-write")
@@ -225,6 +226,9 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
     passive = (idle_power_w * meter_interval_s
                if idle_power_w is not None and energy is not None else None)
     cpu_s = user_s + sys_s
+    # What the budget's sampling term needs (wattzip.uncertainty): the readings' spacing
+    # and how much the power moved between them.
+    sample_gap_s, power_step_rss_w = sampling_terms(reading.samples if reading else [])
     return {
         "op": operation.op,
         "started_at": started_at,
@@ -247,6 +251,8 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         "meter_method": meter.method,
         "meter_flags": "; ".join(reading.flags) if reading and reading.flags else None,
         "samples": len(reading.samples) if reading else 0,
+        "sample_gap_s": sample_gap_s,
+        "power_step_rss_w": power_step_rss_w,
         "exit_code": exit_code,
         "succeeded": ok,
         "error": error,

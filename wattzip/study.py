@@ -390,6 +390,8 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
         "job_key": key,
         "meter_identity": job.meter_identity,
         "meter_id": identity_id(job.meter_identity),
+        "idle_power_u_w": job.idle_power_u_w,
+        "idle_windows": job.idle_windows,
     })
     if job.model is not None:
         interval = record.get("meter_interval_s") or record["elapsed_s"]
