@@ -91,7 +91,9 @@ def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
             "tool": first.get("tool"), "level": first.get("level"),
             "bandwidth_bytes_per_s": first.get("bandwidth_bytes_per_s"),
             "input_bytes": first.get("input_bytes"), "n": len(good),
-            "n_failed": len(group) - len(good),
+            # Disturbed runs (wattzip.disturbance) are counted apart from failed ones.
+            "n_failed": sum(1 for r in group if not r.get("verified") and not r.get("disturbed")),
+            "n_disturbed": sum(1 for r in group if r.get("disturbed")),
             "meter_method": "estimated" if _is_estimated(good) else (
                 good[0].get("meter_method") if good else None),
             "meter_source": good[0].get("meter_source") if good else None,

@@ -124,6 +124,17 @@ def cmd_codecs(a) -> int:
     return 0
 
 
+def quiet_limits(max_other_cpu: float | None, max_steal: float | None):
+    """The run's disturbance limits: the flags, else the schema's `quiet:` defaults."""
+    from wattzip.design import load_schema
+    from wattzip.disturbance import QuietLimits
+
+    props = load_schema()["properties"]["quiet"]["properties"]
+    return QuietLimits(
+        props["max_other_cpu"]["default"] if max_other_cpu is None else max_other_cpu,
+        props["max_steal"]["default"] if max_steal is None else max_steal)
+
+
 def cmd_job(a) -> int:
     from wattzip import measurement
     from wattzip.job import DutyCycle, Job
@@ -152,6 +163,7 @@ def cmd_job(a) -> int:
         meter_identity=identity,
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
+        quiet=quiet_limits(a.max_other_cpu, a.max_steal),
         # The verdict design's looks are a codec's (its job measures its own plain arm).
         looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin)
                if codec and not a.duty_phases else None),
@@ -340,6 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--copies", type=int, default=1)
     s.add_argument("--threads", type=int, default=0,
                    help="threads of multi-threaded codecs (default 0: every core here)")
+    s.add_argument("--max-other-cpu", type=float,
+                   help="a run in which other processes used more than this share of the "
+                        "CPUs is disturbed and measured again (default: config quiet:)")
+    s.add_argument("--max-steal", type=float,
+                   help="likewise for a hypervisor's steal time (default: config quiet:)")
     s.add_argument("--trace-dir")
     s.add_argument("--verify-cache", metavar="JSONL",
                    help="verifications shared across jobs: an output identical to one already "

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from wattzip import codec_registry, records, runner
 from wattzip.codec_registry import Codec
+from wattzip.disturbance import QuietLimits
 from wattzip.inputs import sha256_file
 from wattzip.media import Medium
 from wattzip.meters.coefficients import Coefficients
@@ -74,6 +75,9 @@ class Job:
     verify_cache: str | None = None
     # The verdict design's stopping rule (a codec against its baseline); None: the paper's.
     looks: VerdictLooks | None = field(default=None, repr=False, compare=False)
+    # How much of the machine others may use during a run (wattzip.disturbance); None:
+    # runs record the load but are not judged.
+    quiet: QuietLimits | None = field(default=None, repr=False, compare=False)
     verification: str = field(default="", repr=False, compare=False)
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 

@@ -25,7 +25,8 @@ RUN_COLUMNS = (
     "energy_passive_j", "energy_active_j", "meter_source", "meter_scope", "meter_method",
     "meter_id",
     "meter_identity", "meter_flags", "samples", "sample_gap_s", "power_step_rss_w",
-    "idle_power_u_w", "idle_windows",
+    "idle_power_u_w", "idle_windows", "other_user_s", "other_user_share", "other_cpu_share",
+    "steal_share", "cpu_pressure_share", "cpus", "disturbed",
     "paired_with", "output_bytes", "verified", "verification", "exit_code", "failure",
     "own_blocks",
     "tools_warmed",
@@ -43,6 +44,8 @@ NUMERIC_COLUMNS = frozenset({
     "model_max_w_per_thread", "model_threads", "model_energy_j", "idle_power_w",
     "energy_passive_j", "energy_active_j",
     "samples", "sample_gap_s", "power_step_rss_w", "idle_power_u_w", "idle_windows",
+    "other_user_s", "other_user_share", "other_cpu_share", "steal_share", "cpu_pressure_share",
+    "cpus",
     "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
     "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
 })

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wattzip import disturbance
 from wattzip.errors import MeterError, WattzipError
 from wattzip.media import Medium
 from wattzip.meters import Meter
@@ -162,6 +163,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         disk.start()
         meter.start()
         busy0 = cpu_busy_jiffies()
+        load0 = disturbance.snapshot()
         started_at = utc_now()
         t0 = time.perf_counter()
         region = contextlib.ExitStack()
@@ -201,6 +203,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
                 flush_error = f"flush: {exc}"
         elapsed_s = time.perf_counter() - t0
         busy1 = cpu_busy_jiffies()
+        load1 = disturbance.snapshot()
         ended_at = utc_now()
         region.close()
         try:
@@ -229,6 +232,8 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
     # What the budget's sampling term needs (wattzip.uncertainty): the readings' spacing
     # and how much the power moved between them.
     sample_gap_s, power_step_rss_w = sampling_terms(reading.samples if reading else [])
+    # The rest of the machine's load in the region (wattzip.disturbance).
+    load = disturbance.load_since(load0, load1, user_s, cpu_s, elapsed_s)
     return {
         "op": operation.op,
         "started_at": started_at,
@@ -253,6 +258,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         "samples": len(reading.samples) if reading else 0,
         "sample_gap_s": sample_gap_s,
         "power_step_rss_w": power_step_rss_w,
+        **load,
         "exit_code": exit_code,
         "succeeded": ok,
         "error": error,

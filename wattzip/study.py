@@ -230,7 +230,8 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
                                             pairing(job, arm)):
                     records.append_journal(journal, record)
                     runs.append(record)
-                    repeat_ok &= record["verified"]
+                    # A disturbed run is no failure of the job: it is measured again.
+                    repeat_ok &= record["verified"] or bool(record.get("disturbed"))
                     log(_progress_line(job, record))
             last_repeat = repeat
             consecutive_failures = 0 if repeat_ok else consecutive_failures + 1
@@ -325,6 +326,12 @@ def _measure_pair(arm: Job, meter: Meter, devices: dict, throttle, cold_cache: C
                 record["output_bytes"] = arm.input_bytes * arm.copies
             record["verified"] = bool(verified)
             record["failure"] = None if verified else (why or "failed")
+            # Another process's load (or a VM neighbour's steal) in the region: flagged and
+            # left out of every statistic; the job's loop measures it again.
+            disturbed = arm.quiet.judge(record) if arm.quiet and verified else None
+            if disturbed:
+                record.update(disturbed=disturbed, verified=False,
+                              failure=f"disturbed: {disturbed}; measured again")
             if arm.trace_dir:
                 trace = os.path.join(arm.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
                 write_trace(trace, result["_power_samples"], result["_disk_samples"])

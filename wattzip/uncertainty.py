@@ -287,3 +287,24 @@ def widen(iv: Interval, extra_var: float, confidence: float = 0.95) -> Interval:
     df = iv.df if var > 0 else math.inf
     half = t_ppf(0.5 + confidence / 2.0, min(df, 1e7)) * math.sqrt(total)
     return Interval(iv.estimate, iv.estimate - half, iv.estimate + half, df)
+
+
+NAMES = {"repeat": "the repeats' spread", "meter": "the meter's stated accuracy",
+         "sampling": "sampling and integration", "idle": "the idle baseline",
+         "model": "the coefficient table's range"}
+
+
+def describe_dominant(summary: list[dict], stem: str = "energy_j") -> str:
+    """The report's sentence naming the budget's largest term over the summary's groups."""
+    counts: dict[str, int] = {}
+    for row in summary:
+        term = row.get(f"dominant_{stem}")
+        if term:
+            counts[term] = counts.get(term, 0) + 1
+    if not counts:
+        return ""
+    parts = [f"{NAMES.get(k, k)} in {v}" for k, v in sorted(counts.items(),
+                                                           key=lambda kv: -kv[1])]
+    return (f"Each energy carries a GUM budget (combined standard uncertainty, 95\\% "
+            f"expanded interval); its largest term is {', '.join(parts)} of "
+            f"{sum(counts.values())} groups.")
