@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from wattzip import records, robustness, uncertainty, verdicts
+from wattzip import family, power, records, robustness, uncertainty, verdicts
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
     break_even,
@@ -191,7 +191,8 @@ def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]
 
 
 def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 0.02,
-                    reads_per_write: float = 1.0, looks: int = 0) -> list[dict]:
+                    reads_per_write: float = 1.0, looks: int = 0,
+                    effect: float = 0.05) -> list[dict]:
     """n_be per testbed x setting x file type x codec and metric, with its uncertainty.
 
     dw and dr each get a Welch-t interval at 1 - (1 - confidence)/2, so that
@@ -233,6 +234,12 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                      if min(len(x) for x in v.values()) > 1 else None)
             shown = display(point.kind, point.value) + ("" if decided else "?")
             verdict = _verdict(ops, stem, reads_per_write, margin, confidence, looks)
+            # An undecided verdict says whether the study could have seen an effect of
+            # `effect` of the baseline (wattzip.power); p_decided feeds the claims' Holm.
+            runs_n = min(len(x) for x in v.values())
+            said = (power.assess(verdict.lo, verdict.hi, verdict.df, verdict.baseline,
+                                 runs_n, effect, _look_level(confidence, looks))
+                    if verdict.verdict == verdicts.UNDECIDED else None)
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
@@ -246,11 +253,25 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                 "fieller_lo": ratio[0] if ratio else math.nan,
                 "fieller_hi": ratio[1] if ratio else math.nan,
                 "fieller": "bounded" if ratio else "undetermined",
-                "verdict": verdict.verdict, "verdict_note": verdict.describe(),
+                "p_decided": family.cell_p(dw, dr, each, looks),
+                "verdict": verdict.verdict,
+                "verdict_note": verdict.describe() + (
+                    f"; {said.describe(UNITS[metric])}" if said else ""),
+                "undecided_as": said.kind if said else "",
+                "detectable_saving": said.detectable if said else math.nan,
+                "effect_of_interest": said.effect if said else math.nan,
+                "runs_for_effect": said.runs_for_effect if said else None,
                 "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
                 "reads_per_write": reads_per_write, "margin": margin,
             })
     return out
+
+
+UNITS = {"T": "s", "E": "J", "ET": "J s"}
+
+
+def _look_level(confidence: float, looks: int) -> float:
+    return verdicts.look_confidence(confidence, looks) if looks else confidence
 
 
 def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confidence: float,
@@ -387,13 +408,13 @@ def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
             reference_dir: str = "paper/reference", ci_target: float = 0.05,
             settings_path: str | os.PathLike | None = None, margin: float = 0.02,
-            reads_per_write: float = 1.0, looks: int = 0) -> list[str]:
+            reads_per_write: float = 1.0, looks: int = 0, effect: float = 0.05) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
     every row labelled with its setting's factors and the primary flag."""
     rows, settings = load(run_files, settings_path)
     summary = label(summarize(rows, ci_target), settings)
     breakeven = label(breakeven_table(rows, margin=margin, reads_per_write=reads_per_write,
-                                      looks=looks), settings)
+                                      looks=looks, effect=effect), settings)
     esav = label(esav_table(rows), settings)
     correlation = label(correlation_table(rows), settings)
     claims = label(decide(summary, breakeven, correlation, rows, reference_dir), settings)

@@ -214,7 +214,7 @@ def cmd_analyze(a) -> int:
     written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
                                ci_target=a.ci_target, settings_path=a.settings,
                                margin=a.margin, reads_per_write=a.reads_per_write,
-                               looks=a.looks)
+                               looks=a.looks, effect=a.effect)
     for path in written:
         log(f"wrote {path}")
     return 0
@@ -431,6 +431,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the verdict design's number of planned looks: each verdict at "
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
+    s.add_argument("--effect", type=float, default=0.05,
+                   help="the smallest saving worth reporting, a share of the baseline: an "
+                        "undecided cell says whether it could have seen one (default: "
+                        "%(default)s, the schema's verdict.effect)")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--out", required=True)
     s.add_argument("--reference", default="paper/reference")

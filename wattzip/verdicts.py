@@ -38,6 +38,7 @@ class Verdict:
     hi: float
     baseline: float
     more_repeats: int | None  # per arm, for an undecided verdict; None when not projectable
+    df: float = math.inf  # the interval's degrees of freedom (wattzip.power reads it)
 
     def describe(self) -> str:
         if self.verdict != UNDECIDED:
@@ -80,7 +81,7 @@ def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequen
         if target > 0:
             runs = min(len(x) for x in (w, c, r, d))
             more = max(1, math.ceil(runs * (half / target) ** 2) - runs)
-    return Verdict(verdict, iv.estimate, iv.lo, iv.hi, baseline, more)
+    return Verdict(verdict, iv.estimate, iv.lo, iv.hi, baseline, more, iv.df)
 
 
 def fieller(dw: Sequence[float] | tuple, dr: Sequence[float] | tuple,
