@@ -135,6 +135,18 @@ def quiet_limits(max_other_cpu: float | None, max_steal: float | None):
         props["max_steal"]["default"] if max_steal is None else max_steal)
 
 
+def drift_check(repeats: int | None, max_change: float | None):
+    """The job's drift check: the flags, else the schema's `drift:` defaults (0 repeats:
+    none)."""
+    from wattzip.design import load_schema
+    from wattzip.disturbance import DriftCheck
+
+    props = load_schema()["properties"]["drift"]["properties"]
+    repeats = props["repeats"]["default"] if repeats is None else repeats
+    return DriftCheck(repeats, props["max_change"]["default"] if max_change is None
+                      else max_change) if repeats else None
+
+
 def cmd_job(a) -> int:
     from wattzip import measurement
     from wattzip.job import DutyCycle, Job
@@ -164,6 +176,7 @@ def cmd_job(a) -> int:
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
         quiet=quiet_limits(a.max_other_cpu, a.max_steal),
+        drift=drift_check(a.drift_repeats, a.drift_max_change),
         # The verdict design's looks are a codec's (its job measures its own plain arm).
         looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin)
                if codec and not a.duty_phases else None),
@@ -357,6 +370,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "CPUs is disturbed and measured again (default: config quiet:)")
     s.add_argument("--max-steal", type=float,
                    help="likewise for a hypervisor's steal time (default: config quiet:)")
+    s.add_argument("--drift-repeats", type=int,
+                   help="the reference operation's repeats before and after the job (0: no "
+                        "drift check; default: config drift:)")
+    s.add_argument("--drift-max-change", type=float,
+                   help="a change of the reference beyond its noise and this share flags "
+                        "the job's runs and measures them again (default: config drift:)")
     s.add_argument("--trace-dir")
     s.add_argument("--verify-cache", metavar="JSONL",
                    help="verifications shared across jobs: an output identical to one already "

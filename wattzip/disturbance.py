@@ -112,13 +112,22 @@ class QuietLimits:
         return "; ".join(reasons) or None
 
 
+@dataclass(frozen=True)
+class DriftCheck:
+    """The reference operation's repeats and the change that counts as drift
+    (wattzip.drift; config `drift:`)."""
+
+    repeats: int = 3
+    max_change: float = 0.05
+
+
 def count_disturbed(runs: list[dict]) -> dict[str, int]:
     """How many runs were disturbed, by reason (other processes, steal): the report's."""
     out: dict[str, int] = {}
     for r in runs:
         why = r.get("disturbed")
         if why:
-            for kind in ("other processes", "stole"):
+            for kind in ("other processes", "stole", "drift"):
                 if kind in why:
                     out[kind] = out.get(kind, 0) + 1
     return out
@@ -134,7 +143,8 @@ def describe(runs: list[dict]) -> str:
         return ("No run was disturbed by other load on the machine (other processes' CPU "
                 "time, a hypervisor's steal) beyond the study's limits.")
     causes = {"other processes": "other processes' CPU time",
-              "stole": "a hypervisor stealing CPU time"}
+              "stole": "a hypervisor stealing CPU time",
+              "drift": "the machine's drift over their job (a reference operation)"}
     why = ", ".join(f"{count} by {causes[kind]}" for kind, count in sorted(kinds.items()))
     return (f"{n} of {len(runs)} runs were disturbed by other load on the machine ({why}); "
             "each was measured again and none enters any statistic.")

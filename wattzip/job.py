@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from wattzip import codec_registry, records, runner
 from wattzip.codec_registry import Codec
-from wattzip.disturbance import QuietLimits
+from wattzip.disturbance import DriftCheck, QuietLimits
 from wattzip.inputs import sha256_file
 from wattzip.media import Medium
 from wattzip.meters.coefficients import Coefficients
@@ -78,6 +78,10 @@ class Job:
     # How much of the machine others may use during a run (wattzip.disturbance); None:
     # runs record the load but are not judged.
     quiet: QuietLimits | None = field(default=None, repr=False, compare=False)
+    # The reference operation before and after the job (wattzip.drift); None: not checked.
+    drift: DriftCheck | None = field(default=None, repr=False, compare=False)
+    # Measured again after a drift: a new key, so its runs are measured afresh.
+    epoch: int = 0
     verification: str = field(default="", repr=False, compare=False)
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 
@@ -117,6 +121,8 @@ class Job:
             ident["arms"] = "plain and codec, interleaved"
         if self.duty:
             ident["duty"] = vars(self.duty)
+        if self.epoch:
+            ident["epoch"] = self.epoch
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
     def stored_paths(self) -> list[str]:

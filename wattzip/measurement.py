@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from wattzip import (
     codec_registry,
+    drift,
     factors,
     inputs,
     machine,
@@ -120,7 +121,8 @@ def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: 
                 medium.image, inputs.parse_size(medium.size) if medium.image else 0)
             with factors.applied(medium.scheduler_disk(), io_scheduler,
                                  governor):
-                summary = study.run_job(job, meter, journal, log=log)
+                # The job's loop between two reference measurements (wattzip.drift).
+                summary, runs = drift.checked_job(job, meter, journal, log)
         finally:
             try:
                 medium.detach()
@@ -131,7 +133,6 @@ def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: 
                            f"verified repeat(s) of the {job.min_repeats} needed; "
                            f"{summary['failed']} run(s) failed (see {journal}). Fix the "
                            "cause and run the workflow again: the job resumes")
-    runs = study.read_journal(journal, job.key())
     records.write_text_atomically(out, "".join(json.dumps(r, sort_keys=True) + "\n"
                                                for r in runs))
     met = "met" if summary["ci_met"] else "NOT met"
