@@ -184,3 +184,13 @@ def test_verdict_decides_on_the_combined_interval():
     combined = verdicts.decide(w, c, r, d, margin=0.001, type_b_var=4.0)
     assert combined.hi - combined.lo > plain.hi - plain.lo
     assert plain.verdict == verdicts.SAVES and combined.verdict == verdicts.UNDECIDED
+
+
+def test_estimated_differences_leave_the_model_range_to_the_robustness_check():
+    def est(energy):
+        return runs([energy] * 3, source="model", method="estimated", cpu_busy_s=5.0,
+                    model_threads=2)
+
+    # The model's own counter term only: no meter accuracy, no coefficient range.
+    var = uncertainty.type_b_variance([(1, est(100.0)), (-1, est(80.0))], "energy_j")
+    assert var < 0.01

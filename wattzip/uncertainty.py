@@ -243,9 +243,12 @@ def combine(estimate: float, comp: dict[str, float], dof: dict[str, float],
 
 def type_b_variance(terms: Sequence[tuple[float, list[dict]]], stem: str) -> float:
     """The variance (J^2) that sum(coef * mean(stem)) carries besides its repeats' spread:
-    the meter's gain error on the difference itself, each arm's sampling, the idle
-    power's error on the time difference (active energy) and the model's range. Terms
-    not stated add nothing here; the budget in summary.csv names them."""
+    the meter's gain error on the difference itself, each arm's sampling and the idle
+    power's error on the time difference (active energy). Terms not stated add nothing
+    here; the budget in summary.csv names them. The model's range is left out: an
+    estimated verdict is decided again at the table's extremes (wattzip.robustness),
+    which treats that uncertainty exactly, sign by sign, where a symmetric interval
+    would not (scaling both coefficients changes no sign)."""
     if stem not in STEMS:
         return 0.0
     runs = [r for _, rs in terms for r in rs if r.get(stem) is not None]
@@ -268,9 +271,6 @@ def type_b_variance(terms: Sequence[tuple[float, list[dict]]], stem: str) -> flo
         u_w, _ = idle_u(runs)
         if not math.isnan(u_w):
             var += (u_w * seconds) ** 2
-    if estimated:
-        m = model_range(terms, stem)
-        var += 0.0 if math.isnan(m) else m * m
     return var
 
 
