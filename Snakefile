@@ -27,6 +27,8 @@ include: "rules/common.smk"
 # everything else goes to its testbed's node when the study runs through Slurm.
 localrules:
     all,
+    rehearsal,
+    simulate_runs,
     manifest,
     settings_table,
     runs_table,
@@ -44,12 +46,13 @@ localrules:
     table_breakeven,
     table_testbeds,
     table_hpc14,
+    reference_tex,
     paper_macros,
     paper,
 
 
 rule all:
-    """Everything the study produces for this testbed (and copied-in ones)."""
+    """The rehearsal, then everything the study measures and reports (every testbed)."""
     input:
         all_outputs(),
 
@@ -59,4 +62,6 @@ include: "rules/calibrate.smk"
 include: "rules/measure.smk"
 include: "rules/analyze.smk"
 include: "rules/figures.smk"
+include: "rules/tables.smk"
 include: "rules/paper.smk"
+include: "rules/rehearse.smk"

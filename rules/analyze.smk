@@ -1,12 +1,12 @@
-"""Analysis: every number of the papers from the run records, per testbed."""
+"""Analysis: every number of the papers from the run records, per testbed and tree."""
 
 
 rule settings_table:
     """The study's settings: one row each, a column per factor, the primary one flagged."""
     output:
-        f"{RESULTS}/{{testbed}}/settings.csv",
+        "{root}/{testbed}/settings.csv",
     log:
-        f"{RESULTS}/{{testbed}}/logs/settings_table.log",
+        "{root}/{testbed}/logs/settings_table.log",
     wildcard_constraints:
         testbed=this_testbed(),
     conda:
@@ -20,24 +20,25 @@ rule settings_table:
 rule analyze:
     """Summary, break-even, E_sav, correlation, claims and comparison tables of one testbed."""
     input:
-        runs=f"{RESULTS}/{{testbed}}/runs.csv",
+        runs="{root}/{testbed}/runs.csv",
         settings=analysis_settings,
         reference=REFERENCE_FILES,
+        claims="paper/reference/claims.yaml",
     output:
-        **{name: f"{RESULTS}/{{testbed}}/{name}.csv" for name in ANALYSIS_TABLES},
+        **{name: f"{{root}}/{{testbed}}/{name}.csv" for name in ANALYSIS_TABLES},
     log:
-        f"{RESULTS}/{{testbed}}/logs/analyze.log",
+        "{root}/{testbed}/logs/analyze.log",
     conda:
         "../envs/wattzip.yaml"
     params:
-        out=output_dir,
         settings=settings_flag,
+        stage=stage_flag,
         ci_target=REPEATS["ci_target"],
         margin=STUDY.config["verdict"]["margin"],
         reads=STUDY.config["verdict"]["reads_per_write"],
         looks=len(REPEATS["looks"]) if STUDY.verdict_design else 0,
     shell:
-        "wattzip analyze {input.runs} {params.settings} --out {params.out} "
-        "--reference paper/reference --ci-target {params.ci_target} "
+        "wattzip analyze {input.runs:q} {params.settings} --out {wildcards.root:q}/{wildcards.testbed:q} "
+        "--expect {params.stage} --reference paper/reference --ci-target {params.ci_target} "
         "--margin {params.margin} --reads-per-write {params.reads} --looks {params.looks} "
-        "2> {log}"
+        "2> {log:q}"

@@ -6,15 +6,17 @@ testbed's own disk, verified byte for byte, so that all compare the same bytes.
 Manifests live with the results; the bytes on the testbed's disk (input_dir).
 """
 
-if MULTI:
+if STUDY.multi:
 
     rule input_master:
         """One input file for every testbed, generated once (not measured)."""
+        input:
+            rehearsal=ancient(f"{REHEARSED}/paper.pdf"),
         output:
-            data=f"{RESULTS}/inputs/{{ftype}}.bin",
-            manifest=f"{RESULTS}/inputs/{{ftype}}.bin.json",
+            data=f"{MEASURED}/inputs/{{ftype}}.bin",
+            manifest=f"{MEASURED}/inputs/{{ftype}}.bin.json",
         log:
-            f"{RESULTS}/logs/inputs/{{ftype}}.log",
+            f"{MEASURED}/logs/inputs/{{ftype}}.log",
         conda:
             "../envs/wattzip.yaml"
         params:
@@ -22,60 +24,54 @@ if MULTI:
             seed=config["seed"],
             sources=input_sources,
         shell:
-            "wattzip gen {wildcards.ftype} --size {params.size} --seed {params.seed} "
-            "{params.sources} --out {output.data} --manifest {output.manifest} 2> {log}"
+            "wattzip gen {wildcards.ftype:q} --size {params.size:q} --seed {params.seed} "
+            "{params.sources} --out {output.data:q} --manifest {output.manifest:q} 2> {log:q}"
 
     rule input_file:
         """The input file staged to the testbed's own disk, its sha256 checked (not measured)."""
         input:
-            master=f"{RESULTS}/inputs/{{ftype}}.bin.json",
-            preflight=ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+            master=f"{MEASURED}/inputs/{{ftype}}.bin.json",
+            preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
         output:
-            manifest=f"{RESULTS}/{{testbed}}/inputs/{{ftype}}.bin.json",
+            manifest=f"{MEASURED}/{{testbed}}/inputs/{{ftype}}.bin.json",
         log:
-            f"{RESULTS}/{{testbed}}/logs/inputs/{{ftype}}.log",
+            f"{MEASURED}/{{testbed}}/logs/inputs/{{ftype}}.log",
         wildcard_constraints:
             testbed=this_testbed(),
         conda:
             "../envs/wattzip.yaml"
         resources:
-            slurm_partition=slurm_partition,
-            slurm_account=slurm_account,
-            constraint=slurm_constraint,
-            slurm_extra=slurm_extra,
+            **SLURM,
         params:
             data=input_data,
         shell:
-            "wattzip stage {input.master} --out {params.data:q} "
-            "--manifest {output.manifest} 2> {log}"
+            "wattzip stage {input.master:q} --out {params.data:q} "
+            "--manifest {output.manifest:q} 2> {log:q}"
 
 else:
 
     rule input_file:
         """One input file of exact size on the testbed and its manifest (not measured)."""
         input:
-            ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+            ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
         output:
-            manifest=f"{RESULTS}/{{testbed}}/inputs/{{ftype}}.bin.json",
+            manifest=f"{MEASURED}/{{testbed}}/inputs/{{ftype}}.bin.json",
         log:
-            f"{RESULTS}/{{testbed}}/logs/inputs/{{ftype}}.log",
+            f"{MEASURED}/{{testbed}}/logs/inputs/{{ftype}}.log",
         wildcard_constraints:
             testbed=this_testbed(),
         conda:
             "../envs/wattzip.yaml"
         resources:
-            slurm_partition=slurm_partition,
-            slurm_account=slurm_account,
-            constraint=slurm_constraint,
-            slurm_extra=slurm_extra,
+            **SLURM,
         params:
             data=input_data,
             size=config["file_size"],
             seed=config["seed"],
             sources=input_sources,
         shell:
-            "wattzip gen {wildcards.ftype} --size {params.size} --seed {params.seed} "
-            "{params.sources} --out {params.data:q} --manifest {output.manifest} 2> {log}"
+            "wattzip gen {wildcards.ftype:q} --size {params.size:q} --seed {params.seed} "
+            "{params.sources} --out {params.data:q} --manifest {output.manifest:q} 2> {log:q}"
 
 
 rule manifest:
@@ -83,9 +79,9 @@ rule manifest:
     input:
         testbed_manifests,
     output:
-        f"{RESULTS}/{{testbed}}/manifest.json",
+        f"{MEASURED}/{{testbed}}/manifest.json",
     log:
-        f"{RESULTS}/{{testbed}}/logs/manifest.log",
+        f"{MEASURED}/{{testbed}}/logs/manifest.log",
     wildcard_constraints:
         testbed=this_testbed(),
     conda:

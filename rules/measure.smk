@@ -6,79 +6,59 @@ rule measure_runs:
     """Repeated write/read runs of one codec (or plain; or both, interleaved) on one file,
     alone on the machine."""
     input:
-        manifest=input_manifest,
-        idle=f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
-        preflight=ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+        manifest=f"{MEASURED}/{{testbed}}/inputs/{{ftype}}.bin.json",
+        idle=f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
+        preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
     output:
-        f"{RESULTS}/{{testbed}}/runs/{{setting}}/{{ftype}}/{{codec}}.jsonl",
+        f"{MEASURED}/{{testbed}}/runs/{{setting}}/{{ftype}}/{{codec}}.jsonl",
     log:
-        f"{RESULTS}/{{testbed}}/logs/runs/{{setting}}/{{ftype}}/{{codec}}.log",
+        f"{MEASURED}/{{testbed}}/logs/runs/{{setting}}/{{ftype}}/{{codec}}.log",
     wildcard_constraints:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     threads: testbed_threads
     resources:
+        **SLURM,
         measure=1,
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
     params:
-        meter=meter_args,
-        setting=setting_args,
-        node=expected_node,
-        copies=copies,
-        threads=codec_threads(),
-        journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
-        traces=f"{RESULTS}/{{testbed}}/traces/{{setting}}/{{ftype}}/{{codec}}",
-        verified=f"{RESULTS}/{{testbed}}/journal/verified.jsonl",
-        repeats=repeat_args,
+        spec=job_spec,
+        journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
+        traces=f"{MEASURED}/{{testbed}}/traces/{{setting}}/{{ftype}}/{{codec}}",
+        verified=f"{MEASURED}/{{testbed}}/journal/verified.jsonl",
     shell:
-        "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
-        "--codec {wildcards.codec} {params.setting} --copies {params.copies} {params.node} "
-        "--threads {params.threads} --idle {input.idle} {params.meter} {params.repeats} "
-        "--journal {params.journal} --trace-dir {params.traces} "
-        "--verify-cache {params.verified} --out {output} 2> {log}"
+        "wattzip job --spec {params.spec:q} --manifest {input.manifest:q} "
+        "--idle {input.idle:q} --journal {params.journal:q} --trace-dir {params.traces:q} "
+        "--verify-cache {params.verified:q} --out {output:q} 2> {log:q}"
 
 
 rule measure_dutycycle:
     """HPC '14: write phases between compute phases, each run the whole workload, alone."""
     input:
-        manifest=duty_manifest,
-        idle=f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
-        preflight=ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+        manifest=f"{MEASURED}/{{testbed}}/inputs/{DUTY.file_type if DUTY else 'none'}.bin.json",
+        idle=f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
+        preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
     output:
-        f"{RESULTS}/{{testbed}}/runs/{{setting}}/dutycycle/{{codec}}.jsonl",
+        f"{MEASURED}/{{testbed}}/runs/{{setting}}/dutycycle/{{codec}}.jsonl",
     log:
-        f"{RESULTS}/{{testbed}}/logs/runs/{{setting}}/dutycycle/{{codec}}.log",
+        f"{MEASURED}/{{testbed}}/logs/runs/{{setting}}/dutycycle/{{codec}}.log",
     wildcard_constraints:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     threads: testbed_threads
     resources:
+        **SLURM,
         measure=1,
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
     params:
-        meter=meter_args,
-        setting=setting_args,
-        node=expected_node,
-        duty=duty_args(),
-        threads=codec_threads(),
-        journal=f"{RESULTS}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
-        traces=f"{RESULTS}/{{testbed}}/traces/{{setting}}/dutycycle/{{codec}}",
-        verified=f"{RESULTS}/{{testbed}}/journal/verified.jsonl",
-        repeats=repeat_args,
+        spec=job_spec,
+        journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
+        traces=f"{MEASURED}/{{testbed}}/traces/{{setting}}/dutycycle/{{codec}}",
+        verified=f"{MEASURED}/{{testbed}}/journal/verified.jsonl",
     shell:
-        "wattzip job --testbed {wildcards.testbed} --manifest {input.manifest} "
-        "--codec {wildcards.codec} {params.setting} {params.duty} {params.node} "
-        "--threads {params.threads} --idle {input.idle} {params.meter} {params.repeats} "
-        "--journal {params.journal} --trace-dir {params.traces} "
-        "--verify-cache {params.verified} --out {output} 2> {log}"
+        "wattzip job --spec {params.spec:q} --manifest {input.manifest:q} "
+        "--idle {input.idle:q} --journal {params.journal:q} --trace-dir {params.traces:q} "
+        "--verify-cache {params.verified:q} --out {output:q} 2> {log:q}"
 
 
 rule runs_table:
@@ -86,59 +66,56 @@ rule runs_table:
     input:
         job_runs,
     output:
-        f"{RESULTS}/{{testbed}}/runs.csv",
+        f"{MEASURED}/{{testbed}}/runs.csv",
     log:
-        f"{RESULTS}/{{testbed}}/logs/runs_table.log",
+        f"{MEASURED}/{{testbed}}/logs/runs_table.log",
     wildcard_constraints:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     shell:
-        "wattzip collect {input} --out {output} 2> {log}"
+        "wattzip collect {input:q} --out {output:q} 2> {log:q}"
 
 
 rule check_overlap:
     """Fail if any two measured intervals overlap: measurement must run alone."""
     input:
-        f"{RESULTS}/{{testbed}}/runs.csv",
+        f"{MEASURED}/{{testbed}}/runs.csv",
     output:
-        f"{RESULTS}/{{testbed}}/overlap.txt",
+        f"{MEASURED}/{{testbed}}/overlap.txt",
     log:
-        f"{RESULTS}/{{testbed}}/logs/check_overlap.log",
+        f"{MEASURED}/{{testbed}}/logs/check_overlap.log",
     wildcard_constraints:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     shell:
-        "wattzip check-overlap {input} --out {output} 2> {log}"
+        "wattzip check-overlap {input:q} --out {output:q} 2> {log:q}"
 
 
 rule crosscheck_hyperfine:
     """Time the same commands with hyperfine; record its mean over the harness's mean."""
     input:
-        runs=f"{RESULTS}/{{testbed}}/runs.csv",
-        manifest=crosscheck_manifest,
+        runs=f"{MEASURED}/{{testbed}}/runs.csv",
+        manifest=f"{MEASURED}/{{testbed}}/inputs/{CROSSCHECK['file_type']}.bin.json",
     output:
-        f"{RESULTS}/{{testbed}}/crosscheck.csv",
+        f"{MEASURED}/{{testbed}}/crosscheck.csv",
     log:
-        f"{RESULTS}/{{testbed}}/logs/crosscheck.log",
+        f"{MEASURED}/{{testbed}}/logs/crosscheck.log",
     wildcard_constraints:
         testbed=this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     threads: testbed_threads
     resources:
+        **SLURM,
         measure=1,
-        slurm_partition=slurm_partition,
-        slurm_account=slurm_account,
-        constraint=slurm_constraint,
-        slurm_extra=slurm_extra,
     params:
         codecs=CROSSCHECK["codecs"],
         runs=CROSSCHECK["runs"],
         setting=PRIMARY,
         unconditioned=crosscheck_unconditioned,
         target=primary_target,
-        threads=codec_threads(),
+        threads=STUDY.config["threads"],
     script:
         "../scripts/crosscheck_hyperfine.py"

@@ -1,4 +1,4 @@
-"""The report: generated numbers and passages, then latexmk."""
+"""The report: generated numbers and passages, the appendix, then latexmk, per tree."""
 
 
 rule paper_macros:
@@ -6,30 +6,17 @@ rule paper_macros:
     input:
         unpack(macro_inputs),
     output:
-        macros="paper/generated/macros.tex",
-        abstract="paper/generated/abstract.tex",
-        figures="paper/generated/figures.tex",
-        factors="paper/generated/factors.tex",
-        testbed_list="paper/generated/testbed_list.tex",
+        macros="{root}/generated/macros.tex",
+        abstract="{root}/generated/abstract.tex",
+        figures="{root}/generated/figures.tex",
+        factors="{root}/generated/factors.tex",
+        testbed_list="{root}/generated/testbed_list.tex",
     log:
-        f"{RESULTS}/{TESTBED}/logs/paper_macros.log",
+        "{root}/logs/paper_macros.log",
     conda:
         "../envs/wattzip.yaml"
     params:
-        testbed=TESTBED,
-        file_size=config["file_size"],
-        file_types=FILE_TYPES,
-        codecs=CODECS,
-        repeats=REPEATS,
-        repeat_design=STUDY.describe_repeats(),
-        varied_factors=varied_factors(),
-        factor_values=factor_values(),
-        emulated_input_layouts=STUDY.emulated_input_layouts(),
-        hpc14=has_hpc14(),
-        testbeds=all_testbeds(),
-        descriptions={t: TESTBEDS[t].description for t in TESTBEDS},
-        primary=PRIMARY,
-        primary_rule=STUDY.primary_rule,
+        design=macro_params,
     script:
         "../scripts/paper_macros.py"
 
@@ -37,14 +24,14 @@ rule paper_macros:
 rule appendix:
     """The claims-to-experiments appendix: every claim, its commands, duration and results."""
     input:
-        claims=f"{RESULTS}/{{testbed}}/claims.csv",
-        runs=f"{RESULTS}/{{testbed}}/runs.csv",
+        claims="{root}/{testbed}/claims.csv",
+        runs="{root}/{testbed}/runs.csv",
         registry="paper/reference/claims.yaml",
     output:
-        markdown=f"{RESULTS}/{{testbed}}/appendix.md",
-        latex="paper/generated/{testbed}/appendix.tex",
+        markdown="{root}/{testbed}/appendix.md",
+        latex="{root}/generated/{testbed}/appendix.tex",
     log:
-        f"{RESULTS}/{{testbed}}/logs/appendix.log",
+        "{root}/{testbed}/logs/appendix.log",
     conda:
         "../envs/wattzip.yaml"
     params:
@@ -56,19 +43,15 @@ rule appendix:
 rule paper:
     """The report PDF: reproduced tables and figures beside the originals, claim verdicts."""
     input:
-        "paper/main.tex",
-        rules.paper_macros.output,
-        paper_tables(),
-        paper_figures(),
+        source="paper/main.tex",
+        generated=paper_inputs,
     output:
-        f"{RESULTS}/paper.pdf",
+        "{root}/paper.pdf",
     log:
-        f"{RESULTS}/{TESTBED}/logs/paper.log",
+        "{root}/logs/paper.log",
     conda:
         "../envs/latex.yaml"
-    params:
-        build=f"{RESULTS}/paper-build",
     shell:
-        "mkdir -p {params.build} && cd paper && latexmk -pdf -interaction=nonstopmode "
-        "-halt-on-error -outdir=../{params.build} main.tex > ../{log} 2>&1 && cd .. "
-        "&& cp {params.build}/main.pdf {output}"
+        "cp {input.source:q} {wildcards.root:q}/main.tex && cd {wildcards.root:q} && "
+        "latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=paper-build main.tex "
+        "> logs/paper.log 2>&1 && cp paper-build/main.pdf paper.pdf"

@@ -25,9 +25,9 @@ plot <- ggplot(esav, aes(x = n, y = esav_j * unit$scale, colour = tool, group = 
   geom_text(data = labels, aes(x = value, y = 0, label = paste0(codec, ": ", display), colour = tool),
             inherit.aes = FALSE, vjust = -0.8, size = 2.4, check_overlap = TRUE, show.legend = FALSE) +
   facet_wrap(~file_type, scales = "free_y") +
-  scale_colour_manual(values = okabe_ito, name = NULL) +
-  scale_fill_manual(values = okabe_ito, guide = "none") +
-  scale_linetype_discrete(name = NULL) +
+  scale_tool(esav$tool) +
+  scale_tool(esav$tool, "fill", guide = "none") +
+  scale_linetype_manual(values = codec_linetypes(esav$codec), name = NULL) +
   labs(
     x = "read-to-write ratio n (reads per write)",
     y = sprintf("energy saving E_sav (%s)", unit$label),

@@ -17,7 +17,7 @@ plot <- ggplot(dt, aes(x = codec, y = mean_energy_j * unit$scale, fill = value))
                     ymax = (mean_energy_j + hw) * unit$scale),
                 position = position_dodge(width = 0.8), width = 0.3, linewidth = 0.3) +
   facet_grid(op ~ file_type, scales = "free_y") +
-  scale_fill_manual(values = okabe_ito, name = factor_name) +
+  scale_fill_manual(values = group_colours(dt$value), name = factor_name) +
   labs(x = "alg-level", y = sprintf("energy (%s)", unit$label),
        title = sprintf("Energy under each %s", factor_name),
        subtitle = estimated_subtitle(dt)) +

@@ -10,7 +10,7 @@ plot <- ggplot(dt, aes(x = codec, y = compression_ratio, fill = tool)) +
   geom_hline(yintercept = 1, linewidth = 0.3, linetype = "dashed") +
   facet_wrap(~file_type, scales = "free_y") +
   scale_y_log10() +
-  scale_fill_manual(values = okabe_ito, name = NULL) +
+  scale_tool(dt$tool, "fill") +
   labs(x = "alg-level", y = "compression ratio (original / compressed, log scale)",
        title = "Compression ratio by file type") +
   theme_wattzip()

@@ -15,7 +15,7 @@ plot <- ggplot(dt, aes(x = codec, y = relative, fill = testbed)) +
   geom_hline(yintercept = 1, linewidth = 0.3, linetype = "dashed") +
   facet_grid(op_class ~ file_type, scales = "free") +
   scale_y_log10() +
-  scale_fill_manual(values = okabe_ito, name = NULL) +
+  scale_fill_manual(values = group_colours(dt$testbed), name = NULL) +
   labs(x = "alg-level", y = "energy relative to plain (log scale)",
        title = "Testbeds compared", subtitle = estimated_subtitle(dt)) +
   theme_wattzip()

@@ -11,13 +11,14 @@ pairs <- summary[codec != "plain", .(
 ), by = .(file_type, codec)]
 pairs <- merge(pairs, plain, by = "file_type")
 pairs[, relative := energy_j / plain_j]
-plot <- ggplot(pairs, aes(x = compression_ratio, y = relative, colour = tool)) +
+plot <- ggplot(pairs, aes(x = compression_ratio, y = relative, colour = tool, shape = tool)) +
   geom_hline(yintercept = 1, linewidth = 0.3, linetype = "dashed") +
   geom_point(size = 1.8) +
   geom_text(aes(label = codec), size = 2.3, vjust = -0.7, check_overlap = TRUE, show.legend = FALSE) +
   facet_wrap(~file_type, scales = "free") +
   scale_x_log10() +
-  scale_colour_manual(values = okabe_ito, name = NULL) +
+  scale_tool(pairs$tool) +
+  scale_tool_shape(pairs$tool) +
   labs(
     x = "compression ratio (log scale)",
     y = "energy of one write + one read,\nrelative to plain (1 = same)",

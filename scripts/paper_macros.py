@@ -6,6 +6,6 @@ import sys
 from wattzip import report
 
 sys.stderr = open(snakemake.log[0], "w")
-values = report.write(dict(snakemake.input.items()), dict(snakemake.params.items()),
+values = report.write(dict(snakemake.input.items()), snakemake.params.design,
                       dict(snakemake.output.items()))
 print(json.dumps(values, indent=1), file=sys.stderr)

@@ -29,4 +29,4 @@ lines <- c(
   "\\end{longtable}",
   if (any(claims$estimated)) "{\\footnotesize $^{\\ast}$ The verdict rests on ESTIMATED energy (CPU-time model, no power meter); decided again at the coefficient table's extremes, it is robust to the model or depends on it.}" else ""
 )
-writeLines(lines, snakemake@output[[1]])
+write_tex_lines(lines, snakemake@output[[1]])

@@ -60,4 +60,4 @@ if (nrow(duty) > 0) {
   )
 }
 if (!length(lines)) lines <- "% no filesystem codecs and no duty cycle in this study"
-writeLines(lines, snakemake@output[[1]])
+write_tex_lines(lines, snakemake@output[[1]])

@@ -30,6 +30,14 @@ write_tabular <- function(dt, path, align, header = names(dt), note = NULL) {
     paste0(rows, " \\\\"), "\\bottomrule", "\\end{tabular}"
   )
   if (!is.null(note)) lines <- c(lines, "", sprintf("\\par\\smallskip{\\footnotesize %s}", note))
+  write_tex_lines(lines, path)
+}
+
+# Every table's file: a rehearsal's says SIMULATED above the table (is_simulated, theme.R).
+write_tex_lines <- function(lines, path) {
+  if (is_simulated()) {
+    lines <- c(sprintf("{\\color{red!70!black}\\bfseries %s}\\par\\smallskip", tex_escape(simulated_label)), lines)
+  }
   writeLines(lines, path)
 }
 

@@ -1,5 +1,6 @@
 # Shared look and helpers of every figure: one theme, one colour-blind-safe
-# palette (Okabe-Ito), the paper's codec order, and the "estimated" mark.
+# palette (Okabe-Ito, extended for any number of tools), the paper's codec order,
+# and the "estimated" mark.
 
 suppressPackageStartupMessages({
   library(data.table)
@@ -21,6 +22,42 @@ tool_order <- c(
 
 # Legends name the algorithm as the paper does: PPMd, not the 7-Zip binary.
 tool_family <- function(tool) ifelse(tool == "7zz", "ppmd", tool)
+
+# Colours for any number of groups: Okabe-Ito's nine colour-blind-safe colours first,
+# then as many hues as needed, evenly spaced in HCL ("Dark 3": one chroma and lightness).
+# Past nine, colour alone no longer tells groups apart for every reader, so figures
+# also map the tool to a shape (points) and the codec to a line type (lines).
+group_colours <- function(groups) {
+  groups <- unique(as.character(groups))
+  extra <- grDevices::hcl.colors(max(length(groups) - length(okabe_ito), 0), "Dark 3")
+  setNames(c(okabe_ito, extra)[seq_along(groups)], groups)
+}
+
+# Every tool keeps one colour and one shape in every figure of every study: its place
+# in the paper's tool order (plain excepted), then tools the order lacks, by name.
+tool_key <- function(tools) {
+  known <- setdiff(tool_family(tool_order), "plain")
+  unique(c(known, sort(setdiff(unique(as.character(tools)), known))))
+}
+point_shapes <- c(16, 17, 15, 18, 1, 2, 0, 5, 6, 3, 4, 8, 7, 9, 10, 12, 13, 14)
+tool_colours <- function(tools) group_colours(tool_key(tools))
+tool_shapes <- function(tools) {
+  key <- tool_key(tools)
+  setNames(rep(point_shapes, length.out = length(key)), key)
+}
+scale_tool <- function(tools, aesthetics = "colour", ...) {
+  scale_discrete_manual(aesthetics, values = tool_colours(tools), name = NULL, ...)
+}
+scale_tool_shape <- function(tools) {
+  scale_shape_manual(values = tool_shapes(tools), name = NULL)
+}
+
+# Codecs cycle through the line types in the paper's order (order_codecs), so the codecs
+# of one tool (at most 13, each its own level) never share a line type.
+codec_linetypes <- function(codecs) {
+  codecs <- levels(droplevels(as.factor(codecs)))
+  setNames(rep(scales::linetype_pal()(13), length.out = length(codecs)), codecs)
+}
 
 read_summary <- function(path) {
   dt <- fread(path)
@@ -146,7 +183,24 @@ active_passive_plot <- function(dt, mean_col, hw_col, what, title) {
     labs(title = title, subtitle = estimated_subtitle(dt))
 }
 
+# A rehearsal's tables say so in their `simulated` column: whatever is drawn or set from
+# them says SIMULATED on itself, read from the data (not from where it is written).
+simulated_label <- "SIMULATED: a rehearsal's runs, made from the study's design; nothing was measured"
+
+is_simulated <- function() {
+  paths <- unlist(snakemake@input)
+  paths <- paths[grepl("\\.csv$", paths)]
+  any(vapply(paths, function(p) {
+    head <- fread(p, nrows = 1)
+    "simulated" %in% names(head) && isTRUE(as.logical(head$simulated[1]))
+  }, logical(1)))
+}
+
 save_pdf <- function(plot, path, width = 6.5, height = 3.2) {
   dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
+  if (is_simulated()) {
+    plot$labels$caption <- paste(c(simulated_label, plot$labels$caption), collapse = "\n")
+    plot <- plot + theme(plot.caption = element_text(colour = "#B2182B", face = "bold", hjust = 0))
+  }
   ggsave(path, plot, width = width, height = height, units = "in", device = cairo_pdf)
 }

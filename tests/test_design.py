@@ -26,11 +26,11 @@ def study(**overrides) -> Study:
 def test_the_schema_defaults_are_the_only_defaults():
     s = study()
     assert s.config["seed"] == 2009 and s.config["threads"] == 0
-    assert s.config["input_dir"] == "results/{testbed}/inputs"
+    assert s.config["input_dir"] == "results/{study}/{testbed}/inputs"
     assert s.config["factors"] == {"io_scheduler": ["keep"], "governor": ["keep"],
                                    "copies": [1], "bandwidth": ["unlimited"]}
     assert s.config["crosscheck"] == {"codecs": [], "file_type": "text", "runs": 3}
-    assert s.testbeds["tb"].input_dir == "results/tb/inputs"
+    assert s.testbeds["tb"].input_dir == "results/default/tb/inputs"
     # Every default the model relies on is declared in the schema, where users read it.
     schema = load_schema()
     assert schema["properties"]["seed"]["default"] == 2009
@@ -59,7 +59,8 @@ def test_jobs_cover_every_setting_type_and_codec_and_the_duty_cycle():
                          "codecs": ["plain", "gz-1"]})
     jobs = s.jobs("tb")
     assert len(jobs) == 2 * 2 * 3 + 2 * 2
-    assert jobs[0].path("runs") == "results/tb/runs/tmpfs.io-keep.gov-keep.x1/text/gz-1.jsonl"
+    assert jobs[0].path("runs") == ("results/default/tb/runs/tmpfs.io-keep.gov-keep.x1/text/"
+                                    "gz-1.jsonl")
     assert {j.codec for j in jobs if j.file_type == "dutycycle"} == {"plain", "gz-1"}
     assert s.duty.compute == "idle"  # the schema's default
 

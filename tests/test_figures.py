@@ -23,9 +23,9 @@ pytestmark = pytest.mark.workflow
 def built(tmp_path_factory):
     """The workflow given only the fixture's tables: it may run the figure and paper rules only."""
     root = workflow_copy(tmp_path_factory.mktemp("paper") / "wf")
-    shutil.copytree(FIXTURE, root / "results")
+    shutil.copytree(FIXTURE, root / "results" / "tiny")
     proc = subprocess.run(
-        [*SNAKEMAKE, "results/paper.pdf", "--cores", "2", "--allowed-rules", *STAGES,
+        [*SNAKEMAKE, "results/tiny/paper.pdf", "--cores", "2", "--allowed-rules", *STAGES,
          "--configfile", str(TINY)],
         cwd=root, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -38,7 +38,7 @@ def fixture_rows(name):
 
 
 def test_every_figure_is_a_pdf(built):
-    figures = sorted((built / "figures" / "tiny").glob("*.pdf"))
+    figures = sorted((built / "figures" / "tiny" / "tiny").glob("*.pdf"))
     names = {p.stem for p in figures}
     assert {"esav", "ratio", "tradeoff", "timeline", "factor_bandwidth", "bandwidth",
             "pareto_energy", "pareto_time"} <= names
@@ -50,23 +50,24 @@ def test_every_figure_is_a_pdf(built):
 
 def test_estimated_energy_is_said_on_the_figures(built):
     for name in ("energy_text", "et_random", "esav", "tradeoff", "pareto_energy"):
-        text = subprocess.run(["pdftotext", str(built / "figures/tiny" / f"{name}.pdf"), "-"],
+        text = subprocess.run(["pdftotext", str(built / "figures/tiny/tiny" / f"{name}.pdf"), "-"],
                               capture_output=True, text=True, check=True).stdout
         assert "ESTIMATED energy" in text, name
-    time_text = subprocess.run(["pdftotext", str(built / "figures/tiny/time_text.pdf"), "-"],
+    time_text = subprocess.run(["pdftotext", str(built / "figures/tiny/tiny/time_text.pdf"), "-"],
                                capture_output=True, text=True, check=True).stdout
     assert "ESTIMATED" not in time_text  # time is measured, and says nothing else
 
 
 def test_paper_compiles_without_undefined_references(built):
-    log = (built / "results" / "paper-build" / "main.log").read_text(errors="replace")
+    log = (built / "results" / "tiny" / "paper-build" / "main.log").read_text(errors="replace")
     assert "undefined" not in log.lower()
     assert "LaTeX Error" not in log
-    assert (built / "results" / "paper.pdf").read_bytes()[:5] == b"%PDF-"
+    assert (built / "results" / "tiny" / "paper.pdf").read_bytes()[:5] == b"%PDF-"
 
 
 def test_paper_holds_the_fixtures_numbers(built):
-    text = subprocess.run(["pdftotext", "-layout", str(built / "results" / "paper.pdf"), "-"],
+    pdf = built / "results" / "tiny" / "paper.pdf"
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"],
                           capture_output=True, text=True, check=True).stdout
     runs = fixture_rows("runs")
     assert f"{len(runs)} measured runs in all" in " ".join(text.split())
@@ -98,7 +99,7 @@ def test_tex_text_in_r(tmp_path):
 
 def test_break_even_cells_and_originals_share_one_formatter(built):
     """The R tables paste display_tex, written by wattzip.latex.display_tex for both."""
-    table = (built / "paper/generated/tiny/breakeven_server.tex").read_text()
+    table = (built / "results/tiny/generated/tiny/breakeven_server.tex").read_text()
     mine = next(r for r in fixture_rows("breakeven") if r["primary"] == "true"
                 and (r["file_type"], r["codec"], r["metric"]) == ("text", "gz-1", "E"))
     assert mine["display_tex"] in table
@@ -107,7 +108,7 @@ def test_break_even_cells_and_originals_share_one_formatter(built):
 
 def test_report_html(built):
     proc = subprocess.run(
-        [*SNAKEMAKE, "results/paper.pdf", "--cores", "1", "--allowed-rules", *STAGES,
+        [*SNAKEMAKE, "results/tiny/paper.pdf", "--cores", "1", "--allowed-rules", *STAGES,
          "--configfile", str(TINY), "--report", "report.html"],
         cwd=built, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -115,32 +116,33 @@ def test_report_html(built):
 
 
 def test_no_generated_file_is_committed():
-    tracked = subprocess.run(["git", "ls-files", "figures", "paper/generated", "results"],
+    tracked = subprocess.run(["git", "ls-files", "figures", "paper/generated", "results",
+                              "rehearsal"],
                              cwd=REPO, capture_output=True, text=True, check=False).stdout
     assert [f for f in tracked.split() if not f.endswith(".gitkeep")] == []
 
 
 def test_results_of_another_machine_are_picked_up(tmp_path):
-    """A laptop's runs.csv and settings.csv copied into results/laptop/ join the analysis
+    """A laptop's runs.csv and settings.csv copied into results/tiny/laptop/ join the analysis
     and comparisons."""
     root = workflow_copy(tmp_path / "wf")
-    shutil.copytree(FIXTURE, root / "results")
-    (root / "results" / "laptop").mkdir()
+    shutil.copytree(FIXTURE, root / "results" / "tiny")
+    (root / "results" / "tiny" / "laptop").mkdir()
     rows = fixture_rows("runs")
-    with open(root / "results" / "laptop" / "runs.csv", "w", newline="") as f:
+    with open(root / "results" / "tiny" / "laptop" / "runs.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, list(rows[0]))
         writer.writeheader()
         writer.writerows({**r, "testbed": "laptop"} for r in rows)
-    shutil.copy(FIXTURE / "tiny" / "settings.csv", root / "results" / "laptop")
+    shutil.copy(FIXTURE / "tiny" / "settings.csv", root / "results" / "tiny" / "laptop")
     proc = subprocess.run(
-        [*SNAKEMAKE, "figures/testbeds.pdf", "paper/generated/testbeds.tex",
-         "figures/laptop/energy_text.pdf", "--cores", "2", "--allowed-rules", "analyze",
+        [*SNAKEMAKE, "figures/tiny/testbeds.pdf", "results/tiny/generated/testbeds.tex",
+         "figures/tiny/laptop/energy_text.pdf", "--cores", "2", "--allowed-rules", "analyze",
          "figure_testbeds", "table_testbeds", "reference_tex", "figure_per_file_type",
          "--configfile", str(TINY)],
         cwd=root, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    table = (root / "paper" / "generated" / "testbeds.tex").read_text()
+    table = (root / "results" / "tiny" / "generated" / "testbeds.tex").read_text()
     header = [line for line in table.splitlines() if line.startswith("Tool")][0]
     assert "tiny" in header and "laptop" in header and "paper server" in header
-    assert (root / "results" / "laptop" / "breakeven.csv").exists()
-    assert (root / "figures" / "testbeds.pdf").read_bytes()[:5] == b"%PDF-"
+    assert (root / "results" / "tiny" / "laptop" / "breakeven.csv").exists()
+    assert (root / "figures" / "tiny" / "testbeds.pdf").read_bytes()[:5] == b"%PDF-"

@@ -249,7 +249,7 @@ def test_a_killed_preflight_leaves_nothing_behind(tmp_path):
     from .test_workflow import SNAKEMAKE, TINY, workflow_copy
 
     root = workflow_copy(tmp_path / "wf")
-    argv = [*SNAKEMAKE, "results/tiny/preflight.json", "--cores", "1", "--configfile",
+    argv = [*SNAKEMAKE, "results/tiny/tiny/preflight.json", "--cores", "1", "--configfile",
             str(TINY)]
     before = machine_state(root)
     hit = set()

@@ -44,31 +44,31 @@ def study(request, tmp_path_factory):
 
 def test_the_primary_setting_is_the_one_the_rule_names(study):
     root, first = study
-    settings = read_csv(root / "results/media2/settings.csv")
+    settings = read_csv(root / "results/default/media2/settings.csv")
     primary = [s for s in settings if s["primary"] == "true"]
     assert len(primary) == 1 and primary[0]["medium"] == first
     for table in ("summary", "breakeven", "claims"):
-        rows = read_csv(root / f"results/media2/{table}.csv")
+        rows = read_csv(root / f"results/default/media2/{table}.csv")
         flagged = {r["setting"] for r in rows if r["primary"] == "true"}
         assert flagged == {primary[0]["setting"]}, table
 
 
 def test_idle_provenance_tables_macros_and_figures_describe_that_setting(study):
     root, first = study
-    name = next(s["setting"] for s in read_csv(root / "results/media2/settings.csv")
+    name = next(s["setting"] for s in read_csv(root / "results/default/media2/settings.csv")
                 if s["primary"] == "true")
-    macros = (root / "paper/generated/macros.tex").read_text()
-    idle = json.loads((root / f"results/media2/idle/{name}.json").read_text())
+    macros = (root / "results/default/generated/macros.tex").read_text()
+    idle = json.loads((root / f"results/default/media2/idle/{name}.json").read_text())
     assert idle["setting"] == name
     assert f"\\newcommand{{\\IdlePowerW}}{{{idle['idle_power_w']:.1f}}}" in macros
     assert f"\\newcommand{{\\PrimarySetting}}{{{name}}}" in macros
-    provenance = json.loads((root / "results/media2/provenance.json").read_text())
+    provenance = json.loads((root / "results/default/media2/provenance.json").read_text())
     assert provenance["target_dir"].endswith(f"on {first}")
     # Every figure and table script that shows one setting logs which one it took.
-    logs = sorted((root / "results/media2/logs").rglob("*.log"))
+    logs = sorted((root / "results/default/media2/logs").rglob("*.log"))
     taken = [m for log in logs
              for m in re.findall(r"primary setting: (\S+)", log.read_text())]
     assert taken and set(taken) == {name}
-    text = subprocess.run(["pdftotext", str(root / "results/paper.pdf"), "-"],
+    text = subprocess.run(["pdftotext", str(root / "results/default/paper.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
     assert name in text.replace("\n", "")

@@ -41,7 +41,9 @@ PARAMS = {"testbed": "tiny", "primary": PRIMARY, "primary_rule": "the first of t
           "varied_factors": ["bandwidth"],
           "factor_values": {"bandwidth": ["unthrottled", "50MBps"]}, "hpc14": False,
           "emulated_input_layouts": ["on-medium"],
-          "testbeds": ["tiny"], "descriptions": {"tiny": "a test box"}}
+          "testbeds": ["tiny"], "descriptions": {"tiny": "a test box"},
+          "stage": "results", "study": "tiny", "study_description": "",
+          "fig_dir": "../../figures/tiny/tiny"}
 
 
 @pytest.fixture(scope="module")

@@ -64,7 +64,7 @@ def queue() -> list[dict]:
 
 
 def job_outputs(root, testbed):
-    return list((root / "results" / testbed / "runs").rglob("*.jsonl"))
+    return list((root / "results" / "tiny" / testbed / "runs").rglob("*.jsonl"))
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def down_killed_resumed(study, tmp_path_factory):
 
 
 def runs_of(root, testbed):
-    with open(root / "results" / testbed / "runs.csv", newline="") as f:
+    with open(root / "results" / "tiny" / testbed / "runs.csv", newline="") as f:
         return list(csv.DictReader(f))
 
 
@@ -120,14 +120,14 @@ def test_each_testbed_was_measured_on_its_own_node(study):
 
 def test_no_two_measured_intervals_of_one_node_overlap(study):
     for testbed in ("node-a", "node-b"):
-        text = (study / "results" / testbed / "overlap.txt").read_text()
+        text = (study / "results" / "tiny" / testbed / "overlap.txt").read_text()
         assert "no overlap among 24 runs" in text
 
 
 def test_every_testbed_measured_the_same_bytes(study):
     shas = []
     for testbed, node in (("node-a", "n1"), ("node-b", "n2")):
-        manifest = json.loads((study / "results" / testbed / "manifest.json").read_text())
+        manifest = json.loads((study / "results" / "tiny" / testbed / "manifest.json").read_text())
         shas.append({e["file_type"]: e["sha256"] for e in manifest["inputs"]})
         assert {e["host"]["slurm_node"] for e in manifest["inputs"]} == {node}
     assert shas[0] == shas[1]
@@ -135,7 +135,7 @@ def test_every_testbed_measured_the_same_bytes(study):
 
 def test_one_report_holds_both_testbeds(study):
     assert (study / "figures" / "testbeds.pdf").exists()
-    text = subprocess.run(["pdftotext", str(study / "results" / "paper.pdf"), "-"],
+    text = subprocess.run(["pdftotext", str(study / "results" / "tiny" / "paper.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
     assert "node-a" in text and "node-b" in text
     assert "test node n2 (feature beta)" in text
@@ -167,4 +167,4 @@ def test_a_killed_study_resumes_with_no_run_lost_or_duplicated(down_killed_resum
                        for r in runs if r["verified"] == "true")
         assert len(keys) == 24 and set(keys.values()) == {1}, keys
         assert {r["slurm_node"] for r in runs} == {node}
-        assert "no overlap" in (root / "results" / testbed / "overlap.txt").read_text()
+        assert "no overlap" in (root / "results" / "tiny" / testbed / "overlap.txt").read_text()

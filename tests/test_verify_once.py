@@ -34,13 +34,13 @@ def test_three_media_decompress_each_distinct_output_once(tmp_path):
     overlay = root / "three-media.yaml"
     overlay.write_text(THREE_MEDIA)
     snakemake(root, targets=["runs.csv"], overlays=[overlay])
-    runs = [r for r in read_csv(root / "results/tiny/runs.csv")
+    runs = [r for r in read_csv(root / "results/tiny/tiny/runs.csv")
             if r["op"] == "compress-write"]
     assert {r["factor_medium"] for r in runs} == {"ext2", "directory", "tmpfs"}
     outputs = {(r["codec"], r["file_type"]) for r in runs}
     assert len(outputs) == 4  # gz-1 and lzo-1 on text and random
 
-    cache = root / "results/tiny/journal/verified.jsonl"
+    cache = root / "results/tiny/tiny/journal/verified.jsonl"
     entries = [json.loads(line) for line in cache.read_text().splitlines()]
     # One decompression per distinct output: deterministic tools write the same bytes on
     # every medium, so each (codec, file type) is decompressed in one job only.
@@ -60,7 +60,7 @@ def test_three_media_decompress_each_distinct_output_once(tmp_path):
 
     # The logs say it, job by job: a later medium names the job whose decompression it
     # reuses.
-    logs = {p: p.read_text() for p in Path(root / "results/tiny/logs/runs").rglob("*.log")
+    logs = {p: p.read_text() for p in Path(root / "results/tiny/tiny/logs/runs").rglob("*.log")
             if p.stem != "plain"}
     assert sum("verified by decompression" in text for text in logs.values()) == 4
     assert sum("identical bytes verified by job" in text for text in logs.values()) == 8

@@ -40,7 +40,7 @@ def workflow_copy(root: Path) -> Path:
 def snakemake(cwd: Path, *args: str, check: bool = True, targets=("runs",),
               overlays=()) -> subprocess.CompletedProcess:
     # Targets first: --configfile takes every value that follows it.
-    argv = [*SNAKEMAKE, *[f"results/tiny/{t}" for t in _targets(targets)], "--cores", "2",
+    argv = [*SNAKEMAKE, *[f"results/tiny/tiny/{t}" for t in _targets(targets)], "--cores", "2",
             *args, "--configfile", str(TINY), *map(str, overlays)]
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
@@ -70,7 +70,7 @@ def tiny_study(tmp_path_factory):
 
 
 def test_every_expected_run_is_there_and_verified(tiny_study):
-    runs = read_csv(tiny_study / "results/tiny/runs.csv")
+    runs = read_csv(tiny_study / "results/tiny/tiny/runs.csv")
     # 2 bandwidths x 2 file types x (gz-1, lzo-1, plain) x 2 repeats x 2 operations
     assert len(runs) == 48
     keys = {(r["setting"], r["file_type"], r["codec"], r["op"], r["repeat"]) for r in runs}
@@ -101,21 +101,21 @@ def test_every_expected_run_is_there_and_verified(tiny_study):
 
 
 def test_no_intervals_overlap(tiny_study):
-    assert "no overlap among 48 runs" in (tiny_study / "results/tiny/overlap.txt").read_text()
+    assert "no overlap among 48 runs" in (tiny_study / "results/tiny/tiny/overlap.txt").read_text()
 
 
 def test_provenance_manifest_and_crosscheck(tiny_study):
-    prov = json.loads((tiny_study / "results/tiny/provenance.json").read_text())
+    prov = json.loads((tiny_study / "results/tiny/tiny/provenance.json").read_text())
     assert prov["testbed"] == "tiny" and prov["cpu_count"] >= 1
     assert prov["description"] == "workflow test on Dell's box (quotes reach the shell safely)"
-    assert prov["target_dir"].endswith("results/tiny/target dir")
+    assert prov["target_dir"].endswith("results/tiny/tiny/target dir")
     assert prov["tool_versions"]["gz-1"]
-    manifest = json.loads((tiny_study / "results/tiny/manifest.json").read_text())
+    manifest = json.loads((tiny_study / "results/tiny/tiny/manifest.json").read_text())
     assert {e["file_type"] for e in manifest["inputs"]} == {"text", "random"}
     # hyperfine times commands on a plain directory with the machine as it is: it cannot
     # time the tiny study's primary setting (an ext2 image, mq-deadline), so it compares
     # nothing and says why, rather than dividing by that setting's mean.
-    cross = read_csv(tiny_study / "results/tiny/crosscheck.csv")
+    cross = read_csv(tiny_study / "results/tiny/tiny/crosscheck.csv")
     assert [r["codec"] for r in cross] == ["gz-1"]
     assert all(r["conditioned"] == "false" and r["ratio_hyperfine_to_harness"] == ""
                for r in cross)
@@ -158,8 +158,8 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
     assert "(each with its own plain arm) x 2 setting(s) = 8 measurement jobs, 64-128 " \
            "measured runs" in dry.stderr
     snakemake(root, targets=("runs", "breakeven.csv"), overlays=[overlay])
-    assert not list((root / "results/tiny/runs").rglob("plain.jsonl")), "no baseline jobs"
-    runs = read_csv(root / "results/tiny/runs.csv")
+    assert not list((root / "results/tiny/tiny/runs").rglob("plain.jsonl")), "no baseline jobs"
+    runs = read_csv(root / "results/tiny/tiny/runs.csv")
     assert all(r["verified"] == "true" for r in runs)
     jobs: dict[tuple, list[dict]] = {}
     for r in runs:
@@ -178,16 +178,16 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
         assert arms == want[:len(arms)], (setting, ftype, codec, arms)
         assert [r["op"].split("-")[1] for r in mine] == ["write", "read"] * len(arms)
         assert [int(r["repeat"]) for r in mine[::4]] == list(range(1, len(arms) // 2 + 1))
-        log = (root / f"results/tiny/logs/runs/{setting}/{ftype}/{codec}.log").read_text()
+        log = (root / f"results/tiny/tiny/logs/runs/{setting}/{ftype}/{codec}.log").read_text()
         assert f"stopped at the look of {per_op['plain-write']} runs per arm" in log
-    assert not list((root / "results/tiny/logs/runs").rglob("plain.log"))
-    summary = read_csv(root / "results/tiny/summary.csv")
+    assert not list((root / "results/tiny/tiny/logs/runs").rglob("plain.log"))
+    summary = read_csv(root / "results/tiny/tiny/summary.csv")
     for row in (r for r in summary if r["codec"] == "plain"):
         pooled = [r for r in runs if (r["setting"], r["file_type"], r["codec"], r["op"]) == (
             row["setting"], row["file_type"], "plain", row["op"])]
         assert int(row["n"]) == len(pooled) and {r["paired_with"] for r in pooled} == {
             "gz-1", "lzo-1"}
-    cells = read_csv(root / "results/tiny/breakeven.csv")
+    cells = read_csv(root / "results/tiny/tiny/breakeven.csv")
     assert cells and {c["verdict"] for c in cells} <= {"saves", "costs", "negligible",
                                                        "undecided"}
     for c in cells:  # each verdict on its job's own runs, at the look it stopped at
@@ -219,8 +219,8 @@ def test_unsettable_factor_stops_before_any_run(tmp_path):
     proc = snakemake(root, overlays=[overlay], check=False)
     assert proc.returncode != 0
     assert "governor=powersave" in proc.stderr
-    assert not list((root / "results/tiny").glob("runs/**/*.jsonl"))
-    assert not list((root / "results/tiny").glob("inputs/*.bin")), "nothing generated either"
+    assert not list((root / "results/tiny/tiny").glob("runs/**/*.jsonl"))
+    assert not list((root / "results/tiny/tiny").glob("inputs/*.bin")), "nothing generated either"
 
 
 def test_a_study_requiring_a_meter_stops_before_generating_anything(tmp_path):
@@ -232,15 +232,15 @@ def test_a_study_requiring_a_meter_stops_before_generating_anything(tmp_path):
     proc = snakemake(root, overlays=[overlay], check=False)
     assert proc.returncode != 0
     assert "requires a measured meter" in proc.stderr
-    assert not list((root / "results/tiny").glob("inputs/*.bin"))
+    assert not list((root / "results/tiny/tiny").glob("inputs/*.bin"))
 
 
 def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
     root = workflow_copy(tmp_path / "wf")
-    argv = [*SNAKEMAKE, "results/tiny/runs.csv", "--cores", "2", "--configfile", str(TINY)]
+    argv = [*SNAKEMAKE, "results/tiny/tiny/runs.csv", "--cores", "2", "--configfile", str(TINY)]
     proc = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
-    runs_dir = root / "results/tiny/runs"
+    runs_dir = root / "results/tiny/tiny/runs"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not list(runs_dir.glob("**/*.jsonl")):
         time.sleep(0.02)
@@ -249,7 +249,7 @@ def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
     finished = {p: p.read_text() for p in runs_dir.glob("**/*.jsonl")}
     assert finished, "at least one job finished before the kill"
     journaled = set()
-    for path in (root / "results/tiny/journal").glob("**/*.jsonl"):
+    for path in (root / "results/tiny/tiny/journal").glob("**/*.jsonl"):
         for line in path.read_text().splitlines():
             with contextlib.suppress(json.JSONDecodeError, KeyError):  # torn by the kill
                 journaled.add(json.loads(line)["started_at"])
@@ -259,10 +259,10 @@ def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
         # Snakemake may run a job again whose bookkeeping the kill cut short;
         # the job then finds every run in its journal and measures nothing anew.
         assert path.read_text() == text, f"{path}: measurements were redone"
-    final = {r["started_at"] for r in read_csv(root / "results/tiny/runs.csv")}
+    final = {r["started_at"] for r in read_csv(root / "results/tiny/tiny/runs.csv")}
     assert journaled <= final, "every run completed before the kill is kept"
     verified: dict = {}
-    for r in read_csv(root / "results/tiny/runs.csv"):
+    for r in read_csv(root / "results/tiny/tiny/runs.csv"):
         key = (r["setting"], r["file_type"], r["codec"], r["op"])
         verified[key] = verified.get(key, 0) + (r["verified"] == "true")
     assert len(verified) == 24 and min(verified.values()) == 2
@@ -273,8 +273,8 @@ def test_appendix_commands_reproduce_every_claims_row(tiny_study):
     the tiny study, gives that claim's rows of claims.csv."""
     from wattzip.claims import load_claims
 
-    text = (tiny_study / "results/tiny/appendix.md").read_text()
-    claims = read_csv(tiny_study / "results/tiny/claims.csv")
+    text = (tiny_study / "results/tiny/tiny/appendix.md").read_text()
+    claims = read_csv(tiny_study / "results/tiny/tiny/claims.csv")
     for claim in load_claims(REPO / "paper" / "reference"):
         assert f"## {claim.id}: " in text, claim.id
         section = text.split(f"## {claim.id}: ", 1)[1].split("\n## ", 1)[0]
@@ -293,10 +293,10 @@ def test_appendix_commands_reproduce_every_claims_row(tiny_study):
 
 
 def test_plan_estimates_the_study(tiny_study):
-    estimate = json.loads((tiny_study / "results/tiny/plan/estimate.json").read_text())
+    estimate = json.loads((tiny_study / "results/tiny/tiny/plan/estimate.json").read_text())
     assert estimate["runs_min"] == 48 and estimate["wall_min_s"] > estimate["measured_min_s"] > 0
     proc = snakemake(tiny_study, "-n")
-    assert "estimate: wattzip study 'tiny': 48 measured runs" in proc.stderr
+    assert "estimate: wattzip study 'tiny' on testbed 'tiny': 48 measured runs" in proc.stderr
 
 
 def test_two_studies_on_one_machine_take_turns(tmp_path):
@@ -308,19 +308,19 @@ def test_two_studies_on_one_machine_take_turns(tmp_path):
                        "crosscheck: {codecs: []}\nfactors: {bandwidth: [unlimited]}\n"
                        "idle: {count: 1, seconds: 0.2}\n")
     roots = [workflow_copy(tmp_path / name) for name in ("a", "b")]
-    procs = [subprocess.Popen([*SNAKEMAKE, "results/tiny/runs.csv", "--cores", "2",
+    procs = [subprocess.Popen([*SNAKEMAKE, "results/tiny/tiny/runs.csv", "--cores", "2",
                                "--configfile", str(TINY), str(overlay)], cwd=root,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for root in roots]
     outputs = [p.communicate(timeout=900) for p in procs]
     for proc, (_, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err[-3000:]
-    runs = [r for root in roots for r in read_csv(root / "results/tiny/runs.csv")]
+    runs = [r for root in roots for r in read_csv(root / "results/tiny/tiny/runs.csv")]
     assert len({r["testbed"] for r in runs}) == 1 and len(runs) > 8
     spans = sorted((r["started_at"], r["ended_at"]) for r in runs if r["started_at"])
     for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
         assert start >= end, "two studies measured at the same time"
     said = "".join(p.read_text() for root in roots
-                   for p in (root / "results/tiny/logs").rglob("*.log"))
+                   for p in (root / "results/tiny/tiny/logs").rglob("*.log"))
     said += "".join(err for _, err in outputs)  # scripts' own stderr
     assert "waiting for the machine" in said

@@ -31,6 +31,7 @@ from wattzip.errors import RecordError
 from wattzip.latex import display_tex
 from wattzip.pareto import pareto_table
 from wattzip.records import write_table
+from wattzip.resources import ReferenceDir
 from wattzip.stats import (
     CV_WARNING,
     OUTLIER_MIN_RUNS,
@@ -395,7 +396,7 @@ def load(run_files: list[str], settings_path: str | os.PathLike | None) -> tuple
 
 
 def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
-               reference_dir: str = "paper/reference", ci_target: float = 0.05,
+               reference_dir: ReferenceDir | None = None, ci_target: float = 0.05,
                settings_path: str | os.PathLike | None = None) -> list[dict]:
     """The verdict rows of some claims (all without ids), decided from the runs anew."""
     rows, settings = load(run_files, settings_path)
@@ -406,7 +407,7 @@ def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
 
 
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
-            reference_dir: str = "paper/reference", ci_target: float = 0.05,
+            reference_dir: ReferenceDir | None = None, ci_target: float = 0.05,
             settings_path: str | os.PathLike | None = None, margin: float = 0.02,
             reads_per_write: float = 1.0, looks: int = 0, effect: float = 0.05) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
@@ -421,19 +422,17 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
     _mark_model_robustness(rows, settings, breakeven, claims, reference_dir, ci_target)
     comparison = label(comparison_table(summary, breakeven, reference_dir), settings)
     pareto = label(pareto_table(summary), settings)
+    model_check = robustness.model_check(rows) or [
+        {"testbed": "", "note": "no run measured by a real meter beside the model"}]
+    tables = {"summary": summary, "breakeven": breakeven, "esav": esav,
+              "correlation": correlation, "claims": claims, "comparison": comparison,
+              "pareto": pareto, "model_check": model_check}
+    # A rehearsal's tables say so in every row: the figures and tables drawn from them
+    # mark themselves SIMULATED from the data, not from where they were written.
+    simulated = any(r.get("simulated") for r in rows)
     out = Path(out_dir)
-    return [
-        write_table(summary, out / "summary.csv"),
-        write_table(breakeven, out / "breakeven.csv"),
-        write_table(esav, out / "esav.csv"),
-        write_table(correlation, out / "correlation.csv"),
-        write_table(claims, out / "claims.csv"),
-        write_table(comparison, out / "comparison.csv"),
-        write_table(pareto, out / "pareto.csv"),
-        write_table(robustness.model_check(rows) or [{"testbed": "", "note": "no run measured "
-                                                    "by a real meter beside the model"}],
-                  out / "model_check.csv"),
-    ]
+    return [write_table([{**r, "simulated": True} for r in table] if simulated else table,
+                        out / f"{name}.csv") for name, table in tables.items()]
 
 
 def _mark_model_robustness(rows, settings, breakeven, claims, reference_dir, ci_target):

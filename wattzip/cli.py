@@ -24,6 +24,8 @@ from wattzip.errors import WattzipError
 from wattzip.meters import coefficients
 from wattzip.options import log
 
+REFERENCE_HELP = ("a folder of the original papers' tables and claims.yaml (default: the "
+                  "copy the package ships)")
 SETTINGS_HELP = ("the study's settings.csv (results/<testbed>/settings.csv): the factors and "
                  "the primary setting of every row; needed when the runs hold several settings")
 
@@ -151,6 +153,8 @@ def cmd_job(a) -> int:
     from wattzip import measurement
     from wattzip.job import DutyCycle, Job
 
+    if not a.testbed or not a.codec:
+        raise WattzipError("wattzip job: give --testbed and --codec, or a --spec holding them")
     system.check_host(a.expect_node, a.expect_host)
     manifest = measurement.read_input(a.manifest)
     medium = options.medium_of(a)
@@ -224,6 +228,8 @@ def cmd_provenance(a) -> int:
 def cmd_analyze(a) -> int:
     from wattzip import analysis
 
+    if a.expect:  # the tree's kind of runs, checked before anything is written
+        records.check_stage(records.load_runs(a.runs), a.expect)
     written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
                                ci_target=a.ci_target, settings_path=a.settings,
                                margin=a.margin, reads_per_write=a.reads_per_write,
@@ -258,6 +264,23 @@ def cmd_plan(a) -> int:
     text = plan.run(study, a.cache, a.out, a.lock_wait, progress=None if a.quiet else log)
     print(text)
     return 0
+
+
+def cmd_simulate(a) -> int:
+    from wattzip import rehearsal
+    from wattzip.design import Study
+
+    study = Study.from_config(json.loads(a.config_json))
+    written = rehearsal.synthesize(study, a.testbed or study.first_testbed, a.runs)
+    log(f"SIMULATED runs of study {study.name} on testbed {a.testbed}: {written}")
+    return 0
+
+
+def cmd_rehearse(a) -> int:
+    from wattzip import rehearsal
+
+    extra = a.snakemake_args[1:] if a.snakemake_args[:1] == ["--"] else a.snakemake_args
+    return rehearsal.run_workflow(a.configfile, a.cores, a.directory, extra)
 
 
 def cmd_restore(a) -> int:
@@ -301,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "share of all CPUs (default: %(default)s)")
     options.add_setting_options(s)
     options.add_lock_option(s)
+    options.add_spec_option(s)
     s.set_defaults(fn=cmd_idle)
 
     s = sub.add_parser("measure", help="run one command under the meter; print its run record")
@@ -344,9 +368,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("job", help="one measurement job with repeats (what the workflow runs)")
     options.add_meter_options(s)
-    s.add_argument("--testbed", required=True)
+    s.add_argument("--testbed", help="the testbed's name (required, or in --spec)")
     s.add_argument("--manifest", required=True, help="the input's manifest entry (JSON)")
-    s.add_argument("--codec", required=True, help="codec entry, or 'plain' for the baseline")
+    s.add_argument("--codec", help="codec entry, or 'plain' for the baseline (required, or "
+                                   "in --spec)")
     s.add_argument("--journal", required=True, help="append-only JSONL that survives a kill")
     s.add_argument("--out", required=True, help="this job's runs (JSONL), written at the end")
     s.add_argument("--idle", help="idle calibration JSON")
@@ -394,6 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="buffer of the plain baseline's user-space copy (default: %(default)s)")
     options.add_setting_options(s)
     options.add_lock_option(s)
+    options.add_spec_option(s)
     s.set_defaults(fn=cmd_job)
 
     s = sub.add_parser("collect", help="join run journals into runs.csv")
@@ -414,13 +440,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--description", default="")
     s.add_argument("--out")
     s.add_argument("--csv", help="also write key,value rows for the paper's table")
+    options.add_spec_option(s)
     s.set_defaults(fn=cmd_provenance)
 
     s = sub.add_parser("claims", help="decide some claims anew from runs (the appendix's check)")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
     s.add_argument("--claim", action="append", help="claim id (repeatable; default: all)")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
-    s.add_argument("--reference", default="paper/reference")
+    s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
     s.add_argument("--ci-target", type=float, default=0.05)
     s.set_defaults(fn=cmd_claims)
 
@@ -428,11 +455,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--configfile", nargs="+", default=["config.yaml"],
                    help="config.yaml and overlays, as given to snakemake")
     s.add_argument("--config-json", help="the merged config itself (what the workflow passes)")
-    s.add_argument("--cache", help="pilot cache (default: results/<testbed>/plan/pilot.json)")
+    s.add_argument("--cache", help="pilot cache (default: "
+                                   "results/<study>/<testbed>/plan/pilot.json)")
     s.add_argument("--out", help="also write the estimate as JSON")
     s.add_argument("--quiet", action="store_true")
     options.add_lock_option(s)
     s.set_defaults(fn=cmd_plan)
+
+    s = sub.add_parser("rehearse", help="build the study's whole report from SIMULATED runs "
+                                        "(rehearsal/<study>/), measuring nothing")
+    s.add_argument("--configfile", nargs="+", default=["config.yaml"],
+                   help="config.yaml and overlays, as given to snakemake")
+    s.add_argument("--cores", default="all", help="as snakemake's (default: %(default)s)")
+    s.add_argument("--directory", default=".", help="the workflow's checkout (default: .)")
+    s.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                   help="further snakemake options, after --")
+    s.set_defaults(fn=cmd_rehearse)
+
+    s = sub.add_parser("simulate", help="one testbed's SIMULATED runs for the rehearsal "
+                                        "(what rule simulate_runs runs)")
+    s.add_argument("--config-json", required=True, help="the merged config")
+    s.add_argument("--testbed", help="the testbed (default: the study's first)")
+    s.add_argument("--runs", required=True, help="runs.csv to write; the other files "
+                                                 "go beside it")
+    s.set_defaults(fn=cmd_simulate)
 
     s = sub.add_parser("restore", help="undo what killed wattzip commands left changed on "
                                        "this machine (schedulers, governors, mounts, ...)")
@@ -456,17 +502,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "%(default)s, the schema's verdict.effect)")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--out", required=True)
-    s.add_argument("--reference", default="paper/reference")
+    s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
     s.add_argument("--ci-target", type=float, default=0.05)
+    s.add_argument("--expect", choices=sorted(records.STAGES),
+                   help="the tree the runs come from: results (measured runs only) or "
+                        "rehearsal (simulated runs only); runs of the other kind are refused")
     s.set_defaults(fn=cmd_analyze)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if getattr(args, "command", None) and args.command[:1] == ["--"]:
         args.command = args.command[1:]
     try:
+        if getattr(args, "spec", None):
+            args = options.with_spec(parser, argv, args)
         return args.fn(args)
     except WattzipError as exc:
         print(f"wattzip: error: {exc}", file=sys.stderr)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import os
-from pathlib import Path
 
 from wattzip.breakeven import format_number, parse_display
 from wattzip.reference import read_reference
+from wattzip.resources import ReferenceDir, reference_file
 
 
 def _ratio_value(text: str) -> float:
@@ -23,7 +22,7 @@ BREAKEVEN_TABLES = {"systor09_table4_breakeven_server": "server",
 
 
 def comparison_table(summary: list[dict], breakeven: list[dict],
-                     reference_dir: str | os.PathLike) -> list[dict]:
+                     reference_dir: ReferenceDir | None = None) -> list[dict]:
     """Original numbers beside the reproduced ones, one row per cell of each source table."""
     cr = {(s["testbed"], s["setting"], s["file_type"], s["codec"]): s
           for s in summary if s["op"] == "compress-write"}
@@ -52,8 +51,8 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
                                      (t, s, r["file_type"], r["codec"], r["metric"])),
                                   breakeven_cell)):
         for name, machine in tables.items():
-            path = Path(reference_dir) / f"{name}.csv"
-            if not path.exists():
+            path = reference_file(f"{name}.csv", reference_dir)
+            if not path.is_file():
                 continue
             source, rows = read_reference(path)
             for testbed, setting in places:

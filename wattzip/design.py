@@ -16,19 +16,22 @@ from pathlib import Path
 
 import yaml
 
-from wattzip import codec_registry, inputs, throttle
+from wattzip import codec_registry, inputs, resources, throttle
 from wattzip.errors import ConfigError
 from wattzip.idle import first_look
 from wattzip.media import Medium
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "config" / "schema.yaml"
 # The factors of SYSTOR '11's design, in the order a setting's name lists them.
 FACTORS = ("medium", "io_scheduler", "governor", "copies", "bandwidth")
+# Where a study's measured outputs and its rehearsal's simulated ones live: two trees
+# that never share a file (results/<study>/<testbed>/..., rehearsal/<study>/<testbed>/...).
+STAGES = ("results", "rehearsal")
 RESULTS = "results"
 
 
-def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
-    return yaml.safe_load(Path(path).read_text())
+def load_schema(path: str | Path | None = None) -> dict:
+    """The config schema: the package's own (package data), or the file at `path`."""
+    return yaml.safe_load(resources.schema_text() if path is None else Path(path).read_text())
 
 
 def with_defaults(config: dict, schema: dict | None = None) -> dict:
@@ -77,8 +80,10 @@ class Testbed:
     slurm: dict | None = field(default=None, hash=False)
     host: str | None = None
 
+    study: str = "default"
+
     def path(self, template: str) -> str:
-        return template.format(testbed=self.name)
+        return template.format(testbed=self.name, study=self.study)
 
 
 @dataclass(frozen=True)
@@ -143,13 +148,14 @@ class Job:
     setting: str
     file_type: str  # "dutycycle" for the duty-cycle workload
     codec: str
+    root: str = f"{RESULTS}/default"  # the study's tree of this stage (Study.root)
 
     @property
     def stem(self) -> str:
         return f"{self.testbed}/{{kind}}/{self.setting}/{self.file_type}/{self.codec}"
 
     def path(self, kind: str, suffix: str = ".jsonl") -> str:
-        return f"{RESULTS}/{self.stem.format(kind=kind)}{suffix}"
+        return f"{self.root}/{self.stem.format(kind=kind)}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -176,6 +182,8 @@ class Study:
     def __init__(self, config: dict):
         self.config = with_defaults(config)
         c = self.config
+        self.name = c["study"]["name"]
+        self.description = c["study"].get("description", "")
         self.testbeds = self._testbeds()
         self.file_types = list(c["file_types"])
         self.codecs = [x.name for x in codec_registry.resolve(c["codecs"])]
@@ -219,10 +227,17 @@ class Study:
                     "under one name (`sinfo -N -o '%N %f'` lists the nodes and features)")
         return {t["name"]: Testbed(
             name=t["name"], description=t.get("description", ""),
-            target_dir=(t.get("target_dir") or c["target_dir"]).format(testbed=t["name"]),
-            input_dir=(t.get("input_dir") or c["input_dir"]).format(testbed=t["name"]),
+            target_dir=self._path(t.get("target_dir") or c["target_dir"], t["name"]),
+            input_dir=self._path(t.get("input_dir") or c["input_dir"], t["name"]),
             meter={**c["meter"], **t.get("meter", {})}, slurm=t.get("slurm"),
-            host=t.get("host")) for t in listed}
+            host=t.get("host"), study=self.name) for t in listed}
+
+    def _path(self, template: str, testbed: str) -> str:
+        try:
+            return template.format(testbed=testbed, study=self.name)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(f"path {template!r}: only {{study}} and {{testbed}} are "
+                              f"replaced in paths ({exc})") from exc
 
     def _duty(self) -> DutyCycle | None:
         d = self.config.get("dutycycle")
@@ -282,6 +297,12 @@ class Study:
 
     # --- reading ----------------------------------------------------------------------
 
+    def root(self, stage: str = RESULTS) -> str:
+        """The study's tree of one stage: measured results, or the rehearsal's."""
+        if stage not in STAGES:
+            raise ValueError(f"stage {stage!r}: one of {STAGES}")
+        return f"{stage}/{self.name}"
+
     @property
     def multi(self) -> bool:
         return len(self.testbeds) > 1
@@ -300,16 +321,17 @@ class Study:
         """The factors that take two or more values, in a fixed order."""
         return [f for f, values in self.factor_values().items() if len(values) >= 2]
 
-    def jobs(self, testbed: str) -> list[Job]:
+    def jobs(self, testbed: str, stage: str = RESULTS) -> list[Job]:
         """Every measurement job of a testbed: each codec per file type and setting, with
         the plain baseline as a job of its own under the paper's design (under the verdict
         design each codec's job measures its own plain arm), then the duty cycle's per
         setting."""
         measured = self.codecs if self.verdict_design else [*self.codecs, "plain"]
-        out = [Job(testbed, s, ftype, codec) for s in self.settings
+        root = self.root(stage)
+        out = [Job(testbed, s, ftype, codec, root) for s in self.settings
                for ftype in self.file_types for codec in measured]
         if self.duty:
-            out += [Job(testbed, s, "dutycycle", codec) for s in self.settings
+            out += [Job(testbed, s, "dutycycle", codec, root) for s in self.settings
                     for codec in self.duty.codecs]
         return out
 
@@ -350,6 +372,106 @@ class Study:
                 "(plain, codec; codec, plain; ...) against drift, and stopped at the first "
                 "look that decided its T and E verdicts, going on to the next look for a run "
                 "newly found an outlier (modified Z > 3.5; kept in every statistic)")
+
+    # --- each job's slice --------------------------------------------------------------
+
+    @cached_property
+    def crosscheck(self) -> dict:
+        """The hyperfine cross-check's codecs and file type, checked against the study."""
+        c = self.config["crosscheck"]
+        for name in c["codecs"]:
+            if name not in self.codecs:
+                raise ConfigError(f"crosscheck.codecs: {name!r} is not among the study's "
+                                  f"codecs {self.codecs}")
+        if c["codecs"] and c["file_type"] not in self.file_types:
+            raise ConfigError(f"crosscheck.file_type: {c['file_type']!r} is not among the "
+                              f"study's file_types {self.file_types}")
+        return c
+
+    def crosscheck_unconditioned(self, testbed: str) -> str:
+        """Why hyperfine, which runs the commands on a plain directory with the machine as
+        it is, would not time the primary setting as the harness did ("" when it would)."""
+        s, m = self.primary, self.primary.medium_on(self.testbeds[testbed])
+        return ", ".join(
+            f"{what} {value}" for what, value, plain in (
+                ("medium", m.kind, m.kind == "directory"),
+                ("I/O scheduler", s.io_scheduler, s.io_scheduler == "keep"),
+                ("governor", s.governor, s.governor == "keep"),
+                ("bandwidth", s.bandwidth, s.bandwidth_bytes_per_s is None),
+                ("copies", s.copies, s.copies == 1)) if not plain)
+
+    def node_flags(self, testbed: str) -> list[str]:
+        """The Slurm node (or host) a testbed's runs must come from, as wattzip flags."""
+        t = self.testbeds[testbed]
+        node = (t.slurm or {}).get("nodelist")
+        return (["--expect-node", node] if node else []) + (
+            ["--expect-host", t.host] if t.host else [])
+
+    def meter_fields(self, testbed: str) -> dict:
+        """A testbed's meter as the fields of wattzip's meter options (wattzip.options)."""
+        m = self.testbeds[testbed].meter
+        model = m.get("model") or {}
+        return {"meter": ",".join(m["order"]), "interval": m["interval_s"],
+                "require_measured": bool(m["require_measured"]),
+                "powercap_root": m.get("powercap_root") or "/sys/class/powercap",
+                "psys": bool(m.get("psys")), "wattsup_port": m.get("wattsup_port"),
+                "trace": m.get("trace_path"), "trace_timezone": m.get("trace_timezone"),
+                "ipmi_command": m.get("ipmi_command"),
+                "model_idle_w": model.get("idle_power_w"),
+                "model_max_w": model.get("max_power_w")}
+
+    def setting_fields(self, testbed: str, setting: str) -> dict:
+        """A setting on a testbed as the fields of wattzip's setting and medium options."""
+        s = self.settings[setting]
+        m = s.medium_on(self.testbeds[testbed])
+        return {"setting": s.name, "medium": m.name, "target_dir": m.path,
+                "io_scheduler": s.io_scheduler, "governor": s.governor,
+                "bandwidth": s.bandwidth, "medium_kind": m.kind, "flush": m.flush,
+                "medium_inputs": m.inputs, "medium_image": m.image,
+                "medium_device": m.device, "medium_size": m.size, "medium_fs": m.fs,
+                "mkfs_options": m.mkfs_options or "", "mount_options": m.mount_options or "",
+                "format": bool(m.format)}
+
+    def job_spec(self, job: Job) -> dict:
+        """Everything one measurement job needs of the study, and nothing else: its
+        testbed's meter, its setting, its codec and its repeats (`wattzip job --spec`).
+        Editing another part of the config leaves it, and so the job, unchanged."""
+        plan = self.repeat_plan(job)
+        spec = {"testbed": job.testbed, "codec": job.codec,
+                **self.meter_fields(job.testbed), **self.setting_fields(job.testbed,
+                                                                        job.setting),
+                "copies": self.settings[job.setting].copies,
+                "threads": self.config["threads"], "min_repeats": plan.min,
+                "max_repeats": plan.max, "ci_target": plan.ci_target}
+        node = self.node_flags(job.testbed)
+        spec.update(dict(zip((f.lstrip("-").replace("-", "_") for f in node[::2]),
+                             node[1::2], strict=True)))
+        if plan.looks:
+            verdict = self.config["verdict"]
+            spec.update(looks=",".join(map(str, plan.looks)), margin=verdict["margin"],
+                        reads_per_write=verdict["reads_per_write"])
+        if job.file_type == "dutycycle":
+            spec.update(duty_phases=self.duty.phases, duty_compute_s=self.duty.compute_s,
+                        duty_compute=self.duty.compute)
+        return spec
+
+    def idle_spec(self, testbed: str, setting: str) -> dict:
+        """The idle calibration's slice: the testbed's meter, the setting, the windows."""
+        idle = self.config["idle"]
+        return {**self.meter_fields(testbed), **self.setting_fields(testbed, setting),
+                "count": idle["count"], "min_count": self.idle_first_look,
+                "ci_target": idle["ci_target"], "seconds": idle["seconds"],
+                "max_other_load": idle["max_other_load"]}
+
+    def preflight_settings(self, testbed: str) -> dict:
+        """Every setting of a testbed as plain values, for the pre-flight checks."""
+        out = {}
+        for name, s in self.settings.items():
+            m = s.medium_on(self.testbeds[testbed])
+            out[name] = {"medium": m.to_spec(), "target_dir": m.path,
+                         "io_scheduler": s.io_scheduler, "governor": s.governor,
+                         "copies": s.copies, "bandwidth": s.bandwidth}
+        return out
 
     def settings_rows(self) -> list[dict]:
         """settings.csv: one row per setting, one column per factor, the primary flagged."""

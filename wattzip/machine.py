@@ -12,7 +12,7 @@ shows and undoes them by hand.
 The lock is an abstract Unix socket. The kernel frees it when its holder dies,
 however it dies, and every process of the network namespace sees it, chroots
 included; its holder answers who it is (pid, testbed, config, since when). A
-container with a network namespace of its own does not see it: the README says
+container with a network namespace of its own does not see it: docs/machine.md says
 so, and the idle calibration refuses a machine that was not quiet.
 """
 

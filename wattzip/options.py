@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from wattzip import machine, media, meters
+from wattzip.errors import ConfigError
 
 DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
 
@@ -116,3 +119,28 @@ def add_lock_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lock-wait", type=float, default=machine.DEFAULT_LOCK_WAIT_S,
                    metavar="S", help="how long to wait for another wattzip command that "
                                      "holds this machine (default: %(default)s)")
+
+
+def add_spec_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--spec", metavar="JSON",
+                   help="this command's slice of the study as one JSON object, a file or "
+                        "the text itself (what the workflow passes: wattzip.design); its "
+                        "keys are this command's options, and a flag given beside it wins")
+    p.set_defaults(spec_parser=p)
+
+
+def with_spec(parser: argparse.ArgumentParser, argv: list[str] | None,
+              args: argparse.Namespace) -> argparse.Namespace:
+    """The arguments again, the spec's values as the subcommand's defaults."""
+    text = args.spec if args.spec.lstrip().startswith("{") else Path(args.spec).read_text()
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--spec: not a JSON object ({exc})") from exc
+    sub = args.spec_parser
+    known = {a.dest for a in sub._actions}
+    unknown = sorted(set(spec) - known)
+    if not isinstance(spec, dict) or unknown:
+        raise ConfigError(f"--spec: keys this command does not take: {unknown}")
+    sub.set_defaults(**spec)
+    return parser.parse_args(argv)

@@ -214,7 +214,7 @@ def run(study, cache: str | None, out: str | None, lock_wait: float,
     testbed = study.first_testbed
     names = list(dict.fromkeys(study.codecs + [n for n in (study.duty.codecs if study.duty
                                                            else ()) if n != "plain"]))
-    cache_path = Path(cache or f"results/{testbed}/plan/pilot.json")
+    cache_path = Path(cache or f"{study.root()}/{testbed}/plan/pilot.json")
     if progress:
         progress(f"plan: pilot on {PILOT_BYTES >> 20} MiB samples, cached in {cache_path} "
                  "(runs once per testbed)")
@@ -224,7 +224,8 @@ def run(study, cache: str | None, out: str | None, lock_wait: float,
     est = estimate(study, rates)
     designs = both_designs(study, rates)
     other = "verdict" if study.repeats["design"] == "paper" else "paper"
-    text = (f"wattzip study '{testbed}': {describe(est)} (design {study.repeats['design']}; "
+    text = (f"wattzip study '{study.name}' on testbed '{testbed}': {describe(est)} (design "
+            f"{study.repeats['design']}; "
             f"under the {other} design: {describe(designs[other])})")
     if out:
         records.write_text_atomically(out, json.dumps(

@@ -36,7 +36,7 @@ RUN_COLUMNS = (
     "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "bandwidth_budget",
     "input_layout", "emulated_disk_bytes", "hostname", "slurm_node",
     "slurm_job_id", "tool_version", "trace", "model_row", "model_how", "model_min_w_per_thread",
-    "model_max_w_per_thread", "model_threads", "model_source", "model_energy_j",
+    "model_max_w_per_thread", "model_threads", "model_source", "model_energy_j", "simulated",
 )
 NUMERIC_COLUMNS = frozenset({
     "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
@@ -49,7 +49,8 @@ NUMERIC_COLUMNS = frozenset({
     "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
     "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
 })
-BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io"})
+BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io",
+                             "simulated"})
 FACTOR_PREFIX = "factor_"
 
 
@@ -312,3 +313,20 @@ def find_overlaps(records: list[dict]) -> list[tuple[dict, dict]]:
             if latest_end is None or end > latest_end:
                 latest_end, latest = end, rec
     return overlaps
+
+
+STAGES = {"results": False, "rehearsal": True}  # each tree, and whether its runs are simulated
+
+
+def check_stage(runs: list[dict], stage: str) -> bool:
+    """Whether the runs are a rehearsal's (simulated), read from the runs themselves; runs
+    of the other kind than the tree `stage` holds are refused, never analysed or reported:
+    rehearsal/ holds simulated runs, results/ measured ones, and the two never mix."""
+    want = STAGES[stage]
+    kinds = {str(r.get("simulated", "")).lower() == "true" for r in runs}
+    if kinds - {want}:
+        found = "measured runs" if want else "SIMULATED runs of a rehearsal"
+        raise RecordError(f"the {stage} tree holds {found}: measured and simulated runs "
+                          "never share an analysis or a report (rehearsal/ holds the "
+                          "simulated ones, results/ the measured ones)")
+    return want

@@ -1,18 +1,21 @@
-"""The original papers' tables as kept in paper/reference/: a '# source:' line, then CSV."""
+"""The original papers' tables (package data, wattzip/data/reference/): a '# source:' line,
+then CSV."""
 
 from __future__ import annotations
 
 import csv
 import os
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from wattzip.latex import display_tex
 from wattzip.records import write_csv_atomically
 
 
-def read_reference(path: str | os.PathLike) -> tuple[str, list[dict]]:
+def read_reference(path: str | os.PathLike | Traversable) -> tuple[str, list[dict]]:
     """A reference CSV: its '# source:' line and its rows."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    path = Path(path) if isinstance(path, str | os.PathLike) else path
+    lines = path.read_text(encoding="utf-8").splitlines()
     source = ""
     body = []
     for line in lines:

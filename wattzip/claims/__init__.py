@@ -8,6 +8,7 @@ from wattzip.claims.evidence import Evidence, _cell_name
 from wattzip.claims.registry import CHECKS, CONFIDENCE, Claim, Outcome, check, load_claims
 from wattzip.claims.systor11 import sysid_fits
 from wattzip.family import holm
+from wattzip.resources import ReferenceDir
 from wattzip.stats import fit_percent
 
 __all__ = ["CHECKS", "Claim", "Evidence", "Outcome", "check", "decide", "fit_percent",
@@ -15,7 +16,7 @@ __all__ = ["CHECKS", "Claim", "Evidence", "Outcome", "check", "decide", "fit_per
 
 
 def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
-           runs: list[dict], reference_dir: str = "paper/reference") -> list[dict]:
+           runs: list[dict], reference_dir: ReferenceDir | None = None) -> list[dict]:
     """One row per testbed x setting x claim (testbed-scoped claims: setting 'all')."""
     claims = load_claims(reference_dir)
     rows = []

@@ -6,10 +6,10 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
 from wattzip.claims.registry import CONFIDENCE, FACTOR_FIELDS, Claim, Outcome
 from wattzip.reference import read_reference
+from wattzip.resources import ReferenceDir, reference_file
 from wattzip.stats import Interval, welch_interval
 
 
@@ -23,7 +23,7 @@ class Evidence:
     breakeven: list[dict]
     correlation: list[dict]
     runs: list[dict]
-    reference_dir: str
+    reference_dir: ReferenceDir | None
 
     def __post_init__(self) -> None:
         self._values: dict[tuple, list[dict]] = defaultdict(list)
@@ -84,7 +84,7 @@ class Evidence:
         return out
 
     def reference(self, name: str) -> list[dict]:
-        return read_reference(Path(self.reference_dir) / f"{name}.csv")[1]
+        return read_reference(reference_file(f"{name}.csv", self.reference_dir))[1]
 
     def estimated(self) -> bool:
         rows = self.summary if self.setting is None else self.in_setting(self.summary)

@@ -1,4 +1,4 @@
-"""The claims registry: each claim declared in paper/reference/claims.yaml, one check each.
+"""The claims registry: each claim declared in claims.yaml (package data), one check each.
 
 A check returns holds (True), refuted (False) or not testable (None, with the reason):
 a claim whose deciding differences the confidence intervals cannot tell from zero is
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import yaml
 
 from wattzip.errors import ConfigError
+from wattzip.resources import ReferenceDir, reference_file
 
 CONFIDENCE = 0.95
 # The factor columns the analysis tables carry (wattzip.design.FACTORS, bandwidth in bytes/s).
@@ -47,9 +47,11 @@ class Outcome:
     undecided: list[str] = field(default_factory=list)
 
 
-def load_claims(reference_dir: str | Path = "paper/reference") -> list[Claim]:
-    """Every declared claim; each must have a check here, and each check a declaration."""
-    entries = yaml.safe_load((Path(reference_dir) / "claims.yaml").read_text())
+def load_claims(reference_dir: ReferenceDir | None = None) -> list[Claim]:
+    """Every declared claim (the package's claims.yaml unless another folder is named); each
+    must have a check here, and each check a declaration."""
+    entries = yaml.safe_load(reference_file("claims.yaml", reference_dir).read_text(
+        encoding="utf-8"))
     claims = [Claim(id=e["id"], paper=e["paper"], section=str(e["section"]),
                     claim=e["claim"], reference=tuple(e.get("reference") or ()),
                     overlay=e["overlay"], scope=e["scope"], energy=bool(e["energy"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from wattzip.records import write_text_atomically
+from wattzip.records import check_stage, write_text_atomically
 from wattzip.report import passages
 from wattzip.report.macros import macro_values, macros_tex
 from wattzip.report.tables import ReportTables
@@ -14,9 +14,10 @@ from wattzip.report.tables import ReportTables
 def write(inputs: Mapping, params: Mapping, outputs: Mapping) -> dict[str, str]:
     """Write rule paper_macros' outputs; return the macros (for its log)."""
     t = ReportTables.load(inputs, params["primary"])
+    simulated = check_stage(t.runs, params["stage"])
     values = macro_values(t, params)
     texts = {
-        "macros": macros_tex(values, t.estimated),
+        "macros": macros_tex(values, t.estimated, simulated),
         "abstract": passages.abstract(t, params),
         "figures": passages.figure_list(params["file_types"], t.estimated),
         "factors": passages.factor_sections(t.claims, params, t.estimated),
@@ -26,3 +27,4 @@ def write(inputs: Mapping, params: Mapping, outputs: Mapping) -> dict[str, str]:
     for name, text in texts.items():
         write_text_atomically(outputs[name], text)
     return values
+

@@ -13,12 +13,16 @@ from wattzip.report.tables import ReportTables, rows
 def abstract(t: ReportTables, params: Mapping) -> str:
     energy_word = "estimated energy" if t.estimated else "measured energy"
     n_failed = sum(r["verified"] != "true" for r in t.runs)
+    simulated = params["stage"] == "rehearsal"
+    runs_word = "SIMULATED runs" if simulated else "measured runs"
     lines = [
-        "We reran the evaluation of Kothiyal et al.\\ (SYSTOR '09) on the testbed "
+        ("\\textbf{SIMULATED: the rehearsal of this study, from runs synthesised by a "
+         "simple model of each codec; nothing was measured.} " if simulated else "")
+        + "We reran the evaluation of Kothiyal et al.\\ (SYSTOR '09) on the testbed "
         "\\emph{\\Testbed}: "
         f"{len(params['file_types'])} file types of \\FileSize{{}} each, "
         f"{len(params['codecs'])} compression settings and the plain baseline, "
-        f"{len(t.runs)} measured runs in all ({n_failed} failed or unverified), with "
+        f"{len(t.runs)} {runs_word} in all ({n_failed} failed or unverified), with "
         f"{energy_word} from the \\MeterSource{{}} meter (scope \\MeterScope).",
         "On text, PPMd's compression ratio is \\CrPpmdText{} (the paper: \\PaperCrPpmdText); "
         "the energy break-even read-to-write ratio of gz-1 is \\BeGzOneText{} (the paper's "

@@ -1,0 +1,87 @@
+"""LaTeX tables (R, booktabs) from the analysis tables, beside the original papers'."""
+
+
+rule table_of_testbed:
+    """A LaTeX table of one testbed: ratios, claims or provenance."""
+    input:
+        unpack(table_inputs),
+    output:
+        "{root}/generated/{testbed}/{table}.tex",
+    log:
+        "{root}/logs/tables/{testbed}/{table}.log",
+    wildcard_constraints:
+        table="ratios|claims|provenance",
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/table_{wildcards.table}.R"
+
+
+rule reference_tex:
+    """An original table with its cells in LaTeX, set by the reproduced values' formatter."""
+    input:
+        "paper/reference/{name}.csv",
+    output:
+        "paper/generated/reference/{name}.csv",
+    log:
+        "paper/generated/reference/logs/{name}.log",
+    conda:
+        "../envs/wattzip.yaml"
+    script:
+        "../scripts/reference_tex.py"
+
+
+rule table_hpc14:
+    """Filesystem compression and write/compute duty cycles beside HPC '14 Tables I-IV."""
+    input:
+        summary="{root}/{testbed}/summary.csv",
+        table2="paper/reference/hpc14_table2_patterns.csv",
+        table3="paper/reference/hpc14_table3_write_only.csv",
+        table4="paper/reference/hpc14_table4_write_compute.csv",
+    output:
+        "{root}/generated/{testbed}/hpc14.tex",
+    log:
+        "{root}/logs/tables/{testbed}/hpc14.log",
+    conda:
+        "../envs/r.yaml"
+    params:
+        duty_codecs=DUTY_CODECS,
+    script:
+        "../scripts/table_hpc14.R"
+
+
+rule table_breakeven:
+    """Break-even ratios beside one original table (Tables 4/5, the talk's slides)."""
+    input:
+        breakeven="{root}/{testbed}/breakeven.csv",
+        summary="{root}/{testbed}/summary.csv",
+        reference=breakeven_reference,
+    output:
+        "{root}/generated/{testbed}/breakeven_{original}.tex",
+    log:
+        "{root}/logs/tables/{testbed}/breakeven_{original}.log",
+    conda:
+        "../envs/r.yaml"
+    params:
+        metrics=breakeven_original(1),
+        original=breakeven_original(2),
+    script:
+        "../scripts/table_breakeven.R"
+
+
+rule table_testbeds:
+    """Text break-even of every testbed beside the talk's server, desktop and laptop."""
+    input:
+        breakeven=testbed_breakevens,
+        slides=expand(
+            "paper/generated/reference/systor09_slides_breakeven_{machine}.csv",
+            machine=["server", "desktop", "laptop"],
+        ),
+    output:
+        "{root}/generated/testbeds.tex",
+    log:
+        "{root}/logs/tables/testbeds.log",
+    conda:
+        "../envs/r.yaml"
+    script:
+        "../scripts/table_testbeds.R"

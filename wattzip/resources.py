@@ -1,0 +1,37 @@
+"""The package's own data: the config schema, the claims registry and the original papers'
+tables, read with importlib.resources so that an installed wattzip never needs a checkout.
+
+The workflow reaches the same files through the checkout's links (config/schema.yaml,
+paper/reference/), so the package and the rules read one copy.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+# A folder of reference tables: the package's own, or one a caller names (--reference).
+ReferenceDir = str | os.PathLike | Traversable
+
+
+def data() -> Traversable:
+    return resources.files("wattzip") / "data"
+
+
+def schema_text() -> str:
+    """config/schema.yaml as the package ships it."""
+    return (data() / "schema.yaml").read_text(encoding="utf-8")
+
+
+def reference_dir(given: ReferenceDir | None = None) -> Traversable:
+    """The folder of the original papers' tables and claims.yaml: `given`, or the package's."""
+    if given is None:
+        return data() / "reference"
+    return Path(given) if isinstance(given, str | os.PathLike) else given
+
+
+def reference_file(name: str, given: ReferenceDir | None = None) -> Traversable:
+    """One file of the reference folder, e.g. "claims.yaml" or "systor09_table3_ratios.csv"."""
+    return reference_dir(given) / name
