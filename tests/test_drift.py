@@ -72,3 +72,18 @@ def test_a_load_step_mid_job_flags_its_runs_and_measures_them_again(small_inputs
     assert {r["job_key"] for r in flagged}.isdisjoint({r["job_key"] for r in quiet})
     for row in analysis.summarize(runs):
         assert row["n"] == 2 and row["n_disturbed"] == 2 and row["n_failed"] == 0
+
+
+def test_a_second_drift_keeps_the_runs_marked(small_inputs, tmp_path, monkeypatch):
+    """Measuring a third time would not help, and failing would fail every resume."""
+    meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
+    job = make_job(small_inputs, tmp_path, "gz-1", drift=DriftCheck(2, 0.05))
+    calls = iter([[1.0, 1.01], [2.0, 2.01], [1.0, 1.01], [2.0, 2.01]])
+    monkeypatch.setattr(drift, "measure_reference", lambda path, m, n: ref(*next(calls)))
+    lines: list[str] = []
+    summary, runs = drift.checked_job(job, meter, str(tmp_path / "j.jsonl"), lines.append)
+    assert summary["complete"] and len(runs) == 8
+    assert sum(1 for r in runs if r.get("disturbed")) == 4
+    kept = [r for r in runs if r["verified"]]
+    assert len(kept) == 4 and all(r["drift_warning"].startswith("the reference") for r in kept)
+    assert any("drifted again" in line for line in lines)

@@ -146,5 +146,8 @@ def describe(runs: list[dict]) -> str:
               "stole": "a hypervisor stealing CPU time",
               "drift": "the machine's drift over their job (a reference operation)"}
     why = ", ".join(f"{count} by {causes[kind]}" for kind, count in sorted(kinds.items()))
+    kept = sum(1 for r in runs if r.get("drift_warning"))
     return (f"{n} of {len(runs)} runs were disturbed by other load on the machine ({why}); "
-            "each was measured again and none enters any statistic.")
+            "each was measured again and none enters any statistic."
+            + (f" {kept} runs are kept although their job drifted again when measured "
+               "again (drift_warning in runs.csv)." if kept else ""))

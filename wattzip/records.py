@@ -26,7 +26,7 @@ RUN_COLUMNS = (
     "meter_id",
     "meter_identity", "meter_flags", "samples", "sample_gap_s", "power_step_rss_w",
     "idle_power_u_w", "idle_windows", "other_user_s", "other_user_share", "other_cpu_share",
-    "steal_share", "cpu_pressure_share", "cpus", "disturbed",
+    "steal_share", "cpu_pressure_share", "cpus", "disturbed", "drift_warning",
     "paired_with", "output_bytes", "verified", "verification", "exit_code", "failure",
     "own_blocks",
     "tools_warmed",
