@@ -299,8 +299,11 @@ def esav_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
         estimated = _is_estimated(sum(ops.values(), []))
         e = {k: [r["energy_j"] for r in runs] for k, runs in ops.items()}
         for n in range(ESAV_MAX_N + 1):
-            curve = welch_interval([(n, e["r"]), (-n, e["d"]), (1, e["w"]), (-1, e["c"])],
-                                   confidence)
+            curve = uncertainty.widen(  # the combined interval (wattzip.uncertainty)
+                welch_interval([(n, e["r"]), (-n, e["d"]), (1, e["w"]), (-1, e["c"])],
+                               confidence),
+                uncertainty.type_b_variance([(n, ops["r"]), (-n, ops["d"]), (1, ops["w"]),
+                                             (-1, ops["c"])], "energy_j"), confidence)
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "n": n, "esav_j": curve.estimate, "lo_j": curve.lo, "hi_j": curve.hi,
