@@ -235,12 +235,6 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                      if min(len(x) for x in v.values()) > 1 else None)
             shown = display(point.kind, point.value) + ("" if decided else "?")
             verdict = _verdict(ops, stem, reads_per_write, margin, confidence, looks)
-            # An undecided verdict says whether the study could have seen an effect of
-            # `effect` of the baseline (wattzip.power); p_decided feeds the claims' Holm.
-            runs_n = min(len(x) for x in v.values())
-            said = (power.assess(verdict.lo, verdict.hi, verdict.df, verdict.baseline,
-                                 runs_n, effect, _look_level(confidence, looks))
-                    if verdict.verdict == verdicts.UNDECIDED else None)
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
@@ -254,14 +248,11 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                 "fieller_lo": ratio[0] if ratio else math.nan,
                 "fieller_hi": ratio[1] if ratio else math.nan,
                 "fieller": "bounded" if ratio else "undetermined",
+                # p_decided feeds the claims' Holm (wattzip.family); an undecided verdict
+                # says whether it could have seen `effect` of the baseline (wattzip.power).
                 "p_decided": family.cell_p(dw, dr, each, looks),
-                "verdict": verdict.verdict,
-                "verdict_note": verdict.describe() + (
-                    f"; {said.describe(UNITS[metric])}" if said else ""),
-                "undecided_as": said.kind if said else "",
-                "detectable_saving": said.detectable if said else math.nan,
-                "effect_of_interest": said.effect if said else math.nan,
-                "runs_for_effect": said.runs_for_effect if said else None,
+                **power.verdict_columns(verdict, min(len(x) for x in v.values()), effect,
+                                        overall, UNITS[metric]),
                 "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
                 "reads_per_write": reads_per_write, "margin": margin,
             })
@@ -269,10 +260,6 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
 
 
 UNITS = {"T": "s", "E": "J", "ET": "J s"}
-
-
-def _look_level(confidence: float, looks: int) -> float:
-    return verdicts.look_confidence(confidence, looks) if looks else confidence
 
 
 def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confidence: float,

@@ -57,3 +57,18 @@ def assess(lo: float, hi: float, df: float, baseline: float, runs_per_arm: int,
         return Power(NO_EFFECT, detectable, effect, bound, None)
     runs = math.ceil(runs_per_arm * (detectable / effect) ** 2) if effect > 0 else None
     return Power(UNDERPOWERED, detectable, effect, bound, runs)
+
+
+def verdict_columns(verdict, runs_per_arm: int, effect_fraction: float, confidence: float,
+                    unit: str) -> dict:
+    """A break-even row's verdict columns, an undecided one with its power statement
+    (`verdict` a wattzip.verdicts.Verdict at `confidence`)."""
+    said = (assess(verdict.lo, verdict.hi, verdict.df, verdict.baseline, runs_per_arm,
+                   effect_fraction, confidence)
+            if verdict.verdict == "undecided" else None)
+    return {"verdict": verdict.verdict,
+            "verdict_note": verdict.describe() + (f"; {said.describe(unit)}" if said else ""),
+            "undecided_as": said.kind if said else "",
+            "detectable_saving": said.detectable if said else math.nan,
+            "effect_of_interest": said.effect if said else math.nan,
+            "runs_for_effect": said.runs_for_effect if said else None}
