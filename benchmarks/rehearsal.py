@@ -31,7 +31,7 @@ def rehearse(overlay: str, cores: str) -> tuple[float, int, int]:
         for name in WORKFLOW:
             src = REPO / name
             if src.is_dir():
-                shutil.copytree(src, root / name, symlinks=True,
+                shutil.copytree(src, root / name,
                                 ignore=shutil.ignore_patterns("generated"))
             else:
                 shutil.copy(src, root / name)

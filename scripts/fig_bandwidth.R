@@ -5,7 +5,10 @@
 source("scripts/theme.R")
 open_log()
 
-be <- fread(snakemake@input[["breakeven"]], encoding = "UTF-8")[metric %in% c("T", "E")]
+be <- fread(snakemake@input[["breakeven"]], encoding = "UTF-8",
+            colClasses = list(character = "joint_confidence_text"))[metric %in% c("T", "E")]
+# The level the cells were decided at, as the analysis states it (wattzip.analysis_options).
+decided_at <- be$joint_confidence_text[1]
 be <- along_factor(be, "bandwidth")
 tools <- unique(read_summary(snakemake@input[["summary"]])[codec != "plain", .(codec, tool, level)])
 be <- merge(be, tools, by = "codec")
@@ -24,7 +27,7 @@ kinds <- c(
   at_least = "n: pays from n reads per write on",
   at_most = "≤ n: pays up to n reads per write",
   never = "× never pays",
-  undecided = "undecided at 95% (the point estimate, with ?)"
+  undecided = sprintf("undecided at %s (the point estimate, with ?)", decided_at)
 )
 kind_colours <- setNames(c("#009E73", "#56B4E9", "#F0E442", "#D55E00", "grey88"), kinds)
 be[, shown := factor(kinds[fifelse(decided, kind, "undecided")], levels = kinds)]
@@ -66,7 +69,7 @@ plot <- ggplot(be, aes(x = disk, y = codec)) +
     caption = paste0(
       "Each cell: the break-even read-to-write ratio n_be, printed as the SYSTOR '09 ",
       "slides print it.\nFramed: compression starts to pay there, at the fastest disk ",
-      "from which on, down to the slowest, the cell is\ndecided \"always\" at 95% ",
+      "from which on, down to the slowest, the cell is\ndecided \"always\" at ", decided_at, " ",
       "(dw <= 0 and dr >= 0: it saves on the write and on every read, at any read/write ",
       "ratio).\nUndecided cells are never framed."
     )

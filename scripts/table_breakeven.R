@@ -4,7 +4,8 @@ source("scripts/tex.R")
 open_log()
 
 metrics <- snakemake@params[["metrics"]]
-be <- primary_rows(fread(snakemake@input[["breakeven"]], encoding = "UTF-8"))
+be <- primary_rows(fread(snakemake@input[["breakeven"]], encoding = "UTF-8",
+                         colClasses = list(character = c("display_tex", "levels_tex"))))
 ref <- read_reference(snakemake@input[["reference"]])
 summary <- read_summary(snakemake@input[["summary"]])
 tools <- unique(summary[codec != "plain", .(codec, tool, level)])
@@ -33,7 +34,9 @@ write_tabular(
     sprintf("$n_{be}$ for %s on this testbed; the original (%s) in parentheses.",
             paste(metrics, collapse = " / "), tex_escape(snakemake@params[["original"]])),
     "$\\forall$: compression pays at any ratio; $\\times$: never; $\\le$: pays only up to that many reads per write;",
-    "$\\sim\\!10^{k}$: magnitude; \\textsuperscript{?}: the 95\\% Student-$t$ (Welch) intervals of the extra write cost and the saving per read cannot decide the kind.",
+    # The levels as the analysis decided the cells (wattzip.analysis_options), not typed here.
+    paste0("$\\sim\\!10^{k}$: magnitude; \\textsuperscript{?}: the Student-$t$ (Welch) intervals of the extra write cost and the saving per read (",
+           be$levels_tex[1], ") cannot decide the kind."),
     estimated_note(estimated),
     if (estimated) "$^{\\dagger}$: decided otherwise at the coefficient table's other extreme (depends on the model)." else ""
   )

@@ -56,7 +56,10 @@ wide_by_file_type <- function(dt) {
 
 # An original table as rule reference_tex wrote it: each cell's LaTeX in display_tex, set
 # by the same formatter (wattzip.latex.display_tex) as the reproduced cells.
-read_reference <- function(path) fread(path, encoding = "UTF-8")
+# The cells are text as the formatter set them: "4.0" stays "4.0", not the number 4.
+read_reference <- function(path) {
+  fread(path, encoding = "UTF-8", colClasses = list(character = c("display", "display_tex")))
+}
 
 estimated_note <- function(flag) {
   if (isTRUE(flag)) "\\textbf{Energy is ESTIMATED} by the CPU-utilization model (no power meter)." else NULL

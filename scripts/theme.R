@@ -59,8 +59,10 @@ codec_linetypes <- function(codecs) {
   setNames(rep(scales::linetype_pal()(13), length.out = length(codecs)), codecs)
 }
 
-read_summary <- function(path) {
-  dt <- fread(path)
+# `text`: columns of cells the analysis set (e.g. compression_ratio_tex), read as
+# text so that "1.00" stays "1.00".
+read_summary <- function(path, text = NULL) {
+  dt <- if (is.null(text)) fread(path) else fread(path, colClasses = list(character = text))
   dt[, tool := tool_family(tool)]
   dt
 }

@@ -79,8 +79,11 @@ def package_binaries() -> set[str]:
     subcommands = set(build_parser()._subparsers._group_actions[0].choices)
     found = {f"mkfs.{fs}" for fs in media._MKFS_QUIET}
     for path in [*REPO.glob("wattzip/**/*.py"), *REPO.glob("scripts/*.py")]:
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.List | ast.Tuple) and node.elts:
+        tree = ast.parse(path.read_text())
+        # a literal a loop iterates over is a list of names, not an argv
+        looped = {id(n.iter) for n in ast.walk(tree) if isinstance(n, ast.For | ast.comprehension)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.List | ast.Tuple) and node.elts and id(node) not in looped:
                 first = node.elts[0]
                 if (isinstance(first, ast.Constant) and isinstance(first.value, str)
                         and first.value not in subcommands and shutil.which(first.value)):

@@ -146,3 +146,10 @@ def test_results_of_another_machine_are_picked_up(tmp_path):
     assert "tiny" in header and "laptop" in header and "paper server" in header
     assert (root / "results" / "tiny" / "laptop" / "breakeven.csv").exists()
     assert (root / "figures" / "tiny" / "testbeds.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_the_appendix_decides_claims_with_the_analysis_options(built):
+    """Its command to decide a claim again carries the study's options (the paper design:
+    no looks), so that a reader's rerun decides as claims.csv did."""
+    appendix = next((built / "results").rglob("appendix.md")).read_text()
+    assert "--margin 0.02 --reads-per-write 1 --looks 0 --ci-target 0.05 --claim" in appendix

@@ -18,7 +18,7 @@ import pytest
 
 from wattzip import analysis, inputs, media, meters, records, runner, study, throttle
 from wattzip.extents import check_owns_blocks
-from wattzip.job import DutyCycle, Job
+from wattzip.job import DutyCycle, MeasurementJob
 
 from .test_runner import cached_bytes, make_job
 
@@ -74,9 +74,9 @@ def test_plain_write_on_xfs_owns_its_blocks_and_a_reflinking_copy_fails(
     src = os.path.join(xfs.path, "input.bin")
     shutil.copyfile(small_inputs["text"][0], src)
     entry = small_inputs["text"][1]
-    job = Job(testbed="t", file_type="text", input_path=src,
-                    input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
-                    codec=None, min_repeats=1, max_repeats=1)
+    job = MeasurementJob(testbed="t", file_type="text", input_path=src,
+                         input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
+                         codec=None, min_repeats=1, max_repeats=1)
     study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     write = runs[0]
@@ -87,9 +87,9 @@ def test_plain_write_on_xfs_owns_its_blocks_and_a_reflinking_copy_fails(
     xfs.attach()  # run_job detached it; the next job reformats
     shutil.copyfile(small_inputs["text"][0], src)
     monkeypatch.setattr(runner, "plain_copy_argv", lambda *a: ["cat"])
-    job = Job(testbed="t", file_type="text", input_path=src,
-                    input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
-                    codec=None, min_repeats=1, max_repeats=1)
+    job = MeasurementJob(testbed="t", file_type="text", input_path=src,
+                         input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
+                         codec=None, min_repeats=1, max_repeats=1)
     study.run_job(job, model_meter, tmp_path / "k.jsonl", log=lambda m: None)
     write = records.read_jsonl([tmp_path / "k.jsonl"])[0]
     assert not write["verified"] and write["own_blocks"] is False

@@ -84,14 +84,15 @@ def test_wattsup_power_step_inside_a_run_and_the_late_last_record():
     the step, so its last half second is only in the record that arrives after it."""
     device = FakeWattsUp(before_w=100.0, after_w=250.0, step_s=2.0)
     try:
-        meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=device.port))
-        meter.start()  # returns after the first record, at L + 1 s
-        t0 = time.monotonic()
-        step_at = device.logging_since + 2.0
-        time.sleep(step_at + 0.5 - t0)
-        t1 = time.monotonic()
-        reading = meter.stop()
-        meter.close()
+        with machine.session("test"):
+            meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=device.port))
+            meter.start()  # returns after the first record, at L + 1 s
+            t0 = time.monotonic()
+            step_at = device.logging_since + 2.0
+            time.sleep(step_at + 0.5 - t0)
+            t1 = time.monotonic()
+            reading = meter.stop()
+            meter.close()
     finally:
         device.close()
     assert device.received[:2] == ["#R,W,0", "#L,W,3,E,,1"]
@@ -105,11 +106,12 @@ def test_wattsup_power_step_inside_a_run_and_the_late_last_record():
 def test_wattsup_run_shorter_than_a_second_is_flagged():
     device = FakeWattsUp(before_w=80.0, after_w=80.0, step_s=0.0)
     try:
-        meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=device.port))
-        meter.start()
-        time.sleep(0.3)
-        reading = meter.stop()
-        meter.close()
+        with machine.session("test"):
+            meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=device.port))
+            meter.start()
+            time.sleep(0.3)
+            reading = meter.stop()
+            meter.close()
     finally:
         device.close()
     assert reading.energy_j == pytest.approx(80.0 * reading.elapsed_s, rel=0.03)
@@ -122,7 +124,10 @@ def test_a_killed_wattsup_is_set_back_to_internal_logging():
     device = FakeWattsUp(before_w=80.0, after_w=80.0, step_s=0.0)
     try:
         script = ("import os, signal\n"
-                  "from wattzip import meters\n"
+                  "from wattzip import machine, meters\n"
+                  "held = machine.session('test', guarded=False)  # no guard: as in a "
+                  "whole-tree kill\n"
+                  "held.__enter__()\n"
                   f"m = meters.WattsUpMeter(meters.MeterOptions(wattsup_port={device.port!r}))\n"
                   "m.start()\n"
                   "os.kill(os.getpid(), signal.SIGKILL)\n")

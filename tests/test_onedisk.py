@@ -19,7 +19,7 @@ import pytest
 
 from wattzip import analysis, inputs, machine, media, meters, onedisk, records, study
 from wattzip.codec_registry import get as codec
-from wattzip.job import Job
+from wattzip.job import MeasurementJob
 
 RATE = 30_000_000  # the paper's laptop disk, 30 MB/s
 MIB = 1 << 20
@@ -147,11 +147,11 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
     for name in ("plain", "gz-1"):
         medium = media.Medium(name="laptop", kind="image", path=str(tmp_path / name),
                               size="512MiB", fs="ext2", flush="unmount", inputs="on-medium")
-        job = Job(testbed="t", file_type="text", input_path=str(path),
-                  input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
-                  medium=medium, codec=None if name == "plain" else codec(name),
-                  min_repeats=5, max_repeats=5, idle_power_w=20.0,
-                  bandwidth_bytes_per_s=RATE, factors={"setting": "laptop"})
+        job = MeasurementJob(testbed="t", file_type="text", input_path=str(path),
+                             input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
+                             medium=medium, codec=None if name == "plain" else codec(name),
+                             min_repeats=5, max_repeats=5, idle_power_w=20.0,
+                             bandwidth_bytes_per_s=RATE, factors={"setting": "laptop"})
         journal = tmp_path / f"{name}.jsonl"
         log = []
         study.run_job(job, meter, journal, log=log.append)
@@ -193,3 +193,26 @@ def test_a_budget_the_emulated_disk_cannot_deliver_is_refused(disk):
     assert disk.budget_applied_bytes_per_s() == RATE  # the budget is back
     with pytest.raises(onedisk.FactorError, match="cannot emulate that disk"):
         onedisk.check_reachable(disk.path, 50_000_000_000)
+
+
+@needs_fuse
+def test_a_budget_above_the_host_disk_s_cold_speed_is_refused(tmp_path):
+    """The host disk made slow for the daemon alone (a blkio cgroup capping its reads of
+    the image at 10 MB/s): a 40 MB/s budget is refused, although the host's page cache
+    would serve the image's bytes far faster."""
+    from wattzip import system, throttle
+
+    medium = media.Medium(name="server", kind="image", path=str(tmp_path / "ext2"),
+                          size="256MiB", fs="ext2", inputs="on-medium")
+    medium.share_budget(40_000_000)
+    medium.attach()
+    cap = throttle.Throttle([system.scheduler_disk(medium.image)], 10_000_000,
+                            name=f"wattzip-test-cold-{os.getpid()}")
+    try:
+        cap.create()
+        (cap.path / "cgroup.procs").write_text(f"{medium._disk._proc.pid}\n")
+        with pytest.raises(onedisk.FactorError, match="cannot emulate"):
+            medium.check_budget_reachable()
+    finally:
+        cap.remove()
+        medium.detach()

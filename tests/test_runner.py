@@ -13,7 +13,7 @@ import pytest
 
 from wattzip import codec_registry, media, meters, records, runner, study
 from wattzip import job as job_module
-from wattzip.job import Job
+from wattzip.job import MeasurementJob
 
 
 @pytest.fixture
@@ -28,9 +28,9 @@ def make_job(small_inputs, tmp_path, codec_name, file_type="text", **kw):
     defaults = dict(min_repeats=2, max_repeats=2, ci_target=0.05, idle_power_w=20.0)
     defaults.update(kw)
     medium = defaults.pop("medium", None) or media.Medium(path=str(tmp_path / "target"))
-    return Job(testbed="t", file_type=file_type, input_path=str(path),
-                     input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
-                     medium=medium, codec=codec, **defaults)
+    return MeasurementJob(testbed="t", file_type=file_type, input_path=str(path),
+                          input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
+                          medium=medium, codec=codec, **defaults)
 
 
 def test_one_compress_write_record(small_inputs, tmp_path, model_meter):

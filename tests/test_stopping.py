@@ -230,7 +230,7 @@ def test_a_verdict_job_measures_its_own_plain_arm_interleaved_abba(small_inputs,
     plain = [r for r in rows if r["op"].startswith("plain")]
     assert {r["codec"] for r in plain} == {"plain"} and {r["tool"] for r in plain} == {"dd"}
     assert {r["paired_with"] for r in plain} == {"gz-1"}
-    assert not any("paired_with" in r for r in rows if r["codec"] == "gz-1")
+    assert not any(r.get("paired_with") for r in rows if r["codec"] == "gz-1")
     # Each arm wrote its own file: the plain copy the input's size, gzip's smaller.
     sizes = {r["op"]: r["output_bytes"] for r in rows if r["op"].endswith("write")}
     assert sizes["plain-write"] == job.input_bytes > sizes["compress-write"]

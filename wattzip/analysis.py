@@ -15,12 +15,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from wattzip import family, power, records, robustness, uncertainty, verdicts
+from wattzip.analysis_options import DEFAULT, AnalysisOptions, breakeven_levels, percent
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
     break_even,
     break_even_of,
     display,
     format_number,
+    format_ratio,
     n_bounds,
     parse_display,
     possible_kinds,
@@ -28,7 +30,7 @@ from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported
 from wattzip.claims import decide
 from wattzip.comparison import comparison_table
 from wattzip.errors import RecordError
-from wattzip.latex import display_tex
+from wattzip.latex import display_tex, tex
 from wattzip.pareto import pareto_table
 from wattzip.records import write_table
 from wattzip.resources import ReferenceDir
@@ -74,7 +76,7 @@ def _is_estimated(rows: Iterable[dict]) -> bool:
 # --- summary ---------------------------------------------------------------------
 
 
-def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
+def summarize(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
     """One row per testbed x setting x file type x codec x operation.
 
     Failed or unverified runs are counted in n_failed and left out of every
@@ -138,7 +140,10 @@ def summarize(rows: list[dict], ci_target: float = 0.05) -> list[dict]:
         else:
             row["output_bytes"] = mean(out_bytes) if out_bytes else math.nan
             row["compression_ratio"] = 1.0 if row["op"].startswith("plain") else math.nan
+        # The ratio table's cell, set here by the one formatter so that R only places it.
+        row["compression_ratio_tex"] = display_tex(format_ratio(row["compression_ratio"]))
         # The repeat rule's metrics: T, E and ET (those with error bars in the paper).
+        ci_target = options.ci_target
         targeted = [s for s in REPEAT_RULE_METRICS if not math.isnan(row[f"mean_{s}"])]
         row["ci_met"] = all(
             row[f"hw_{s}"] <= ci_target * abs(row[f"mean_{s}"]) for s in targeted
@@ -191,27 +196,25 @@ def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]
     return out
 
 
-def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 0.02,
-                    reads_per_write: float = 1.0, looks: int = 0,
-                    effect: float = 0.05) -> list[dict]:
+def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
     """n_be per testbed x setting x file type x codec and metric, with its uncertainty.
 
-    dw and dr each get a Welch-t interval at 1 - (1 - confidence)/2, so that
-    both hold together at `confidence` (Bonferroni); n_be's range is that of
+    dw and dr each get a Welch-t interval at options.difference_confidence, so that
+    both hold together at options.look_confidence (Bonferroni); n_be's range is that of
     dw/dr over their rectangle. A cell is decided only when every point of the
     rectangle gives the same kind: at 3-5 repeats that is often not the case,
     and the cell says so (a "?" after its value). Fieller's interval of n_be is given
     too (empty when unbounded: undetermined), and the cell's verdict on the saving of a
-    workload of `reads_per_write` reads per write, against a `margin` of its baseline
-    (saves, costs, negligible, undecided: wattzip.verdicts). Under the verdict design
-    (`looks` planned looks) the verdict is the one its job stopped on: the first n runs
+    workload of options.reads_per_write reads per write, against options.margin of its
+    baseline (saves, costs, negligible, undecided: wattzip.verdicts). Under the verdict
+    design (options.looks planned looks) the verdict is the one its job stopped on: the first n runs
     of its own plain arm against the codec's first n, at alpha / looks; the break-even
     intervals and Fieller's spend alpha / looks too, so the cells the figure frames and
     the claims read hold the coverage they state.
     """
     # Under the verdict design every interval spends alpha / looks, as the job's did.
-    overall = verdicts.look_confidence(confidence, looks) if looks else confidence
-    each = 1 - (1 - overall) / 2
+    overall, each = options.look_confidence, options.difference_confidence
+    levels = tex(breakeven_levels(options))
     out = []
     for cell, ops in _four_operations(rows):
         testbed, setting, file_type, codec = cell
@@ -219,7 +222,7 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
         for metric, stem in BREAKEVEN_METRICS.items():
             v = {k: [METRICS[stem](r) for r in runs] for k, runs in ops.items()}
             # Energy's intervals are combined ones: the repeats' spread and the budget's
-            # Type B terms (meter, sampling, model; wattzip.uncertainty).
+            # Type B terms (meter, sampling, idle; wattzip.uncertainty).
             dw = uncertainty.widen(welch_interval([(1, v["c"]), (-1, v["w"])], each),
                                    uncertainty.type_b_variance(
                                        [(1, ops["c"]), (-1, ops["w"])], stem), each)
@@ -234,7 +237,7 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                                       verdicts.difference(v["r"], v["d"]), overall)
                      if min(len(x) for x in v.values()) > 1 else None)
             shown = display(point.kind, point.value) + ("" if decided else "?")
-            verdict = _verdict(ops, stem, reads_per_write, margin, confidence, looks)
+            verdict = _verdict(ops, stem, options)
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
@@ -249,12 +252,15 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                 "fieller_hi": ratio[1] if ratio else math.nan,
                 "fieller": "bounded" if ratio else "undetermined",
                 # p_decided feeds the claims' Holm (wattzip.family); an undecided verdict
-                # says whether it could have seen `effect` of the baseline (wattzip.power).
-                "p_decided": family.cell_p(dw, dr, each, looks),
-                **power.verdict_columns(verdict, min(len(x) for x in v.values()), effect,
-                                        overall, UNITS[metric]),
+                # says whether it could have seen options.effect of the baseline
+                # (wattzip.power).
+                "p_decided": family.cell_p(dw, dr, each, options.looks),
+                **power.verdict_columns(verdict, min(len(x) for x in v.values()),
+                                        options.effect, overall, UNITS[metric]),
                 "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
-                "reads_per_write": reads_per_write, "margin": margin,
+                "reads_per_write": options.reads_per_write, "margin": options.margin,
+                "difference_confidence": each, "joint_confidence": overall,
+                "levels_tex": levels, "joint_confidence_text": f"{percent(overall)}%",
             })
     return out
 
@@ -262,23 +268,22 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
 UNITS = {"T": "s", "E": "J", "ET": "J s"}
 
 
-def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confidence: float,
-             looks: int) -> verdicts.Verdict:
+def _verdict(ops: dict, stem: str, options: AnalysisOptions) -> verdicts.Verdict:
+    """The cell's verdict on the combined interval: the repeats' spread and, for energy,
+    the budget's Type B terms (wattzip.uncertainty)."""
     # The job stopped at the look where each of its four operations had n runs: the
     # first n of each (a kill mid-repeat may have left one more of some).
-    n = min(len(runs) for runs in ops.values()) if looks else None
+    n = min(len(runs) for runs in ops.values()) if options.looks else None
     arms = {k: first_runs(runs, None, n) for k, runs in ops.items()}
     values = {k: [METRICS[stem](r) for r in runs] for k, runs in arms.items()}
-    k = reads_per_write
+    k = options.reads_per_write
     type_b = uncertainty.type_b_variance([(1, arms["w"]), (k, arms["r"]), (-1, arms["c"]),
                                           (-k, arms["d"])], stem)
-    return verdicts.decide(values["w"], values["c"], values["r"], values["d"],
-                           reads_per_write, margin,
-                           verdicts.look_confidence(confidence, looks) if looks
-                           else confidence, type_b_var=type_b)
+    return verdicts.decide(values["w"], values["c"], values["r"], values["d"], k,
+                           options.margin, options.look_confidence, type_b_var=type_b)
 
 
-def esav_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
+def esav_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
     """E_sav(n) = n (E_r - E_d) + (E_w - E_c) for n = 0..30 (Figure 3), with its Welch-t band."""
     out = []
     for cell, ops in _four_operations(rows):
@@ -288,9 +293,9 @@ def esav_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
         for n in range(ESAV_MAX_N + 1):
             curve = uncertainty.widen(  # the combined interval (wattzip.uncertainty)
                 welch_interval([(n, e["r"]), (-n, e["d"]), (1, e["w"]), (-1, e["c"])],
-                               confidence),
+                               options.confidence),
                 uncertainty.type_b_variance([(n, ops["r"]), (-n, ops["d"]), (1, ops["w"]),
-                                             (-1, ops["c"])], "energy_j"), confidence)
+                                             (-1, ops["c"])], "energy_j"), options.confidence)
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "n": n, "esav_j": curve.estimate, "lo_j": curve.lo, "hi_j": curve.hi,
@@ -386,30 +391,29 @@ def load(run_files: list[str], settings_path: str | os.PathLike | None) -> tuple
 
 
 def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
-               reference_dir: ReferenceDir | None = None, ci_target: float = 0.05,
+               reference_dir: ReferenceDir | None = None, options: AnalysisOptions = DEFAULT,
                settings_path: str | os.PathLike | None = None) -> list[dict]:
     """The verdict rows of some claims (all without ids), decided from the runs anew."""
     rows, settings = load(run_files, settings_path)
-    summary = label(summarize(rows, ci_target), settings)
-    claims = decide(summary, breakeven_table(rows), correlation_table(rows), rows,
-                    reference_dir)
+    summary = label(summarize(rows, options), settings)
+    claims = decide(summary, breakeven_table(rows, options), correlation_table(rows), rows,
+                    reference_dir, options)
     return [c for c in label(claims, settings) if not claim_ids or c["claim_id"] in claim_ids]
 
 
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
-            reference_dir: ReferenceDir | None = None, ci_target: float = 0.05,
-            settings_path: str | os.PathLike | None = None, margin: float = 0.02,
-            reads_per_write: float = 1.0, looks: int = 0, effect: float = 0.05) -> list[str]:
+            reference_dir: ReferenceDir | None = None, options: AnalysisOptions = DEFAULT,
+            settings_path: str | os.PathLike | None = None) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
     every row labelled with its setting's factors and the primary flag."""
     rows, settings = load(run_files, settings_path)
-    summary = label(summarize(rows, ci_target), settings)
-    breakeven = label(breakeven_table(rows, margin=margin, reads_per_write=reads_per_write,
-                                      looks=looks, effect=effect), settings)
-    esav = label(esav_table(rows), settings)
+    summary = label(summarize(rows, options), settings)
+    breakeven = label(breakeven_table(rows, options), settings)
+    esav = label(esav_table(rows, options), settings)
     correlation = label(correlation_table(rows), settings)
-    claims = label(decide(summary, breakeven, correlation, rows, reference_dir), settings)
-    _mark_model_robustness(rows, settings, breakeven, claims, reference_dir, ci_target)
+    claims = label(decide(summary, breakeven, correlation, rows, reference_dir, options),
+                   settings)
+    _mark_model_robustness(rows, settings, breakeven, claims, reference_dir, options)
     comparison = label(comparison_table(summary, breakeven, reference_dir), settings)
     pareto = label(pareto_table(summary), settings)
     model_check = robustness.model_check(rows) or [
@@ -425,17 +429,20 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
                         out / f"{name}.csv") for name, table in tables.items()]
 
 
-def _mark_model_robustness(rows, settings, breakeven, claims, reference_dir, ci_target):
+def _mark_model_robustness(rows, settings, breakeven, claims, reference_dir,
+                           options: AnalysisOptions):
     """Estimated break-even cells and claims decided again at the coefficient table's
-    extremes: marked robust to the model, or depending on it."""
+    extremes, with the study's options (margin, workload, looks, confidence): marked
+    robust to the model, or depending on it."""
     variants = robustness.at_extremes(rows)
     if not variants:
         return
-    cells, verdicts = [], []
+    cells, decided = [], []
     for _, runs in variants:
-        summary = label(summarize(runs, ci_target), settings)
-        be = breakeven_table(runs)
+        summary = label(summarize(runs, options), settings)
+        be = breakeven_table(runs, options)
         cells.append(be)
-        verdicts.append(decide(summary, be, correlation_table(runs), runs, reference_dir))
+        decided.append(decide(summary, be, correlation_table(runs), runs, reference_dir,
+                              options))
     robustness.mark_breakeven(breakeven, cells)
-    robustness.mark_claims(claims, verdicts)
+    robustness.mark_claims(claims, decided)

@@ -78,16 +78,43 @@ def display(kind: str, value: float) -> str:
     return f"≤ {text}" if kind == "at_most" else text
 
 
+MAGNITUDE_ABOVE = 100  # the papers print magnitudes only for values greater than this
+
+
+def magnitude(value: float) -> int:
+    """k of the paper's "~10^k": the floor of log10, not its rounding.
+
+    Table 4's footnote reports "magnitudes" for values over 100, and Table 3 prints
+    compress -b 10's zero-file ratio as ~10^2, where today's ncompress gives 344 on 2 GB
+    of zeros (log10 2.54 would round to 3); gzip -1 (229) and -6 (1030) agree. Counted
+    in integers, so 1000 is 10^3 whatever log10's last bit says.
+    """
+    k = math.floor(math.log10(value))
+    while 10 ** (k + 1) <= value:
+        k += 1
+    while 10 ** k > value:
+        k -= 1
+    return k
+
+
 def format_number(value: float) -> str:
-    if value > 100:
-        # The magnitude is the floor of log10, not its rounding: Table 4's footnote
-        # reports "magnitudes" for values over 100, and Table 3 prints compress -b 10's
-        # zero-file ratio as ~10^2, where today's ncompress gives 344 on 2 GB of
-        # zeros (log10 2.54 would round to 3); gzip -1 (229) and -6 (1030) agree.
-        return f"~10^{math.floor(math.log10(value))}"
+    """A break-even ratio as the papers print it: ~10^k above 100, else one decimal
+    (two below 1)."""
+    if value > MAGNITUDE_ABOVE:
+        return f"~10^{magnitude(value)}"
     if value < 1:
         return f"{value:.2f}"
     return f"{value:.1f}"
+
+
+def format_ratio(value: float) -> str:
+    """A compression ratio as Table 3 prints it: ~10^k above 100, else two decimals.
+    The one form of every ratio cell (the ratio table, comparison.csv)."""
+    if value is None or math.isnan(value):
+        return ""
+    if value > MAGNITUDE_ABOVE:
+        return f"~10^{magnitude(value)}"
+    return f"{value:.2f}"
 
 
 def parse_display(text: str) -> BreakEven:

@@ -57,7 +57,7 @@ def cmd_idle(a) -> int:
                                  target_dir=a.target_dir, min_count=a.min_count,
                                  ci_target=a.ci_target, io_scheduler=a.io_scheduler,
                                  governor=a.governor, max_other_load=a.max_other_load,
-                                 journal=a.journal, log=log)
+                                 journal=a.journal, log=log, medium=options.medium_of(a))
         finally:
             meter.close()
     text = json.dumps(out, indent=2)
@@ -151,10 +151,13 @@ def drift_check(repeats: int | None, max_change: float | None):
 
 def cmd_job(a) -> int:
     from wattzip import measurement
-    from wattzip.job import DutyCycle, Job
+    from wattzip.job import DutyCycle, MeasurementJob
 
     if not a.testbed or not a.codec:
         raise WattzipError("wattzip job: give --testbed and --codec, or a --spec holding them")
+    if not isinstance(a.copies, int) or a.copies < 1:  # a spec's value skips argparse
+        raise WattzipError(f"wattzip job: copies {a.copies!r}; give at least 1 (0 would "
+                           "record verified runs that wrote nothing)")
     system.check_host(a.expect_node, a.expect_host)
     manifest = measurement.read_input(a.manifest)
     medium = options.medium_of(a)
@@ -162,7 +165,7 @@ def cmd_job(a) -> int:
     meter = options.open_meter(a)
     idle_w, identity = measurement.idle_power(meter, a.idle, a.idle_power)
     idle_u_w, idle_windows = measurement.idle_uncertainty(a.idle)
-    job = Job(
+    job = MeasurementJob(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
         input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
         codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
@@ -231,12 +234,35 @@ def cmd_analyze(a) -> int:
     if a.expect:  # the tree's kind of runs, checked before anything is written
         records.check_stage(records.load_runs(a.runs), a.expect)
     written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
-                               ci_target=a.ci_target, settings_path=a.settings,
-                               margin=a.margin, reads_per_write=a.reads_per_write,
-                               looks=a.looks, effect=a.effect)
+                               options=_analysis_options(a), settings_path=a.settings)
     for path in written:
         log(f"wrote {path}")
     return 0
+
+
+def add_analysis_options(s) -> None:
+    """The flags of the analysis's one options object (analyze and claims decide alike)."""
+    s.add_argument("--margin", type=float, default=0.02,
+                   help="a cell's saving is negligible within this share of its baseline "
+                        "(default: %(default)s)")
+    s.add_argument("--reads-per-write", type=float, default=1.0,
+                   help="the workload a cell's verdict is about (default: %(default)s)")
+    s.add_argument("--looks", type=int, default=0,
+                   help="the verdict design's number of planned looks: each verdict at "
+                        "alpha / looks on the runs its job stopped at (default 0: the "
+                        "paper's design)")
+    s.add_argument("--ci-target", type=float, default=0.05)
+    s.add_argument("--effect", type=float, default=0.05,
+                   help="the smallest saving worth reporting, a share of the baseline: an "
+                        "undecided cell says whether it could have seen one (default: "
+                        "%(default)s, the schema's verdict.effect)")
+
+
+def _analysis_options(a):
+    from wattzip.analysis_options import AnalysisOptions
+
+    return AnalysisOptions(margin=a.margin, reads_per_write=a.reads_per_write, looks=a.looks,
+                           ci_target=a.ci_target, effect=a.effect)
 
 
 def cmd_claims(a) -> int:
@@ -244,7 +270,7 @@ def cmd_claims(a) -> int:
 
     from wattzip import analysis, records
 
-    rows = analysis.claim_rows(a.runs, a.claim, a.reference, a.ci_target, a.settings)
+    rows = analysis.claim_rows(a.runs, a.claim, a.reference, _analysis_options(a), a.settings)
     if not rows:
         raise WattzipError(f"no claim {', '.join(a.claim or [])} in the registry "
                            f"({a.reference}/claims.yaml)")
@@ -287,6 +313,12 @@ def cmd_restore(a) -> int:
     """What killed wattzip commands left changed on this machine: shown, then undone."""
     log(machine.restore(a.lock_wait, log))
     return 0
+
+
+def cmd_bench(a) -> int:
+    from wattzip.bench import options as bench_options
+
+    return bench_options.run(a)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -387,7 +419,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
     s.add_argument("--reads-per-write", type=float, default=1.0,
                    help="the verdicts' workload (--looks; default: %(default)s)")
-    s.add_argument("--copies", type=int, default=1)
+    s.add_argument("--copies", type=_at_least_one, default=1,
+                   help="copies compressed at once (at least 1)")
     s.add_argument("--threads", type=int, default=0,
                    help="threads of multi-threaded codecs (default 0: every core here)")
     s.add_argument("--max-other-cpu", type=float,
@@ -448,7 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--claim", action="append", help="claim id (repeatable; default: all)")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
-    s.add_argument("--ci-target", type=float, default=0.05)
+    add_analysis_options(s)
     s.set_defaults(fn=cmd_claims)
 
     s = sub.add_parser("plan", help="how long a study will take here (a short pilot, cached)")
@@ -487,28 +520,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
-    s.add_argument("--margin", type=float, default=0.02,
-                   help="a cell's saving is negligible within this share of its baseline "
-                        "(default: %(default)s)")
-    s.add_argument("--reads-per-write", type=float, default=1.0,
-                   help="the workload a cell's verdict is about (default: %(default)s)")
-    s.add_argument("--looks", type=int, default=0,
-                   help="the verdict design's number of planned looks: each verdict at "
-                        "alpha / looks on the runs its job stopped at (default 0: the "
-                        "paper's design)")
-    s.add_argument("--effect", type=float, default=0.05,
-                   help="the smallest saving worth reporting, a share of the baseline: an "
-                        "undecided cell says whether it could have seen one (default: "
-                        "%(default)s, the schema's verdict.effect)")
+    add_analysis_options(s)
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--out", required=True)
     s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
-    s.add_argument("--ci-target", type=float, default=0.05)
     s.add_argument("--expect", choices=sorted(records.STAGES),
                    help="the tree the runs come from: results (measured runs only) or "
                         "rehearsal (simulated runs only); runs of the other kind are refused")
     s.set_defaults(fn=cmd_analyze)
+
+    from wattzip.bench import options as bench_options
+
+    s = sub.add_parser("bench", help="hyperfine with joules: benchmark commands, time and "
+                                     "energy, each against the first")
+    bench_options.add_arguments(s)
+    s.set_defaults(fn=cmd_bench)
     return p
+
+
+def _at_least_one(text: str) -> int:
+    """A count of copies: 0 would record "verified" runs that wrote nothing."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
+    return n
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from wattzip.breakeven import format_number, parse_display
+from wattzip.breakeven import format_ratio, parse_display
 from wattzip.reference import read_reference
 from wattzip.resources import ReferenceDir, reference_file
 
@@ -33,7 +33,7 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
     def ratio_cell(row, mine):
         value = mine["compression_ratio"]
         return {"metric": "CR", "original_value": _ratio_value(row["display"]),
-                "reproduced_display": format_number(value) if value >= 1 else f"{value:.2f}",
+                "reproduced_display": format_ratio(value),
                 "reproduced_value": value, "lo": math.nan, "hi": math.nan, "same_kind": "",
                 "estimated": False}
 

@@ -127,7 +127,7 @@ def _medium_spec(spec: str | dict, emulated_disks: bool) -> dict:
 
 
 @dataclass(frozen=True)
-class DutyCycle:
+class DutyCycleWorkload:
     """HPC '14's workload: write phases between compute phases, measured as one run."""
 
     phases: int
@@ -239,7 +239,7 @@ class Study:
             raise ConfigError(f"path {template!r}: only {{study}} and {{testbed}} are "
                               f"replaced in paths ({exc})") from exc
 
-    def _duty(self) -> DutyCycle | None:
+    def _duty(self) -> DutyCycleWorkload | None:
         d = self.config.get("dutycycle")
         if not d:
             return None
@@ -249,7 +249,7 @@ class Study:
         if d["file_type"] not in self.file_types:
             raise ConfigError(f"dutycycle.file_type: {d['file_type']!r} is not among the "
                               f"study's file_types {self.file_types}")
-        return DutyCycle(d["phases"], d["compute_s"], d["compute"], d["file_type"],
+        return DutyCycleWorkload(d["phases"], d["compute_s"], d["compute"], d["file_type"],
                          tuple(d["codecs"]))
 
     def _settings(self) -> dict[str, Setting]:

@@ -102,7 +102,8 @@ class StoppingRule:
 def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_dir: str,
               min_count: int, ci_target: float, io_scheduler: str = "keep",
               governor: str = "keep", max_other_load: float = 0.1,
-              journal: str | None = None, log: Callable[[str], None] = print) -> dict:
+              journal: str | None = None, log: Callable[[str], None] = print,
+              medium=None) -> dict:
     """The idle calibration of one setting (its I/O scheduler and governor applied), as
     the JSON the jobs read: mean, sd and interval of the windows measured (at least
     min_count, at most count, fewer once the interval is within ci_target of the mean),
@@ -126,7 +127,10 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         log(f"idle: {len(journaled)} window(s) of {seconds:g} s found in {journal}{used}; "
             f"{rule.describe(windows)}")
     if reason is None:  # else the journal's windows suffice: the machine is left alone
-        with factors.applied(system.scheduler_disk(target_dir), io_scheduler, governor):
+        # The device the jobs' I/O goes to (wattzip.media), not the disk under an
+        # unmounted mount point, which is usually the root disk.
+        disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
+        with factors.applied(disk, io_scheduler, governor):
             quiet, noisy = QuietCheck(), 0
             while reason is None:
                 watts = meters.measure_idle(meter, 1, seconds).windows_w[0]

@@ -211,7 +211,7 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
     digest = hashlib.sha256()
     bar = Progress(f"gen {file_type}", size) if progress else None
     written = 0
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     # Producing, hashing and writing overlap: one ordered worker thread each for
     # the hash and the write (both release the GIL), a few chunks in flight.
     hasher, writer = ThreadPoolExecutor(1), ThreadPoolExecutor(1)
@@ -275,7 +275,7 @@ def copy_through_user_space(src: str | os.PathLike, dst: str | os.PathLike) -> s
     """
     digest = hashlib.sha256()
     partial = Path(f"{dst}.partial")
-    with open(src, "rb") as fin, open(partial, "wb") as fout:
+    with open(src, "rb") as fin, open(partial, "wb", opener=records.nofollow) as fout:
         while chunk := fin.read(CHUNK):
             digest.update(chunk)
             fout.write(chunk)

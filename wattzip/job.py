@@ -38,7 +38,7 @@ class DutyCycle:
 
 
 @dataclass
-class Job:
+class MeasurementJob:
     """Everything one measurement job needs; `codec` None is the plain baseline."""
 
     testbed: str

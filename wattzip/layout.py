@@ -17,7 +17,7 @@ from wattzip.design import Study
 
 ANALYSIS_TABLES = ("summary", "breakeven", "esav", "correlation", "claims", "comparison",
                    "pareto", "model_check")
-PER_FILE_TYPE_FIGURES = ("energy", "time", "et")  # not argv: "time" first reads as a command
+PER_FILE_TYPE_FIGURES = ("energy", "time", "et")  # not an argv: see tests/test_envs.py
 # Each reproduced break-even table: the original it stands beside, its metrics, its title.
 BREAKEVEN_ORIGINALS = {
     "server": ("systor09_table4_breakeven_server", ["E", "ET"], "SYSTOR '09 Table 4, server"),

@@ -9,11 +9,13 @@ command that touches the machine undoes them first and says what it undid, so th
 value it then reads as "the original" is the machine's own. `wattzip restore`
 shows and undoes them by hand.
 
-The lock is an abstract Unix socket. The kernel frees it when its holder dies,
-however it dies, and every process of the network namespace sees it, chroots
-included; its holder answers who it is (pid, testbed, config, since when). A
-container with a network namespace of its own does not see it: docs/machine.md says
-so, and the idle calibration refuses a machine that was not quiet.
+The journal is trusted only when root owns it and its folder and no one else can
+write them: an entry names a file for root to write. Each kind of change may touch
+only what that kind makes (wattzip.undoers), and an entry from another host or boot is
+reported, never undone.
+
+One lock per machine (wattzip.lock) keeps two commands from measuring or changing it
+at once; a command killed alone is undone at once by its guard (wattzip.guard).
 """
 
 from __future__ import annotations
@@ -23,24 +25,29 @@ import datetime as dt
 import fcntl
 import json
 import os
+import re
 import signal
-import socket
+import stat
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from wattzip import guard
 from wattzip.errors import MachineError
+from wattzip.lock import (  # noqa: F401
+    DEFAULT_LOCK_NAME,
+    DEFAULT_LOCK_WAIT_S,
+    LOCK_DIR,
+    LOCK_NAME_ENV,
+    MachineLock,
+    untrusted,
+)
 from wattzip.undoers import OWNER_ENV, UNDO
 
 STATE_DIR_ENV = "WATTZIP_STATE_DIR"
-LOCK_NAME_ENV = "WATTZIP_LOCK_NAME"
 DEFAULT_STATE_DIR = "/var/lib/wattzip"
-DEFAULT_LOCK_NAME = "wattzip-machine"
-DEFAULT_LOCK_WAIT_S = 24 * 3600.0
 
 
 def _log(msg: str) -> None:
@@ -62,6 +69,23 @@ def process_start(pid: int) -> str | None:
     return None if fields[0] in ("Z", "X") else fields[19]
 
 
+def boot_id() -> str:
+    """This boot of this kernel: a pid and its start time name a process within it only."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def here() -> dict:
+    return {"host": os.uname().nodename, "boot": boot_id()}
+
+
+def is_here(entry: dict) -> bool:
+    """Made on this host in this boot (an entry from before hosts were recorded: yes)."""
+    return all(entry.get(k, v) == v for k, v in here().items())
+
+
 def me() -> dict:
     return {"pid": os.getpid(), "start": process_start(os.getpid())}
 
@@ -79,17 +103,55 @@ def owner_tag(owner: dict | None = None) -> str:
 
 
 def state_dir() -> Path:
-    return Path(os.environ.get(STATE_DIR_ENV, DEFAULT_STATE_DIR))
+    """Resolved once, here: a link in the path is followed now, never swapped later."""
+    return Path(os.path.realpath(os.environ.get(STATE_DIR_ENV, DEFAULT_STATE_DIR)))
 
 
 def journal_path() -> Path:
     return state_dir() / "changes.jsonl"
 
 
+def check_trusted(create: bool = False) -> Path:
+    """The journal, if only its owner (root) can write it and the folders above it; a
+    journal others can write could name any file as a change for root to "undo"."""
+    folder = state_dir()
+    if not create and not os.path.lexists(folder):
+        return folder / "changes.jsonl"  # nothing journaled yet
+    try:
+        if create:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        problems = [untrusted(folder, os.lstat(folder), "the state folder")]
+        problems += [untrusted(p, os.stat(p), "folder above") for p in folder.parents]
+        journal = folder / "changes.jsonl"
+        if os.path.lexists(journal):
+            st = os.lstat(journal)
+            problems.append(f"the journal {journal} is not a regular file"
+                            if not stat.S_ISREG(st.st_mode)
+                            else untrusted(journal, st, "the journal"))
+    except OSError as exc:
+        raise MachineError(f"the state folder {folder} ({STATE_DIR_ENV}) cannot be used: "
+                           f"{exc.strerror or exc}; choose a folder root can write") from None
+    problems = [p for p in problems if p]
+    if problems:
+        raise MachineError("the journal of changes to the machine cannot be trusted: "
+                           + "; ".join(problems) + f". Give {STATE_DIR_ENV} a folder owned "
+                           "by root that no one else can write (e.g. the default "
+                           f"{DEFAULT_STATE_DIR})")
+    return journal
+
+
+def _open_journal() -> int:
+    path = check_trusted(create=True)
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
+                       | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise MachineError(f"the journal {path} cannot be written ({exc.strerror}); "
+                           f"choose a state folder root can write ({STATE_DIR_ENV})") from None
+
+
 def _append(entry: dict) -> None:
-    path = journal_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as f:
+    with os.fdopen(_open_journal(), "a+b") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         f.seek(0)
         data = f.read()
@@ -104,7 +166,7 @@ def note(kind: str, target: str, original: str | None = None, **extra) -> str:
     """Journal a change before it is made; returns its id, for undone()."""
     entry_id = uuid.uuid4().hex
     _append({"op": "change", "id": entry_id, "owner": me(), "kind": kind, "target": target,
-             "original": original, "extra": extra,
+             "original": original, "extra": extra, **here(),
              "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
     return entry_id
 
@@ -117,10 +179,11 @@ def undone(entry_id: str) -> None:
 def pending() -> list[dict]:
     """Changes not undone yet, in the order they were made. A torn last line is a change
     that was never made (it is journaled first); any other bad line is an error."""
-    path = journal_path()
+    path = check_trusted()
     if not path.exists():
         return []
-    lines = path.read_bytes().split(b"\n")
+    with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as f:
+        lines = f.read().split(b"\n")
     changes: dict[str, dict] = {}
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
@@ -143,15 +206,33 @@ def pending() -> list[dict]:
 def describe(entry: dict) -> str:
     original = f" (was {entry['original']!r})" if entry.get("original") is not None else ""
     owner = entry["owner"]
-    return (f"{entry['kind']} {entry['target']}{original}, changed by pid {owner['pid']} "
-            f"at {entry['at']}")
+    where = "" if is_here(entry) else (f" on host {entry.get('host')}, boot "
+                                       f"{entry.get('boot')}")
+    return (f"{entry['kind']} {entry['target']}{original}, changed by pid {owner['pid']}"
+            f"{where} at {entry['at']}")
+
+
+def _is_tools(entry: dict) -> bool:
+    """A command's own mark (pid:start): the tools it ran, not a helper daemon of its
+    own (the emulated disk's, tagged apart, is stopped after what sits on it)."""
+    return entry["kind"] == "processes" and bool(re.fullmatch(r"\d+:\d+", entry["target"]))
+
+
+def undo_order(entries: list[dict]) -> list[dict]:
+    """Reverse order, but a command's tools first: a tool still running in a mount keeps
+    it busy, so it is killed before anything is unmounted."""
+    ordered = list(reversed(entries))
+    return [e for e in ordered if _is_tools(e)] + [e for e in ordered if not _is_tools(e)]
 
 
 def undo(entries: list[dict], log: Callable[[str], None] = _log, why: str = "") -> None:
-    """Undo changes in reverse order; every one that fails is named in one error."""
+    """Undo changes in reverse order (processes first), going on past one that fails;
+    every one that fails is named in one error."""
     failed = []
-    for entry in reversed(entries):
+    for entry in undo_order(entries):
         try:
+            if entry.get("kind") not in UNDO:
+                raise MachineError(f"unknown kind {entry.get('kind')!r}")
             UNDO[entry["kind"]](entry)
         except (OSError, MachineError, subprocess.TimeoutExpired) as exc:
             failed.append(f"{describe(entry)}: {exc}")
@@ -166,11 +247,20 @@ def undo(entries: list[dict], log: Callable[[str], None] = _log, why: str = "") 
 
 
 def leftovers() -> list[dict]:
-    """Changes whose owner died without undoing them."""
-    return [e for e in pending() if not is_alive(e["owner"])]
+    """Changes of this host and boot whose owner died without undoing them."""
+    return [e for e in pending() if is_here(e) and not is_alive(e["owner"])]
+
+
+def foreign() -> list[dict]:
+    """Changes journaled on another host or in another boot: their pid names no process
+    here, so they are reported, never undone (a reboot undid all but folders)."""
+    return [e for e in pending() if not is_here(e)]
 
 
 def recover(log: Callable[[str], None] = _log) -> int:
+    for entry in foreign():
+        log(f"wattzip: not undone, from another host or boot: {describe(entry)} (check it "
+            f"by hand, then remove its line from {journal_path()})")
     found = leftovers()
     undo(found, log, why="what a killed wattzip process left")
     return len(found)
@@ -178,75 +268,6 @@ def recover(log: Callable[[str], None] = _log) -> int:
 
 def undo_own(log: Callable[[str], None] = _log) -> None:
     undo([e for e in pending() if e["owner"] == me()], log)
-
-
-# --- the lock -------------------------------------------------------------------------------
-
-
-class MachineLock:
-    """One holder per machine: whatever measures or changes the machine holds it."""
-
-    def __init__(self, what: str, testbed: str = "", config: str = ""):
-        self.name = os.environ.get(LOCK_NAME_ENV, DEFAULT_LOCK_NAME)
-        self.info = {"pid": os.getpid(), "what": what, "testbed": testbed, "config": config,
-                     "host": os.uname().nodename}
-        self._sock: socket.socket | None = None
-
-    def _try(self) -> bool:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.bind("\0" + self.name)
-        except OSError:
-            sock.close()
-            return False
-        sock.listen(8)
-        self._sock = sock
-        self.info["since"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        threading.Thread(target=self._answer, daemon=True).start()
-        return True
-
-    def _answer(self) -> None:
-        """Tell whoever waits who holds the lock."""
-        reply = (json.dumps(self.info) + "\n").encode()
-        while self._sock is not None:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            with conn, contextlib.suppress(OSError):
-                conn.sendall(reply)
-
-    def holder(self) -> dict | None:
-        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX,
-                                                          socket.SOCK_STREAM) as s:
-            s.settimeout(2)
-            s.connect("\0" + self.name)
-            return json.loads(s.makefile().readline())
-        return None
-
-    def acquire(self, wait_s: float = DEFAULT_LOCK_WAIT_S,
-                log: Callable[[str], None] = _log) -> None:
-        deadline, said = time.monotonic() + wait_s, 0.0
-        while not self._try():
-            holder = self.holder() or {}
-            who = (f"pid {holder.get('pid')} ({holder.get('what')}, testbed "
-                   f"{holder.get('testbed') or '-'}, config {holder.get('config') or '-'}, "
-                   f"since {holder.get('since')})") if holder else "a process just leaving"
-            if time.monotonic() > deadline:
-                raise MachineError(f"the machine is busy: {who} holds the wattzip lock "
-                                   f"@{self.name}; gave up after {wait_s:g} s. Measurements "
-                                   "never overlap: wait for it, or stop it")
-            if time.monotonic() >= said:
-                log(f"wattzip: waiting for the machine: {who} holds it")
-                said = time.monotonic() + 60
-            time.sleep(0.5)
-
-    def release(self) -> None:
-        sock, self._sock = self._sock, None
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
 
 
 # --- a command that touches the machine ---------------------------------------------------
@@ -257,10 +278,13 @@ _depth = 0
 @contextlib.contextmanager
 def session(what: str, testbed: str = "", config: str = "",
             wait_s: float = DEFAULT_LOCK_WAIT_S,
-            log: Callable[[str], None] = _log) -> Iterator[None]:
+            log: Callable[[str], None] = _log, guarded: bool = True) -> Iterator[None]:
     """Hold the machine for one command: take the lock, undo what a killed command left,
-    mark every process it starts, and undo its own changes at the end, also on SIGTERM,
-    SIGINT and SIGHUP (a Slurm scancel, a Ctrl-C, a lost SSH session)."""
+    mark every process it starts, start its guard (wattzip.guard: if the command dies
+    unannounced, its tools are killed and its changes undone at once), and undo its own
+    changes at the end, also on SIGTERM,
+    SIGINT and SIGHUP (a Slurm scancel, a Ctrl-C, a lost SSH session), unless the
+    hang-up is ignored (nohup)."""
     global _depth
     if _depth:  # already held by this process
         yield
@@ -268,22 +292,35 @@ def session(what: str, testbed: str = "", config: str = "",
     lock = MachineLock(what, testbed, config)
     lock.acquire(wait_s, log)
     _depth += 1
-    previous = {sig: signal.signal(sig, _exit_on) for sig in (signal.SIGTERM, signal.SIGINT,
-                                                               signal.SIGHUP)}
+    # A hang-up that nohup (or a parent) chose to ignore stays ignored: the user meant
+    # the command to outlive the terminal. SIGTERM and SIGINT always undo and stop.
+    caught = [s for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+              if s != signal.SIGHUP or signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {sig: signal.signal(sig, _exit_on) for sig in caught}
     os.environ[OWNER_ENV] = owner_tag()
+    watch = None
     try:
         recover(log)
         note("processes", owner_tag())  # every child, however deep, carries the mark
+        if guarded:
+            watch = guard.start(owner_tag())
         yield
     finally:
         try:
             undo_own(log)
         finally:
+            if watch:
+                guard.stop(*watch)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             os.environ.pop(OWNER_ENV, None)
             _depth -= 1
             lock.release()
+
+
+def held() -> bool:
+    """This process holds the machine (inside a session): meters open only then."""
+    return _depth > 0
 
 
 def _exit_on(signum, frame) -> None:
@@ -296,7 +333,7 @@ def restore(wait_s: float, log: Callable[[str], None] = _log) -> str:
     running commands hold, and say where the machine stands."""
     with session("restore", wait_s=wait_s):
         pass
-    live = pending()
+    live = [e for e in pending() if is_here(e)]
     for entry in live:
         log(f"in use by a running wattzip command: {describe(entry)}")
     return (f"the machine is as wattzip found it (journal {journal_path()})" if not live

@@ -22,8 +22,9 @@ from wattzip import (
 )
 from wattzip.codec_registry import Codec
 from wattzip.errors import WattzipError
-from wattzip.job import Job
+from wattzip.job import MeasurementJob
 from wattzip.media import Medium
+from wattzip.run_record import RunRecord
 from wattzip.stopping import VerdictLooks
 
 
@@ -100,7 +101,7 @@ def verdict_looks(looks: str | None, reads_per_write: float,
     return VerdictLooks(planned, reads_per_write, margin)
 
 
-def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,
+def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,
         governor: str, lock_wait: float, log: Callable[[str], None]) -> dict:
     """Measure the job alone on this machine and write its runs to `out`.
 
@@ -151,13 +152,9 @@ def measure_command(argv: list[str], meter: meters.Meter, op: str, stdin: str | 
         runner.warm(runner.tool_files(argv[0]))
     target = os.path.dirname(os.path.abspath(stdout)) if stdout else os.getcwd()
     result = runner.measure(operation, meter, idle_power_w, system.block_device(target)["disk"])
-    record = {k: v for k, v in result.items() if not k.startswith("_")}
-    record["factors"] = {"cache_drop": cache}
-    record["output_bytes"] = (os.path.getsize(stdout) if stdout and os.path.exists(stdout)
-                              else None)
-    record["verified"] = result["succeeded"]
-    record["tool_version"] = None
-    return record
+    output = os.path.getsize(stdout) if stdout and os.path.exists(stdout) else None
+    return RunRecord.new(result, factors={"cache_drop": cache}, output_bytes=output,
+                         verified=result["succeeded"], tool_version=None).to_dict()
 
 
 def describe_run(record: dict) -> str:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
+import stat
 import subprocess
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -21,6 +23,7 @@ from wattzip.errors import ConfigError, WattzipError
 from wattzip.inputs import parse_size
 from wattzip.onedisk import OneDisk, check_reachable
 from wattzip.system import evict, scheduler_disk
+from wattzip.undoers import IMAGE_MARK, is_wattzip_image
 
 KINDS = ("directory", "image", "block", "tmpfs")
 FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs")
@@ -30,6 +33,10 @@ FLUSHES = ("fsync", "unmount")
 INPUT_LAYOUTS = ("on-medium", "separate")
 _MKFS_QUIET = {"ext2": ["-F", "-q"], "ext3": ["-F", "-q"], "ext4": ["-F", "-q"],
                "xfs": ["-f", "-q"], "btrfs": ["-f", "-q"]}
+
+
+# A medium's name becomes part of paths and setting names: never a space, a slash or a $.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class MediumError(WattzipError):
@@ -68,7 +75,12 @@ class Medium:
     _disk: OneDisk | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.path = os.path.abspath(self.path)
+        if not NAME_PATTERN.fullmatch(str(self.name)):
+            raise ConfigError(f"medium name {self.name!r}: use letters, digits, '.', '-' and "
+                              "'_' only (the name becomes part of paths and setting names)")
+        # Resolved once, here: the kernel names a loop's backing file and a mount point by
+        # their resolved paths, and a link swapped later is never followed.
+        self.path = os.path.realpath(self.path)
         if self.kind not in KINDS:
             raise ConfigError(f"medium {self.name}: kind {self.kind!r}; valid: {', '.join(KINDS)}")
         if self.flush not in FLUSHES:
@@ -78,7 +90,10 @@ class Medium:
             raise ConfigError(f"medium {self.name}: a plain directory cannot be unmounted; use "
                               "kind image (a loop-mounted file), block or tmpfs for flush unmount")
         if self.kind == "image":
-            self.image = os.path.abspath(self.image or self.path.rstrip("/") + ".img")
+            image = os.path.abspath(self.image or self.path.rstrip("/") + ".img")
+            # The folder resolved, the name not: a link at the name is refused, not followed.
+            self.image = os.path.join(os.path.realpath(os.path.dirname(image)),
+                                      os.path.basename(image))
             if not self.size:
                 raise ConfigError(f"medium {self.name}: an image needs a size (e.g. 2GiB)")
         if self.kind in ("image", "block") and self.fs is None and (self.kind == "image"
@@ -121,12 +136,21 @@ class Medium:
         return self.kind != "directory"
 
     def scheduler_disk(self) -> str | None:
-        """The block device whose I/O scheduler orders this medium's I/O (attached): on
-        an emulated disk, the loop device's own queue, the last before the budget; for
-        another image, the disk under its file; else the disk under the path."""
+        """The block device whose I/O scheduler orders this medium's I/O: on an emulated
+        disk (attached), the loop device's own queue, the last before the budget; for
+        another image, the disk under its file (or its folder, before it is made); for
+        a block device, its disk, mounted or not; no disk for tmpfs; else the disk
+        under the path. The idle calibration asks before attaching, the jobs after."""
         if self._disk is not None and self._loop:
             return os.path.basename(self._loop)
-        return scheduler_disk(self.image if self.kind == "image" else self.path)
+        if self.kind == "tmpfs":
+            return None
+        if self.kind == "block":
+            return device_disk(self.device)
+        if self.kind == "image":
+            image = self.image if os.path.exists(self.image) else os.path.dirname(self.image)
+            return scheduler_disk(image)
+        return scheduler_disk(self.path)
 
     def share_budget(self, bytes_per_s: int | None) -> None:
         """Reads and writes of this image through one budget of `bytes_per_s` (None: no
@@ -154,7 +178,7 @@ class Medium:
         if self._disk is None:
             return None
         with self.unthrottled():
-            return check_reachable(self.path, self._budget_bytes_per_s)
+            return check_reachable(self.path, self._budget_bytes_per_s, backing=self.image)
 
     def unthrottled(self):
         """The emulated disk without its budget for a while (staging inputs)."""
@@ -186,6 +210,12 @@ class Medium:
             raise MediumError(f"medium {self.name}: something is already mounted at "
                               f"{self.path} ({mount_entry(self.path)[0]}), and not by a "
                               "killed wattzip job; unmount it or choose another path")
+        if os.listdir(self.path):
+            raise MediumError(f"medium {self.name}: the mount point {self.path} is not empty; "
+                              "mounting there would hide its files. Empty it or choose "
+                              "another path")
+        if self.kind == "tmpfs":
+            check_memory(self.name, parse_size(self.size))
         if self.kind == "image":
             held = self._loops()
             if held:
@@ -193,10 +223,11 @@ class Medium:
                                   f"{', '.join(held)}, and not by a killed wattzip job; "
                                   "detach it (losetup -d) or choose another image")
             Path(self.image).parent.mkdir(parents=True, exist_ok=True)
-            new = not os.path.exists(self.image)
+            new = not os.path.lexists(self.image)
+            if not new:
+                check_ours(self.name, self.image)
             if self.fresh or new:
-                with open(self.image, "wb") as f:  # sparse
-                    f.truncate(parse_size(self.size))
+                make_image(self.image, parse_size(self.size))
                 self._mkfs(self.image)
             evict([self.image])  # mkfs wrote through the host's cache; the loop will not
             backing = self.image
@@ -278,6 +309,54 @@ class Medium:
                 dio = Path(f"/sys/block/{os.path.basename(self._loop)}/loop/dio")
                 info["loop_direct_io"] = dio.exists() and dio.read_text().strip() == "1"
         return info
+
+
+def make_image(image: str, size: int) -> None:
+    """A sparse image of `size` bytes at `image`, marked as wattzip's; a link planted at
+    the name is refused (O_NOFOLLOW), never followed."""
+    try:
+        fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise MediumError(f"the image {image} cannot be created ({exc.strerror}); a "
+                          "symbolic link there is never followed") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.ftruncate(fd, size)
+        try:
+            os.setxattr(fd, IMAGE_MARK, b"1")
+        except OSError:  # no xattrs here (NFS): the mark goes beside it, root's own file
+            Path(image + ".wattzip").write_text(f"{os.fstat(fd).st_ino}\n")
+    finally:
+        os.close(fd)
+
+
+def check_ours(name: str, image: str) -> None:
+    """An existing image is wattzip's (marked when it was made), or a MediumError: a file
+    of someone else's at that path is never truncated or formatted."""
+    if not is_wattzip_image(image):
+        raise MediumError(f"medium {name}: {image} exists and is not an image wattzip made; "
+                          "it is never overwritten. Move it away or choose another image")
+
+
+def device_disk(device: str) -> str | None:
+    """The whole disk of a block device node (sdb for /dev/sdb1), as in /sys/block."""
+    st = os.stat(device)
+    if not stat.S_ISBLK(st.st_mode):
+        raise ConfigError(f"{device} is not a block device")
+    real = Path(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}").resolve()
+    return real.parent.name if (real / "partition").exists() else real.name
+
+
+def check_memory(name: str, size: int) -> None:
+    """A tmpfs of `size` fits in the memory available now, or a MediumError: a bigger one
+    would swap, or invoke the OOM killer, in the middle of the runs."""
+    with open("/proc/meminfo") as f:
+        info = {k: int(v.split()[0]) * 1024 for k, v in (line.split(":", 1) for line in f)}
+    available = info.get("MemAvailable", info["MemFree"])
+    if size > available:
+        raise MediumError(f"medium {name}: a tmpfs of {size / 2**20:.0f} MiB exceeds the "
+                          f"memory available ({available / 2**20:.0f} MiB); choose a smaller "
+                          "size or another kind of medium")
 
 
 def _mounts() -> list[tuple[str, str, str, str]]:

@@ -228,11 +228,15 @@ class OneDisk:
 CEILING_MARGIN = 1.2
 
 
-def check_reachable(directory: str, bytes_per_s: int, size: int = 64 << 20) -> dict:
+def check_reachable(directory: str, bytes_per_s: int, size: int = 64 << 20,
+                    backing: str | None = None) -> dict:
     """Refuse a budget this machine's emulated disk cannot deliver: write `size` bytes to a
     scratch file in `directory` (on the emulated disk, its budget lifted) and read them
-    back cold, through the loop device and the daemon; a FactorError unless both rates
-    beat the budget by CEILING_MARGIN. Returns the rates (B/s) for the pre-flight report."""
+    back, through the loop device and the daemon; a FactorError unless both rates beat
+    the budget by CEILING_MARGIN. Cold down to the host disk: the write counts until the
+    `backing` image's bytes are on the host disk, and the read starts with the image out
+    of the host's page cache, so a budget above the host disk's own speed is refused.
+    Returns the rates (B/s) for the pre-flight report."""
     import shutil
 
     from wattzip.system import evict
@@ -244,8 +248,14 @@ def check_reachable(directory: str, bytes_per_s: int, size: int = 64 << 20) -> d
     try:
         started = time.monotonic()
         subprocess.run(argv, check=True)
+        if backing:  # the daemon's writes sit in the host's cache until they reach its disk
+            fd = os.open(backing, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
         write = size / (time.monotonic() - started)
-        evict([str(scratch)])
+        evict([str(scratch), *([backing] if backing else [])])
         started = time.monotonic()
         subprocess.run(["dd", f"if={scratch}", "of=/dev/null", "bs=128K", "status=none"],
                        check=True)
@@ -258,8 +268,9 @@ def check_reachable(directory: str, bytes_per_s: int, size: int = 64 << 20) -> d
     if min(read, write) < CEILING_MARGIN * bytes_per_s:
         raise FactorError(
             f"bandwidth {bytes_per_s / 1e6:g} MB/s: the emulated disk reaches only "
-            f"{read / 1e6:.0f} MB/s reading and {write / 1e6:.0f} MB/s writing here (its "
-            f"FUSE daemon's own limit), so it cannot emulate that disk; choose a bandwidth "
+            f"{read / 1e6:.0f} MB/s reading and {write / 1e6:.0f} MB/s writing here, cold "
+            f"(its FUSE daemon's and the host disk's limit), so it cannot emulate that disk; "
+            f"choose a bandwidth "
             f"below {min(read, write) / CEILING_MARGIN / 1e6:.0f} MB/s, or give the medium "
             "inputs: separate (the kernel's throttle, reads and writes apart)")
     return {"read_bytes_per_s": read, "write_bytes_per_s": write}

@@ -49,11 +49,28 @@ def _timed(argv: list[str], stdin: str, stdout: str | None,
     return elapsed
 
 
+def read_cache(cache: Path) -> dict:
+    """The pilot's cache, or {} if there is none; a damaged one is a named error and is
+    left as it is (it may hold hours of another pilot's work)."""
+    if not cache.exists():
+        return {}
+    try:
+        data = json.loads(cache.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = exc
+    if not isinstance(data, dict) or not all(
+            isinstance(v, int | float | dict) for v in data.values()):
+        raise WattzipError(f"plan: the pilot cache {cache} is damaged ({data}"[:300] + "); "
+                           "it is left untouched: remove it to measure the pilot again, "
+                           "or give another --cache")
+    return data
+
+
 def pilot(file_types: list[str], codec_names: list[str], cache: Path, seed: int = 2009,
           progress=None) -> dict:
     """Seconds per byte of each (file type, codec, operation) and of generating each type;
     measured on PILOT_BYTES samples and cached in `cache` (a JSON file)."""
-    data = json.loads(cache.read_text()) if cache.exists() else {}
+    data = read_cache(cache)
     cache.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="wattzip-pilot-", dir=cache.parent))
     try:

@@ -16,46 +16,20 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from wattzip.errors import RecordError
-
-RUN_COLUMNS = (
-    "testbed", "setting", "file_type", "input_bytes", "input_sha256", "codec", "tool", "level",
-    "mount_option",
-    "op", "repeat", "started_at", "ended_at", "elapsed_s", "meter_interval_s", "user_s",
-    "sys_s", "wait_s", "cpu_utilization", "cpu_busy_s", "energy_j", "idle_power_w",
-    "energy_passive_j", "energy_active_j", "meter_source", "meter_scope", "meter_method",
-    "meter_id",
-    "meter_identity", "meter_flags", "samples", "sample_gap_s", "power_step_rss_w",
-    "idle_power_u_w", "idle_windows", "other_user_s", "other_user_share", "other_cpu_share",
-    "steal_share", "cpu_pressure_share", "cpus", "disturbed", "drift_warning",
-    "paired_with", "output_bytes", "verified", "verification", "exit_code", "failure",
-    "own_blocks",
-    "tools_warmed",
-    "threads", "copies", "phases", "copy_buffer_bytes", "medium_kind", "flush", "target_device",
-    "target_fs", "mount_options", "loop_direct_io", "scheduler_disk", "io_scheduler_in_effect",
-    "governor_in_effect",
-    "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "bandwidth_budget",
-    "input_layout", "emulated_disk_bytes", "hostname", "slurm_node",
-    "slurm_job_id", "tool_version", "trace", "model_row", "model_how", "model_min_w_per_thread",
-    "model_max_w_per_thread", "model_threads", "model_source", "model_energy_j", "simulated",
+from wattzip.run_record import (
+    BOOLEAN_COLUMNS,
+    FACTOR_PREFIX,
+    NUMERIC_COLUMNS,
+    RUN_COLUMNS,
+    RUN_REQUIRED,
+    SCHEMA_VERSION,
+    RunRecord,
+    flatten,
 )
-NUMERIC_COLUMNS = frozenset({
-    "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
-    "cpu_utilization", "cpu_busy_s", "energy_j", "model_min_w_per_thread",
-    "model_max_w_per_thread", "model_threads", "model_energy_j", "idle_power_w",
-    "energy_passive_j", "energy_active_j",
-    "samples", "sample_gap_s", "power_step_rss_w", "idle_power_u_w", "idle_windows",
-    "other_user_s", "other_user_share", "other_cpu_share", "steal_share", "cpu_pressure_share",
-    "cpus",
-    "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
-    "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
-})
-BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io",
-                             "simulated"})
-FACTOR_PREFIX = "factor_"
 
-
-# What every run record must hold to be read back (the design brief's contract).
-RUN_REQUIRED = ("testbed", "file_type", "codec", "op", "repeat", "verified")
+# The run record and runs.csv's columns: wattzip.run_record, re-exported here.
+__all__ = ["BOOLEAN_COLUMNS", "FACTOR_PREFIX", "NUMERIC_COLUMNS", "RUN_COLUMNS", "RUN_REQUIRED",
+           "SCHEMA_VERSION", "RunRecord", "flatten"]
 
 
 def read_journal(path: str | os.PathLike, key: str | None = None,
@@ -135,19 +109,6 @@ def read_json(path: str | os.PathLike, what: str, required: tuple[str, ...] = ()
     return data
 
 
-def flatten(record: dict) -> dict:
-    row = {k: record.get(k) for k in RUN_COLUMNS}
-    if isinstance(row["meter_identity"], dict):
-        row["meter_identity"] = json.dumps(row["meter_identity"], sort_keys=True)
-    factors = record.get("factors") or {}
-    row["setting"] = factors.get("setting", record.get("setting", "default"))
-    row["copies"] = factors.get("copies", record.get("copies", 1))
-    for name, value in sorted(factors.items()):
-        if name not in ("setting",):
-            row[FACTOR_PREFIX + name] = value
-    return row
-
-
 def write_runs_csv(records: list[dict], out: str | os.PathLike) -> int:
     rows = [flatten(r) for r in records]
     extra = sorted({k for row in rows for k in row} - set(RUN_COLUMNS))
@@ -163,7 +124,7 @@ def write_csv_atomically(rows: list[dict], out: str | os.PathLike, columns: list
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
-    with open(partial, "w", newline="", encoding="utf-8") as f:
+    with open(partial, "w", newline="", encoding="utf-8", opener=nofollow) as f:
         writer = csv.DictWriter(f, columns, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
@@ -191,12 +152,18 @@ def table_cell(value):
     return _cell(value)
 
 
+def nofollow(path: str, flags: int) -> int:
+    """An opener for open(): a symbolic link at the name, planted by another user in a
+    folder they can write, makes the open fail instead of writing where it points."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+
+
 def write_text_atomically(path: str | os.PathLike, text: str) -> None:
     """A small file (JSON) written beside its place and renamed there, never torn."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    with open(partial, "w", encoding="utf-8") as f:
+    with open(partial, "w", encoding="utf-8", opener=nofollow) as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -263,6 +230,8 @@ def read_runs_csv(path: str | os.PathLike) -> list[dict]:
                     raise RecordError(f"{path}, line {line}, column {k}: {v!r} is not a "
                                       f"{'number' if k in NUMERIC_COLUMNS else 'boolean'}"
                                       ) from None
+            if rec.get("schema_version") is None:  # a runs.csv from before the version
+                rec["schema_version"] = 1
             out.append(rec)
     return out
 

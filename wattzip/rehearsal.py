@@ -155,7 +155,7 @@ class Simulator:
                        model_max_w_per_thread=self.coef.max_w_per_thread,
                        model_threads=THREADS, model_source=self.coef.source,
                        model_energy_j=energy)
-        return rec
+        return records.RunRecord.new(rec).to_dict()  # this version's record, as measured
 
     def job_runs(self, job: Job) -> list[dict]:
         """A job's runs: its repeat plan's first count of each arm and operation (the

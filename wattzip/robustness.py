@@ -2,10 +2,14 @@
 
 Every estimated energy (E = n_threads * W_min * t + CPU-seconds * (W_max - W_min),
 wattzip.meters.coefficients) rests on the ratio of idle to active power that the
-coefficients imply. A verdict that holds at the table's lowest and highest idle
-share is "robust to the model"; one that changes is "depends on the model", and
-the report says which. Where a real meter measured the runs, each run also holds
-the model's estimate, and the two are compared run by run.
+coefficients imply. The analysis decides every estimated cell and claim again at the
+table's lowest and highest idle share, with the study's own options (margin, reads per
+write, looks, confidence: wattzip.analysis_options); a decision the same at both is
+"robust to the model", one that changes is "depends on the model", and the report says
+which. A break-even cell's decision is its kind, whether the intervals decide it, and
+its verdict; its n_be moves with any coefficient and is not compared. Where a real
+meter measured the runs, each run also holds the model's estimate, and the two are
+compared run by run.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import math
 from wattzip.meters.coefficients import Coefficients, extremes
 from wattzip.stats import mean
 
+BREAKEVEN_DECISION = ("kind", "decided", "verdict")
 ROBUST = "robust to the model"
 DEPENDS = "depends on the model"
 
@@ -51,28 +56,34 @@ def at_extremes(runs: list[dict]) -> list[tuple[Coefficients, list[dict]]] | Non
 
 
 def _mark(rows: list[dict], variants: list[list[dict]], key: tuple[str, ...],
-          outcome: str) -> None:
-    """`model_robustness` on every estimated row: its `outcome` the same in every variant
-    (the table's extremes), or not; empty on rows that rest on no estimate."""
+          outcome: tuple[str, ...]) -> None:
+    """`model_robustness` on every estimated row: its `outcome` fields the same in every
+    variant (the table's extremes), or not; empty on rows that rest on no estimate."""
     others = [{tuple(r[k] for k in key): r for r in v} for v in variants]
+
+    def decision(row):
+        return tuple(row.get(f) for f in outcome) if row else None
+
     for row in rows:
         if not row.get("estimated"):
             row["model_robustness"] = ""
             continue
-        same = all((o.get(tuple(row[k] for k in key)) or {}).get(outcome) == row[outcome]
+        same = all(decision(o.get(tuple(row[k] for k in key))) == decision(row)
                    for o in others)
         row["model_robustness"] = ROBUST if same else DEPENDS
 
 
 def mark_breakeven(breakeven: list[dict], variants: list[list[dict]]) -> None:
-    """A break-even cell's kind (and whether it is decided) at both extremes."""
+    """A break-even cell's decision at both extremes: its kind, whether the intervals
+    decide it, and its verdict on the workload (not its n_be, which any coefficient moves:
+    comparing the displayed value marked a cell decided alike at both extremes)."""
     _mark(breakeven, variants, ("testbed", "setting", "file_type", "codec", "metric"),
-          "display")
+          BREAKEVEN_DECISION)
 
 
 def mark_claims(claims: list[dict], variants: list[list[dict]]) -> None:
     """A claim's verdict at both extremes."""
-    _mark(claims, variants, ("testbed", "setting", "claim_id"), "verdict")
+    _mark(claims, variants, ("testbed", "setting", "claim_id"), ("verdict",))
 
 
 def model_check(runs: list[dict]) -> list[dict]:

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wattzip import disturbance
+from wattzip import disturbance, records
 from wattzip.errors import MeterError, WattzipError
 from wattzip.media import Medium
 from wattzip.meters import Meter
@@ -152,7 +152,8 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
     stack = contextlib.ExitStack()
     stdins = [stack.enter_context(open(p, "rb")) for p in operation.stdin_paths]
     stdouts = [
-        stack.enter_context(open(p, "wb")) if p else stack.enter_context(open(os.devnull, "wb"))
+        stack.enter_context(open(p, "wb", opener=records.nofollow)) if p
+        else stack.enter_context(open(os.devnull, "wb"))
         for p in operation.stdout_paths
     ]
     stderrs = [stack.enter_context(tempfile.TemporaryFile()) for _ in operation.argvs]

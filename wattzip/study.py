@@ -32,9 +32,10 @@ from wattzip.errors import ConfigError, FactorError
 from wattzip.extents import check_owns_blocks
 from wattzip.factors import governors_in_effect
 from wattzip.inputs import copy_through_user_space
-from wattzip.job import Job
+from wattzip.job import MeasurementJob
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
+from wattzip.run_record import RunRecord
 from wattzip.runner import measure, write_trace
 from wattzip.stats import relative_half_width
 from wattzip.throttle import throttled
@@ -58,7 +59,7 @@ class ColdCache:
     Without permission, the job's own files are evicted one by one.
     """
 
-    def __init__(self, job: Job):
+    def __init__(self, job: MeasurementJob):
         self.job = job
         if job.duty:  # the shell loop's own tools
             writer = "dd" if job.copies_plainly else job.codec.binary
@@ -85,7 +86,7 @@ class ColdCache:
         return method, False
 
 
-def _input_copies(job: Job, sources: list[str], folder: Path, what: str,
+def _input_copies(job: MeasurementJob, sources: list[str], folder: Path, what: str,
                   log: Callable[[str], None]) -> list[str]:
     """Copies of the input in `folder`, one per source, named by its sha256 and kept when
     whole: through user space (never a reflink), outside every measured region, each
@@ -103,7 +104,7 @@ def _input_copies(job: Job, sources: list[str], folder: Path, what: str,
     return paths
 
 
-def prepare_input_copies(job: Job, log: Callable[[str], None]) -> None:
+def prepare_input_copies(job: MeasurementJob, log: Callable[[str], None]) -> None:
     """One input file per copy (copies > 1), so the N readers do real I/O each, beside
     the input and kept for the next job."""
     job.input_paths = (_input_copies(job, [job.input_path] * job.copies,
@@ -112,7 +113,7 @@ def prepare_input_copies(job: Job, log: Callable[[str], None]) -> None:
                        if job.copies > 1 else [job.input_path])
 
 
-def stage_on_medium(job: Job, log: Callable[[str], None]) -> None:
+def stage_on_medium(job: MeasurementJob, log: Callable[[str], None]) -> None:
     """SYSTOR '09's layout: the input on the disk the runs write to, so that reading it
     and writing the output share that disk (and an emulated disk's one budget); staged
     onto the freshly attached medium without the emulated disk's budget."""
@@ -125,7 +126,7 @@ def stage_on_medium(job: Job, log: Callable[[str], None]) -> None:
     os.sync()
 
 
-def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
+def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
     """Repeat the job's write/read pair until its stopping rule says enough (the paper's,
     or the verdict design's looks: then with the codec's own plain arm, interleaved ABBA).
@@ -269,8 +270,8 @@ def run_job(job: Job, meter: Meter, journal: str | os.PathLike,
             "complete": repeats_done >= job.min_repeats}
 
 
-def plain_arm(job: Job) -> Job:
-    """The verdict design's plain arm of a codec's job: a Job of its own (its own stored
+def plain_arm(job: MeasurementJob) -> MeasurementJob:
+    """The verdict design's plain arm of a codec's job: a MeasurementJob of its own (its own stored
     file, wattzip-<type>-plain.raw, its own verification) on the same medium, inputs,
     meter, factors and repeats. A filesystem's compression is the codec's mount option:
     the plain arm's medium mounts without it, as the paper design's plain job's does."""
@@ -283,19 +284,19 @@ def plain_arm(job: Job) -> Job:
                                _verified_digests=set())
 
 
-def abba(arms: list[Job], repeat: int) -> list[Job]:
+def abba(arms: list[MeasurementJob], repeat: int) -> list[MeasurementJob]:
     """The arms of a repeat: odd repeats in the given order, even ones reversed (with two
     arms P and C: P C, C P, P C, ...), so that a drift over time falls on each alike."""
     return arms if repeat % 2 else arms[::-1]
 
 
-def pairing(job: Job, arm: Job) -> dict:
+def pairing(job: MeasurementJob, arm: MeasurementJob) -> dict:
     """What a run of `arm` records of the job it belongs to: a plain arm names the codec
     it is paired with (runs.csv's paired_with)."""
     return {} if arm is job else {"paired_with": job.codec_name}
 
 
-def _measure_pair(arm: Job, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,
+def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,
                   repeat: int, version: str | None, key: str, info: dict,
                   stored: list[str], paired: dict) -> Iterator[dict]:
     """One arm's write and then read in one repeat, each record as soon as its run ends
@@ -323,27 +324,32 @@ def _measure_pair(arm: Job, meter: Meter, devices: dict, throttle, cold_cache: C
                 written_ok = verified
             else:
                 verified, why = written_ok and result["succeeded"], result["error"]
-                record["output_bytes"] = arm.input_bytes * arm.copies
-            record["verified"] = bool(verified)
-            record["failure"] = None if verified else (why or "failed")
+                record.output_bytes = arm.input_bytes * arm.copies
+            record.verified = bool(verified)
+            record.failure = None if verified else (why or "failed")
             # Another process's load (or a VM neighbour's steal) in the region: flagged and
             # left out of every statistic; the job's loop measures it again.
-            disturbed = arm.quiet.judge(record) if arm.quiet and verified else None
+            disturbed = arm.quiet.judge(record.to_dict()) if arm.quiet and verified else None
             if disturbed:
                 record.update(disturbed=disturbed, verified=False,
                               failure=f"disturbed: {disturbed}; measured again")
             if arm.trace_dir:
                 trace = os.path.join(arm.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
                 write_trace(trace, result["_power_samples"], result["_disk_samples"])
-                record["trace"] = trace
+                record.trace = trace
         record.update(paired)
-        yield record
+        yield record.to_dict()
 
 
 def on_disk_bytes(path: str) -> int:
     """Bytes a file takes on a compressing btrfs (compsize's Disk Usage), after a sync."""
     os.sync()
-    proc = subprocess.run(["compsize", "-b", path], capture_output=True, text=True, check=False)
+    try:
+        proc = subprocess.run(["compsize", "-b", path], capture_output=True, text=True,
+                              check=False)
+    except FileNotFoundError:
+        raise ConfigError("a filesystem codec (btrfs-*) reads its on-disk size with compsize, "
+                          "which is not installed; install btrfs-compsize") from None
     for line in proc.stdout.splitlines():
         fields = line.split()
         if fields and fields[0] == "TOTAL":
@@ -358,28 +364,28 @@ def _remove(paths: list[str]) -> None:
             os.unlink(path)
 
 
-def _check_written(job: Job, result: dict, record: dict) -> tuple[bool, str]:
+def _check_written(job: MeasurementJob, result: dict, record: RunRecord) -> tuple[bool, str]:
     """After a write, outside the region: its size, whether it owns its blocks, its bytes."""
     stored = [p for p in job.stored_paths() if os.path.exists(p)]
     if job.codec and job.codec.filesystem:  # what the filesystem stored, not the file's size
-        record["output_bytes"] = sum(on_disk_bytes(p) for p in stored)
+        record.output_bytes = sum(on_disk_bytes(p) for p in stored)
     else:
-        record["output_bytes"] = sum(os.path.getsize(p) for p in stored)
+        record.output_bytes = sum(os.path.getsize(p) for p in stored)
     if not result["succeeded"]:
         return False, result["error"]
     owns, why = check_owns_blocks(stored)
-    record["own_blocks"] = owns
+    record.own_blocks = owns
     if owns is False:
         return False, why
     verified = job.verify()
-    record["verification"] = job.verification
+    record.verification = job.verification
     return verified
 
 
-def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str,
-            key: str) -> dict:
-    record = {k: v for k, v in result.items() if not k.startswith("_")}
-    record.update({
+def _record(job: MeasurementJob, result: dict, repeat: int, version: str | None, cache: str,
+            key: str) -> RunRecord:
+    """A measured region's run record: its result, then its job's fields."""
+    record = RunRecord.new(result, {
         "testbed": job.testbed,
         "file_type": job.file_type,
         "input_bytes": job.input_bytes,
@@ -401,27 +407,27 @@ def _record(job: Job, result: dict, repeat: int, version: str | None, cache: str
         "idle_windows": job.idle_windows,
     })
     if job.model is not None:
-        interval = record.get("meter_interval_s") or record["elapsed_s"]
+        interval = record.meter_interval_s or record.elapsed_s
         record.update(model_row=job.model.row, model_how=job.model.how,
                       model_min_w_per_thread=job.model.min_w_per_thread,
                       model_max_w_per_thread=job.model.max_w_per_thread,
                       model_threads=job.model.threads, model_source=job.model.source,
-                      model_energy_j=job.model.energy_j(interval, record["cpu_busy_s"]))
+                      model_energy_j=job.model.energy_j(interval, record.cpu_busy_s))
     return record
 
 
-def _skipped_read(job: Job, op: str, repeat: int, key: str) -> dict:
-    return {
+def _skipped_read(job: MeasurementJob, op: str, repeat: int, key: str) -> RunRecord:
+    return RunRecord.new({
         "testbed": job.testbed, "file_type": job.file_type, "input_bytes": job.input_bytes,
         "input_sha256": job.input_sha256, "codec": job.codec_name, "op": op, "repeat": repeat,
         "factors": {**job.factors, "copies": job.copies}, "job_key": key,
         "verified": False, "succeeded": False, "exit_code": None,
         "failure": "not run: the write of this repeat failed or did not verify",
         "started_at": None, "ended_at": None, "elapsed_s": None, "energy_j": None,
-    }
+    })
 
 
-def _progress_line(job: Job, r: dict) -> str:
+def _progress_line(job: MeasurementJob, r: dict) -> str:
     name = f"{job.file_type}/{r.get('codec') or job.codec_name}"
     if r.get("elapsed_s") is None:
         return f"{name} r{r['repeat']} {r['op']}: {r['failure']}"

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Callable
@@ -19,7 +20,12 @@ from pathlib import Path
 from wattzip.errors import MachineError
 
 OWNER_ENV = "WATTZIP_OWNER"  # marks every process a wattzip command starts
-
+# A stand-in for /sys that the tests build (this VM has no cpufreq); root's own setting.
+FAKE_SYSFS_ENV = "WATTZIP_FAKE_SYSFS"
+# The files a "sysfs" change may write, below /sys: a disk's scheduler, a CPU's governor.
+# Resolved: /sys/block/vda is a link into /sys/devices, cpuN/cpufreq one to policyN.
+SYSFS_FILES = re.compile(r"(^|/)block/[^/]+/queue/scheduler$|^devices/system/cpu/"
+                         r"(cpu[0-9]+/cpufreq|cpufreq/policy[0-9]+)/scaling_governor$")
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess:
@@ -32,8 +38,30 @@ def _mounted(path: str) -> bool:
         return any(line.split()[1].replace("\\040", " ") == real for line in f)
 
 
+def _below(path: str, root: str) -> str | None:
+    """`path` relative to `root`, both resolved, or None if it lies outside."""
+    real, root = os.path.realpath(path), os.path.realpath(root)
+    return os.path.relpath(real, root) if real.startswith(root.rstrip("/") + "/") else None
+
+
+def _refuse(entry: dict, why: str) -> None:
+    raise MachineError(f"refused: a {entry['kind']} change may touch only {why}, and "
+                       f"{entry['target']} is not one")
+
+
+def _sysfs_file(entry: dict) -> Path:
+    """The target, if it is a scheduler or governor file (under /sys, or the tests' own)."""
+    roots = ["/sys", *filter(None, [os.environ.get(FAKE_SYSFS_ENV)])]
+    for root in roots:
+        rel = _below(entry["target"], root)
+        if rel and SYSFS_FILES.search(rel):
+            return Path(root, rel)
+    _refuse(entry, "an I/O scheduler or governor file under /sys")
+    raise AssertionError  # unreachable
+
+
 def _undo_sysfs(entry: dict) -> None:
-    path = Path(entry["target"])
+    path = _sysfs_file(entry)
     path.write_text(entry["original"])
     now = path.read_text()
     bracketed = re.search(r"\[(\S+)\]", now)
@@ -42,7 +70,21 @@ def _undo_sysfs(entry: dict) -> None:
         raise MachineError(f"{path} reads {value!r} after writing {entry['original']!r}")
 
 
+def _mount_source(path: str) -> str | None:
+    real, found = os.path.realpath(path), None
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            source, mount = line.split()[:2]
+            if mount.replace("\\040", " ") == real:
+                found = source  # the last mount on top wins
+    return found
+
+
 def _undo_mount(entry: dict) -> None:
+    made = (entry.get("extra") or {}).get("source")
+    source = _mount_source(entry["target"])
+    if made and source and os.path.realpath(source) != os.path.realpath(made):
+        _refuse(entry, f"the mount wattzip made (of {made}; mounted there now: {source})")
     while _mounted(entry["target"]):
         proc = _run(["umount", entry["target"]])
         if proc.returncode != 0:
@@ -56,12 +98,45 @@ def _loops_backed_by(image: str) -> list[str]:
     for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
         with contextlib.suppress(OSError):
             name = backing.read_text().strip().removesuffix(" (deleted)")
-            if name == image:
+            if name == image or name == os.path.realpath(image):
                 found.append(f"/dev/{backing.parent.parent.name}")
     return found
 
 
+# Set by root on every image wattzip makes; a user cannot set or forge a trusted.* name.
+IMAGE_MARK = "trusted.wattzip"
+
+
+def is_wattzip_image(image: str) -> bool:
+    """An image wattzip made: marked so when it was made (or, where the filesystem keeps
+    no such marks, named in a root-owned file beside it)."""
+    st = os.lstat(image)
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    with contextlib.suppress(OSError):
+        if os.getxattr(image, IMAGE_MARK, follow_symlinks=False) == b"1":
+            return True
+    side = Path(image + ".wattzip")
+    with contextlib.suppress(OSError):
+        return os.lstat(side).st_uid == 0 and side.read_text().strip() == str(st.st_ino)
+    return False
+
+
+def _loop_is_ours(target: str) -> bool:
+    """The emulated disk's file (in a wattzip-onedisk mount, read without a stat that a
+    dead daemon would fail), an image wattzip made, or a file already gone."""
+    folder = os.path.dirname(target)
+    if os.path.basename(target) == "disk.img" and folder.endswith(".onedisk"):
+        return _mount_source(folder) in (None, "wattzip-onedisk")
+    try:
+        return is_wattzip_image(target)
+    except FileNotFoundError:
+        return True  # deleted: only loops still naming it are detached
+
+
 def _undo_loop(entry: dict) -> None:
+    if not _loop_is_ours(entry["target"]):
+        _refuse(entry, "a loop device of an image wattzip made")
     for loop in _loops_backed_by(entry["target"]):
         with open("/proc/self/mounts") as f:
             mounts = [line.split()[1] for line in f if line.split()[0] == loop]
@@ -76,7 +151,11 @@ def _undo_cgroup(entry: dict) -> None:
     path = Path(entry["target"])
     if not path.exists():
         return
-    back = Path(entry["extra"]["return_to"]) / "cgroup.procs"
+    home = entry["extra"]["return_to"]
+    if not (_below(str(path), "/sys/fs/cgroup") and path.name.startswith("wattzip-")
+            and (_below(home, "/sys/fs/cgroup") or os.path.realpath(home) == "/sys/fs/cgroup")):
+        _refuse(entry, "a wattzip-* cgroup under /sys/fs/cgroup")
+    back = Path(home) / "cgroup.procs"
     for pid in (path / "cgroup.procs").read_text().split():
         with contextlib.suppress(ProcessLookupError):  # a process that exits meanwhile
             back.write_text(f"{pid}\n")
@@ -108,6 +187,9 @@ def _undo_processes(entry: dict) -> None:
 
 
 def _undo_dir(entry: dict) -> None:
+    target = entry["target"]
+    if os.path.islink(target) or not os.path.basename(target).startswith("wattzip-"):
+        _refuse(entry, "a wattzip-* folder wattzip made")
     shutil.rmtree(entry["target"], ignore_errors=True)
     if os.path.exists(entry["target"]):
         raise MachineError(f"cannot remove {entry['target']}")
@@ -118,6 +200,8 @@ def _undo_serial(entry: dict) -> None:
     is gone was unplugged, and the meter with it."""
     if not os.path.exists(entry["target"]):
         return
+    if not _below(entry["target"], "/dev"):
+        _refuse(entry, "a serial port under /dev")
     import serial  # pyserial: present, since the meter was opened with it
 
     with serial.Serial(entry["target"], entry["extra"].get("baud", 115200), timeout=1) as port:

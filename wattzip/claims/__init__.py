@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from wattzip.analysis_options import DEFAULT, AnalysisOptions, percent
 from wattzip.claims import hpc14, systor09, systor11  # noqa: F401 (they register their checks)
 from wattzip.claims.evidence import Evidence, _cell_name
-from wattzip.claims.registry import CHECKS, CONFIDENCE, Claim, Outcome, check, load_claims
+from wattzip.claims.registry import CHECKS, Claim, Outcome, check, load_claims
 from wattzip.claims.systor11 import sysid_fits
 from wattzip.family import holm
 from wattzip.resources import ReferenceDir
@@ -16,7 +17,8 @@ __all__ = ["CHECKS", "Claim", "Evidence", "Outcome", "check", "decide", "fit_per
 
 
 def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
-           runs: list[dict], reference_dir: ReferenceDir | None = None) -> list[dict]:
+           runs: list[dict], reference_dir: ReferenceDir | None = None,
+           options: AnalysisOptions = DEFAULT) -> list[dict]:
     """One row per testbed x setting x claim (testbed-scoped claims: setting 'all')."""
     claims = load_claims(reference_dir)
     rows = []
@@ -25,7 +27,7 @@ def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
         for claim in claims:
             for setting in (settings if claim.scope == "setting" else [None]):
                 ev = Evidence(testbed, setting, summary, breakeven, correlation, runs,
-                              reference_dir)
+                              reference_dir, options)
                 out, holm = familywise(claim, ev, CHECKS[claim.id](claim, ev))
                 rows.append({**_row(claim, out, ev), **holm})
     return rows
@@ -38,25 +40,26 @@ def familywise(claim: Claim, ev: Evidence, out: Outcome) -> tuple[Outcome, dict]
     names = set(out.rests_on)
     cells = [b for b in ev.in_setting(ev.breakeven) if _cell_name(b) in names] \
         if ev.setting is not None else []
-    stated = {"familywise_confidence": f"{CONFIDENCE:.0%} per comparison",
+    level = ev.options.confidence
+    stated = {"familywise_confidence": f"{level:.0%} per comparison",
               "family_cells": len(cells), "holm_undecided": "",
               # What its undecided cells could have seen (wattzip.power).
               "undecided_power": "; ".join(f"{_cell_name(b)} {b['verdict_note']}"
                                           for b in cells if b.get("undecided_as"))}
     if len(cells) < 2 or any(b.get("p_decided") in (None, "") for b in cells):
         if len(cells) == 1:
-            stated["familywise_confidence"] = f"{CONFIDENCE:.0%} (one cell)"
+            stated["familywise_confidence"] = f"{level:.0%} (one cell)"
         return out, stated
-    keep = holm([float(b["p_decided"]) for b in cells], 1 - CONFIDENCE)
+    keep = holm([float(b["p_decided"]) for b in cells], 1 - level)
     undone = [b for b, k in zip(cells, keep, strict=True) if b["decided"] and not k]
-    stated["familywise_confidence"] = (f"{CONFIDENCE:.0%} family-wise over "
+    stated["familywise_confidence"] = (f"{level:.0%} family-wise over "
                                        f"{len(cells)} cells (Holm)")
     stated["holm_undecided"] = "; ".join(_cell_name(b) for b in undone)
     if undone:
         held = {id(b) for b in undone}
         breakeven = [{**b, "decided": False} if id(b) in held else b for b in ev.breakeven]
         ev = Evidence(ev.testbed, ev.setting, ev.summary, breakeven, ev.correlation, ev.runs,
-                      ev.reference_dir)
+                      ev.reference_dir, ev.options)
         out = CHECKS[claim.id](claim, ev)
     out.evidence += (f" [{stated['familywise_confidence']}"
                      + (f"; decided alone, not in the family: {stated['holm_undecided']}"
@@ -70,7 +73,8 @@ def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:
     if estimated:
         notes.append("rests on ESTIMATED energy (utilization model, no power meter)")
     if out.undecided:
-        notes.append("undecided at 95%: " + "; ".join(out.undecided))
+        notes.append(f"undecided at {percent(ev.options.confidence)}%: "
+                     + "; ".join(out.undecided))
     verdict = ("holds" if out.ok else "refuted") if out.ok is not None else (
         f"not testable here: {out.why}")
     return {"testbed": ev.testbed, "setting": ev.setting or "all", "claim_id": claim.id,

@@ -7,7 +7,8 @@ import functools
 from collections import defaultdict
 from dataclasses import dataclass
 
-from wattzip.claims.registry import CONFIDENCE, FACTOR_FIELDS, Claim, Outcome
+from wattzip.analysis_options import DEFAULT, AnalysisOptions
+from wattzip.claims.registry import FACTOR_FIELDS, Claim, Outcome
 from wattzip.reference import read_reference
 from wattzip.resources import ReferenceDir, reference_file
 from wattzip.stats import Interval, welch_interval
@@ -24,6 +25,7 @@ class Evidence:
     correlation: list[dict]
     runs: list[dict]
     reference_dir: ReferenceDir | None
+    options: AnalysisOptions = DEFAULT
 
     def __post_init__(self) -> None:
         self._values: dict[tuple, list[dict]] = defaultdict(list)
@@ -61,7 +63,8 @@ class Evidence:
                    setting_b=None) -> Interval:
         """Interval of mean(a) - mean(b), a and b (file type, codec, op)."""
         return welch_interval([(1, self.values(*a, metric, setting=setting_a)),
-                               (-1, self.values(*b, metric, setting=setting_b))], CONFIDENCE)
+                               (-1, self.values(*b, metric, setting=setting_b))],
+                              self.options.confidence)
 
     def codecs(self) -> list[str]:
         return sorted({r["codec"] for r in self.in_setting(self.summary) if r["codec"] != "plain"})

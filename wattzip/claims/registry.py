@@ -15,7 +15,6 @@ import yaml
 from wattzip.errors import ConfigError
 from wattzip.resources import ReferenceDir, reference_file
 
-CONFIDENCE = 0.95
 # The factor columns the analysis tables carry (wattzip.design.FACTORS, bandwidth in bytes/s).
 FACTOR_FIELDS = ("medium", "io_scheduler", "governor", "copies", "bandwidth_bytes_per_s")
 

@@ -26,13 +26,13 @@ class WattsUpMeter(PowerSampleMeter):
 
     def __init__(self, options):
         super().__init__(options)
-        import serial  # pyserial
+        import serial  # noqa: F401 - pyserial is here, or this fails now, not mid-study
 
         if not options.wattsup_port:
             raise MeterError("wattsup: no serial port configured (meter.wattsup_port)")
         self.scope = "wall"
         self.resolution_s = options.wattsup_interval_s
-        self._port = serial.Serial(options.wattsup_port, options.wattsup_baud, timeout=0.05)
+        self._port = None  # opened by start(), under the machine's lock
         self._reader: threading.Thread | None = None
         self._change: str | None = None
 
@@ -47,6 +47,19 @@ class WattsUpMeter(PowerSampleMeter):
         except ImportError:
             return "wattsup: pyserial is not installed"
         return None
+
+    def _open(self) -> None:
+        """The port, opened only while this process holds the machine: a second command
+        waiting for the lock must not talk to the meter of the one measuring."""
+        import serial
+
+        if self._port is not None:
+            return
+        if not machine.held():
+            raise MeterError("wattsup: the meter's port is opened only under the machine's "
+                             "lock (inside a wattzip command's session)")
+        self._port = serial.Serial(self.options.wattsup_port, self.options.wattsup_baud,
+                                   timeout=0.05)
 
     def _command(self, text: str) -> None:
         self._port.write(text.encode("ascii"))
@@ -88,6 +101,7 @@ class WattsUpMeter(PowerSampleMeter):
         return True
 
     def _begin(self) -> None:
+        self._open()
         self._stop_reading = threading.Event()
         self._arrived = threading.Condition()
         self._command("#R,W,0;")
@@ -124,4 +138,6 @@ class WattsUpMeter(PowerSampleMeter):
             self._reader.join()
 
     def close(self) -> None:
-        self._port.close()
+        if self._port is not None:
+            self._port.close()
+            self._port = None

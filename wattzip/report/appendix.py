@@ -13,7 +13,9 @@ import csv
 import datetime as dt
 from pathlib import Path
 
+from wattzip.analysis_options import AnalysisOptions
 from wattzip.claims import load_claims
+from wattzip.design import Study
 from wattzip.latex import tex
 
 SIMULATED = ("SIMULATED: a rehearsal's runs, synthesised from the study's design; nothing "
@@ -27,6 +29,13 @@ def rows(path):
 
 def _stamp(text):
     return dt.datetime.fromisoformat(text).timestamp()
+
+
+def analysis_options(configfiles: list[str]) -> AnalysisOptions:
+    """The options the analysis decided the claims with, from the study's config (the
+    verdict design's looks among them): a claim decided again decides the same way."""
+    study = Study.from_files(list(dict.fromkeys(["config.yaml", *configfiles])))
+    return AnalysisOptions.of_study(study.repeats, study.config["verdict"])
 
 
 def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]) -> list:
@@ -45,6 +54,7 @@ def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]
         return (f".venv/bin/snakemake --cores all --configfile {' '.join(files)} "
                 f"{base}/claims.csv")
 
+    flags = analysis_options(configfiles).flags()
     out = []
     for claim in load_claims():
         row = verdicts.get(claim.id, {})
@@ -57,7 +67,7 @@ def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]
             else f"measure_runs in every setting of the {claim.factor or 'study'}, then analyze",
             "rerun": experiment_command(claim.overlay),
             "decide": f".venv/bin/wattzip claims {base}/runs.csv --settings "
-                      f"{base}/settings.csv --claim {claim.id}",
+                      f"{base}/settings.csv {flags} --claim {claim.id}",
             "duration": f"{span_min:.1f} min (this study's measurement)" if tested
             else f"not run here (needs {claim.overlay})",
             "expected": claim.claim + (f" (compared with {', '.join(claim.reference)})"

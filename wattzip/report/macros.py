@@ -9,6 +9,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
+from wattzip.analysis_options import AnalysisOptions, breakeven_levels, percent
+from wattzip.breakeven import format_ratio
+from wattzip.errors import RecordError
 from wattzip.latex import display_tex, tex
 from wattzip.meters.coefficients import extremes
 from wattzip.report.tables import ReportTables
@@ -33,7 +36,7 @@ def breakeven_cell(t: ReportTables, file_type: str, codec: str, metric: str = "E
 def compression_ratio(t: ReportTables, file_type: str, codec: str) -> str:
     for s in t.summary:
         if (s["file_type"], s["codec"], s["op"]) == (file_type, codec, "compress-write"):
-            return f"{float(s['compression_ratio']):.2f}"
+            return display_tex(format_ratio(float(s["compression_ratio"])))
     return "--"
 
 
@@ -133,6 +136,21 @@ def crosscheck(t: ReportTables) -> dict[str, str]:
     }
 
 
+def confidence_levels(t: ReportTables, params: Mapping) -> dict[str, str]:
+    """Every confidence level the text states, from the study's analysis options; refused
+    when the break-even table was decided at other levels (an analysis of another config)."""
+    options = AnalysisOptions.of_study(params["repeats"])
+    levels = tex(breakeven_levels(options))
+    stale = {b["levels_tex"] for b in t.breakeven if b.get("levels_tex") != levels}
+    if stale:
+        raise RecordError(f"the break-even table was decided at other levels ({sorted(stale)}) "
+                          f"than this study's ({levels}): run the analysis again")
+    return {"ConfidencePct": f"{percent(options.confidence)}\\%",
+            "BeDifferenceConfidencePct": f"{percent(options.difference_confidence)}\\%",
+            "BeJointConfidencePct": f"{percent(options.look_confidence)}\\%",
+            "BeLevels": levels}
+
+
 def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
     """The macros by name (without the backslash), each a piece of LaTeX."""
     runs = t.runs
@@ -164,6 +182,7 @@ def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
         # makes fewer than its maximum (max_count)
         "IdleWindows": f"{t.idle['count']} $\\times$ {t.idle['seconds']:g}\\,s",
         **idle_interval(t.idle),
+        **confidence_levels(t, params),
         "FileSize": tex(params["file_size"]),
         "FileTypes": tex(", ".join(params["file_types"])),
         "Codecs": tex(", ".join(params["codecs"])),

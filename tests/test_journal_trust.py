@@ -1,0 +1,157 @@
+"""The journal of changes is trusted only when it can be (issue 30): root alone can
+write it, each kind of change touches only what it makes, entries from another host
+or boot are reported, and undo goes on past a failure.
+
+Each test forges entries in a state folder of its own, as another user could have
+written them, and runs the real `wattzip restore`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wattzip import machine
+
+from .test_machine import loops_of, mounted
+from .test_shared_server import own_lock, run  # noqa: F401 - own_lock: autouse fixture
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+
+
+def own_state(tmp_path: Path, mode: int = 0o700) -> dict:
+    state = tmp_path / "state"
+    state.mkdir(mode=mode)
+    state.chmod(mode)
+    return {machine.STATE_DIR_ENV: str(state)}
+
+
+def forge(state: Path, target: Path, kind: str = "sysfs", **extra) -> None:
+    """A hand-written entry of a dead owner, as another user could add it."""
+    entry = {"op": "change", "id": "f" * 32, "owner": {"pid": 1, "start": "0"},
+             "kind": kind, "target": str(target), "original": "owned", "extra": extra,
+             "at": "2026-01-01T00:00:00+00:00", **machine.here()}
+    with open(state / "changes.jsonl", "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def test_a_state_folder_others_can_write_is_refused(tmp_path):
+    env = own_state(tmp_path, 0o777)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    forge(tmp_path / "state", victim)
+    out = run("restore", env=env)
+    assert out.returncode == 2
+    assert "cannot be trusted" in out.stderr and "writable by others" in out.stderr
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_journal_owned_by_another_user_is_refused(tmp_path):
+    env = own_state(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    forge(tmp_path / "state", victim)
+    os.chown(tmp_path / "state" / "changes.jsonl", 65534, 65534)
+    out = run("restore", env=env)
+    assert out.returncode == 2 and "owned by uid 65534" in out.stderr
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("kind, extra", [("sysfs", {}), ("dir", {}), ("serial", {}),
+                                         ("cgroup", {"return_to": "/sys/fs/cgroup"})])
+def test_each_kind_of_change_touches_only_what_it_makes(tmp_path, kind, extra):
+    """Even in a trusted journal, a "sysfs" entry outside /sys (or any other kind's
+    entry naming some other file) is refused, named, and left alone."""
+    env = own_state(tmp_path)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "scheduler").write_text("precious\n")
+    forge(tmp_path / "state", victim / "scheduler" if kind == "sysfs" else victim, kind,
+          **extra)
+    out = run("restore", env=env)
+    assert out.returncode == 2 and "refused" in out.stderr and str(victim) in out.stderr
+    assert (victim / "scheduler").read_text() == "precious\n"
+
+
+def test_a_mount_wattzip_did_not_make_is_not_unmounted(tmp_path):
+    target = tmp_path / "theirs"
+    target.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "theirs", str(target)],
+                   check=True)
+    try:
+        env = own_state(tmp_path)
+        forge(tmp_path / "state", target, "mount", source="/dev/loop999")
+        out = run("restore", env=env)
+        assert out.returncode == 2 and "refused" in out.stderr
+        assert mounted(target)
+    finally:
+        subprocess.run(["umount", str(target)], check=False)
+
+
+def test_entries_name_host_and_boot_and_another_boot_s_are_reported_not_undone(tmp_path):
+    env = own_state(tmp_path)
+    victim = tmp_path / "wattzip-victim"
+    victim.mkdir()
+    forge(tmp_path / "state", victim, "dir")
+    journal = tmp_path / "state" / "changes.jsonl"
+    entry = json.loads(journal.read_text())
+    entry["boot"] = "00000000-0000-0000-0000-000000000000"
+    journal.write_text(json.dumps(entry) + "\n")
+    out = run("restore", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "not undone, from another host or boot" in out.stderr and str(victim) in out.stderr
+    assert victim.exists()
+    mine = machine.note("dir", str(tmp_path / "wattzip-mine"))
+    try:
+        made = [e for e in machine.pending() if e["id"] == mine][0]
+        assert made["host"] == os.uname().nodename
+        assert made["boot"] == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    finally:
+        machine.undone(mine)
+
+
+def test_undo_goes_on_past_a_failure_and_restore_exits_non_zero(tmp_path):
+    env = own_state(tmp_path)
+    state = tmp_path / "state"
+    later = tmp_path / "wattzip-later"
+    later.mkdir()
+    forge(state, later, "dir")  # made first, undone last
+    bad = tmp_path / "bad"
+    forge(state, bad, "sysfs")  # undone first: refused, stays changed
+    journal = state / "changes.jsonl"
+    lines = journal.read_text().splitlines()
+    second = json.loads(lines[1])
+    second["id"] = "e" * 32
+    journal.write_text(lines[0] + "\n" + json.dumps(second) + "\n")
+    out = run("restore", env=env)
+    assert out.returncode == 2
+    assert f"sysfs {bad}" in out.stderr and "stay changed" in out.stderr
+    assert not later.exists()  # undone although the entry after it failed
+
+
+def test_an_unwritable_state_folder_is_a_named_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = run("restore", env={machine.STATE_DIR_ENV: str(blocker / "state")})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"the state folder {blocker / 'state'}" in out.stderr
+
+
+def test_a_loop_device_of_an_image_wattzip_did_not_make_is_left_attached(tmp_path):
+    image = tmp_path / "theirs.img"
+    image.write_bytes(b"")
+    os.truncate(image, 8 << 20)
+    loop = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    try:
+        env = own_state(tmp_path)
+        forge(tmp_path / "state", image, "loop")
+        out = run("restore", env=env)
+        assert out.returncode == 2 and "refused" in out.stderr
+        assert loops_of(image) == [loop]
+    finally:
+        subprocess.run(["losetup", "--detach", loop], check=False)

@@ -1,0 +1,82 @@
+"""One rule for the papers' magnitudes, in every table that prints a ratio."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from wattzip import analysis
+from wattzip.breakeven import display, format_number, format_ratio, magnitude
+from wattzip.latex import display_tex
+
+from .test_workflow import REPO
+
+# Table 3 prints compress -b 10's zero-file ratio (today 344-362) as ~10^2 and gzip -6's
+# (1030) as ~10^3: the floor of log10, and only above 100 ("greater than 100", Table 4).
+EDGES = [(99.9, "99.90", "99.9"), (100.0, "100.00", "100.0"), (316.0, "~10^2", "~10^2"),
+         (362.0, "~10^2", "~10^2"), (999.0, "~10^2", "~10^2"), (1000.0, "~10^3", "~10^3")]
+
+
+@pytest.mark.parametrize(("value", "ratio", "breakeven"), EDGES)
+def test_magnitude_edges(value, ratio, breakeven):
+    assert format_ratio(value) == ratio
+    assert format_number(value) == breakeven
+    assert display("at_most", value) == f"≤ {breakeven}"
+
+
+def test_magnitude_counts_in_integers():
+    assert [magnitude(v) for v in (101, 999.999, 1000, 1e6, 10**15 - 1)] == [2, 2, 3, 6, 14]
+
+
+def _summary_row(ratio):
+    base = {"testbed": "t", "setting": "s", "file_type": "zero", "codec": "c-10",
+            "op": "compress-write", "repeat": 1, "verified": True, "elapsed_s": 1.0,
+            "user_s": 1.0, "sys_s": 0.0, "wait_s": 0.0, "cpu_utilization": 1.0,
+            "energy_j": 1.0, "energy_active_j": 0.5, "energy_passive_j": 0.5,
+            "input_bytes": 362_000, "output_bytes": 362_000 / ratio}
+    return analysis.summarize([base])[0]
+
+
+def test_the_summary_holds_the_ratio_cell_the_table_places():
+    """c-10's zero ratio 362: ~10^2 in the table as in comparison.csv (it was ~10^3)."""
+    row = _summary_row(362.0)
+    assert row["compression_ratio_tex"] == display_tex("~10^2") == r"$\sim\!10^{2}$"
+
+
+def test_the_ratio_table_only_places_the_cell(tmp_path):
+    """table_ratios.R reads the cell as text ("1.00" stays "1.00") and formats nothing."""
+    script = (REPO / "scripts" / "table_ratios.R").read_text()
+    assert "log10" not in script and "sprintf" not in script
+    csv = tmp_path / "s.csv"
+    csv.write_text("tool,compression_ratio_tex\ngzip,1.00\ngzip,4.10\n")
+    r = tmp_path / "t.R"
+    r.write_text('source("scripts/theme.R")\n'
+                 f'cat(read_summary("{csv}", "compression_ratio_tex")$compression_ratio_tex,'
+                 ' sep = "\\n")\n')
+    out = subprocess.run(["Rscript", str(r)], cwd=REPO, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["1.00", "4.10"]
+
+
+def test_the_texts_ratios_share_the_formatter():
+    from types import SimpleNamespace
+
+    from wattzip.report import macros
+
+    t = SimpleNamespace(summary=[{"file_type": "zero", "codec": "c-10", "op": "compress-write",
+                                  "compression_ratio": "362.0"}])
+    assert macros.compression_ratio(t, "zero", "c-10") == r"$\sim\!10^{2}$"
+
+
+def test_r_reads_the_formatters_cells_as_text(tmp_path):
+    """An original table (or a break-even table) whose cells all look like numbers keeps
+    them as the formatter set them: "4.0" is not printed as 4."""
+    ref = tmp_path / "r.csv"
+    ref.write_text("codec,file_type,display,display_tex\ngz-1,text,4.0,4.0\n")
+    r = tmp_path / "t.R"
+    r.write_text('source("scripts/tex.R")\nsuppressMessages(library(data.table))\n'
+                 f'd <- read_reference("{ref}")\ncat(d$display, d$display_tex, sep = "\\n")\n')
+    out = subprocess.run(["Rscript", str(r)], cwd=REPO, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["4.0", "4.0"]

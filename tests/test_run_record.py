@@ -1,0 +1,73 @@
+"""One versioned run record: built in one place, its version in every journal line and runs.csv."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from wattzip import meters, records, study
+from wattzip.run_record import RUN_COLUMNS, SCHEMA_VERSION, RunRecord
+
+from .test_figures import FIXTURE
+from .test_runner import make_job
+
+# The design brief's "One run record" (../shared/design.md), factors spread in runs.csv.
+CONTRACT = ("testbed", "file_type", "input_bytes", "input_sha256", "codec", "level", "op",
+            "repeat", "started_at", "ended_at", "elapsed_s", "user_s", "sys_s", "wait_s",
+            "energy_j", "idle_power_w", "energy_passive_j", "energy_active_j", "meter_source",
+            "meter_scope", "meter_method", "samples", "output_bytes", "verified", "exit_code",
+            "tool_version")
+
+
+def test_the_record_holds_the_contracts_fields():
+    names = {f.name for f in dataclasses.fields(RunRecord)}
+    assert set(CONTRACT) | {"factors", "schema_version"} <= names
+    assert set(CONTRACT) <= set(RUN_COLUMNS) and RUN_COLUMNS[-1] == "schema_version"
+
+
+def test_a_jobs_runs_say_their_version_in_the_journal_and_runs_csv(small_inputs, tmp_path):
+    journal = tmp_path / "j.jsonl"
+    model = meters.ModelMeter(meters.MeterOptions(interval_s=0.05))
+    job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=2, max_repeats=2,
+                   meter_identity=model.identity({}), model=model.model)
+    study.run_job(job, model, journal, log=lambda m: None)
+    lines = [json.loads(x) for x in journal.read_text().splitlines()]
+    assert lines and all(x["schema_version"] == SCHEMA_VERSION for x in lines)
+    assert all(x["energy_passive_j"] is not None and x["factors"] for x in lines)
+    out = tmp_path / "runs.csv"
+    records.write_runs_csv(records.read_journal(journal), out)
+    rows = records.read_runs_csv(out)
+    assert {r["schema_version"] for r in rows} == {SCHEMA_VERSION}
+    assert {r["op"] for r in rows} == {"compress-write", "decompress-read"}
+
+
+def test_old_records_are_read_as_version_one(tmp_path):
+    old = records.read_runs_csv(FIXTURE / "tiny" / "runs.csv")  # written before the version
+    assert old and {r["schema_version"] for r in old} == {1}
+    line = {"testbed": "t", "file_type": "text", "codec": "gz-1", "op": "compress-write",
+            "repeat": 1, "verified": True, "factors": {"setting": "s", "copies": 1},
+            "key": "an old job key"}
+    journal = tmp_path / "old.jsonl"
+    journal.write_text(json.dumps(line) + "\n")
+    out = tmp_path / "runs.csv"
+    records.write_runs_csv(records.read_journal(journal), out)
+    row = records.read_runs_csv(out)[0]
+    assert row["schema_version"] == 1 and row["setting"] == "s"
+
+
+def test_a_record_keeps_fields_this_version_does_not_know():
+    entry = {"testbed": "t", "op": "plain-write", "image": "/var/tmp/x.img", "_samples": [1]}
+    record = RunRecord.from_dict(entry)
+    assert record.schema_version == 1 and record.extra == {"image": "/var/tmp/x.img"}
+    back = record.to_dict()
+    assert back["image"] == "/var/tmp/x.img" and "_samples" not in back
+    assert RunRecord.from_dict(back) == record
+    assert RunRecord.new(entry).schema_version == SCHEMA_VERSION
+
+
+def test_a_rehearsals_runs_are_records_of_this_version(tmp_path):
+    from .test_rehearsal import _simulated_runs
+
+    rows = records.read_runs_csv(_simulated_runs(tmp_path))
+    assert rows and {r["schema_version"] for r in rows} == {SCHEMA_VERSION}
+    assert all(r["simulated"] is True for r in rows)

@@ -1,0 +1,278 @@
+"""Root on a shared server (issue 30): a killed job's tools die with it, signals do what
+the user meant, paths cannot be turned against root, the lock cannot be taken by a
+user, and each change is made where the jobs make it. (The journal's trust:
+test_journal_trust.py.)
+
+Real loop devices, mounts, processes and users; each test fails on a wattzip that
+follows links, compares unresolved paths or binds an abstract socket.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from wattzip import machine
+
+from .test_machine import WATTZIP, holder, kill, loops_of, mounted
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+
+
+@pytest.fixture(autouse=True)
+def own_lock(monkeypatch):
+    """A lock of these tests' own: they change only their own folders and devices, and
+    must not wait for a study measuring beside them."""
+    monkeypatch.setenv(machine.LOCK_NAME_ENV, f"wattzip-test-{os.getpid()}")
+
+
+def run(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*WATTZIP, *argv], capture_output=True, text=True, check=False,
+                          env={**os.environ, **(env or {})})
+
+
+def test_a_job_killed_alone_leaves_tools_that_the_first_recovery_kills(tmp_path):
+    """SIGKILL of the job process only (the OOM killer's choice): its tool, in a process
+    group of its own and working in the mount, keeps the mount busy; the next command
+    kills it first, so its first recovery frees the mount and the loop device."""
+    target = tmp_path / "target"
+    proc = holder(f"""
+        import subprocess
+        from wattzip import machine
+        from wattzip.media import Medium
+        # No guard: as when it dies with the job (a Slurm timeout kills the whole cgroup).
+        held = machine.session("job", guarded=False)  # kept: a dropped one undoes at once
+        held.__enter__()
+        Medium(name="m", kind="image", path={str(target)!r}, size="16MiB").attach()
+        subprocess.Popen(["sleep", "600"], cwd={str(target)!r}, process_group=0)
+    """, tmp_path / "ready")
+    kill(proc)
+    image = target.with_name("target.img")
+    assert mounted(target) and loops_of(image)
+    out = run("restore")
+    assert out.returncode == 0, out.stderr
+    assert not mounted(target) and not loops_of(image)
+
+
+def test_a_job_killed_alone_is_undone_at_once_by_its_guard(tmp_path):
+    """No next command needed: the killed job's guard kills its tool and frees its mount
+    and loop device within seconds."""
+    target = tmp_path / "target"
+    proc = holder(f"""
+        import subprocess
+        from wattzip import machine
+        from wattzip.media import Medium
+        held = machine.session("job")  # kept: a dropped one would undo at once
+        held.__enter__()
+        Medium(name="m", kind="image", path={str(target)!r}, size="16MiB").attach()
+        tool = subprocess.Popen(["sleep", "600"], cwd={str(target)!r}, process_group=0)
+        open({str(tmp_path / "tool")!r}, "w").write(str(tool.pid))
+    """, tmp_path / "ready")
+    tool = int((tmp_path / "tool").read_text())
+    kill(proc)
+    image = target.with_name("target.img")
+    deadline = time.monotonic() + 30
+    while mounted(target) or loops_of(image) or machine.process_start(tool):
+        assert time.monotonic() < deadline, "the killed job's changes outlived it"
+        time.sleep(0.1)
+    assert not machine.pending()
+
+def test_nohup_hang_up_is_ignored_and_sigterm_still_undoes(tmp_path):
+    """Under nohup (SIGHUP ignored) a hang-up changes nothing; SIGTERM still stops."""
+    script = (f"import signal, time\nfrom wattzip import machine\n"
+              f"with machine.session('test'):\n"
+              f"    open({str(tmp_path / 'ready')!r}, 'w').close()\n"
+              f"    time.sleep(3)\n")
+    proc = subprocess.Popen(["nohup", sys.executable, "-c", script], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "ready").exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=30) == 0
+    out = run("restore")
+    assert out.returncode == 0, out.stderr
+
+
+def test_sigterm_under_nohup_still_undoes_and_stops(tmp_path):
+    folder = tmp_path / "wattzip-made"
+    script = (f"import os, time\nfrom wattzip import machine\n"
+              f"with machine.session('test'):\n"
+              f"    os.mkdir({str(folder)!r})\n"
+              f"    machine.note('dir', {str(folder)!r})\n"
+              f"    open({str(tmp_path / 'ready')!r}, 'w').close()\n"
+              f"    time.sleep(60)\n")
+    proc = subprocess.Popen(["nohup", sys.executable, "-c", script], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "ready").exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    assert not folder.exists()
+
+
+def test_an_image_through_a_symlinked_folder_is_detached_and_attached_again(tmp_path):
+    """/data linked to /srv/data: the kernel names the loop's backing file by its resolved
+    path, and the medium compares resolved paths, so its job frees the loop device."""
+    from wattzip.media import Medium
+
+    (tmp_path / "srv").mkdir()
+    (tmp_path / "data").symlink_to(tmp_path / "srv")
+    medium = Medium(name="m", kind="image", path=str(tmp_path / "data" / "target"),
+                    size="16MiB")
+    for _ in range(2):
+        medium.attach()
+        medium.detach()
+    assert not loops_of(tmp_path / "srv" / "target.img")
+
+
+def test_an_existing_file_at_the_image_path_is_refused_by_name(tmp_path):
+    from wattzip.media import Medium, MediumError
+
+    theirs = tmp_path / "target.img"
+    theirs.write_bytes(b"someone's data\n")
+    medium = Medium(name="m", kind="image", path=str(tmp_path / "target"), size="16MiB")
+    with pytest.raises(MediumError, match=f"{theirs} exists and is not an image wattzip"):
+        medium.attach()
+    assert theirs.read_bytes() == b"someone's data\n"
+
+
+def test_a_link_planted_at_the_image_path_is_never_followed(tmp_path):
+    from wattzip.media import Medium, MediumError
+
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    (tmp_path / "target.img").symlink_to(victim)
+    medium = Medium(name="m", kind="image", path=str(tmp_path / "target"), size="16MiB")
+    with pytest.raises(MediumError, match="not an image wattzip made"):
+        medium.attach()
+    assert victim.read_bytes() == b"precious\n"
+
+
+def test_a_mount_point_that_is_not_empty_is_refused(tmp_path):
+    from wattzip.media import Medium, MediumError
+
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine\n")
+    medium = Medium(name="m", kind="tmpfs", path=str(target), size="1MiB")
+    with pytest.raises(MediumError, match="is not empty"):
+        medium.attach()
+    assert not mounted(target) and (target / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_tmpfs_larger_than_the_memory_is_refused(tmp_path):
+    from wattzip.media import Medium, MediumError
+
+    medium = Medium(name="m", kind="tmpfs", path=str(tmp_path / "t"), size="64TiB")
+    with pytest.raises(MediumError, match="exceeds the memory available"):
+        medium.attach()
+    assert not mounted(tmp_path / "t")
+
+
+NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+          "/usr/bin/python3", "-c"]
+
+
+def test_an_unprivileged_user_can_neither_take_nor_fake_the_lock(tmp_path):
+    """Today's abstract socket could be bound by anyone, holding every study off; the
+    lock file lives where only root may go."""
+    name = os.environ[machine.LOCK_NAME_ENV]
+    squatter = subprocess.Popen([*NOBODY, textwrap.dedent(f"""
+        import socket, sys, time
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind("\\0" + {name!r})  # what took the old lock
+        s.listen(1)
+        try:
+            open({machine.LOCK_DIR!r} + "/" + {name!r} + ".lock", "a")
+            print("opened", flush=True)
+        except OSError as exc:
+            print("refused", exc.errno, flush=True)
+        time.sleep(60)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert squatter.stdout.readline().startswith("refused")
+        with machine.session("job", wait_s=2):
+            pass
+    finally:
+        squatter.kill()
+        squatter.wait()
+
+
+def test_the_wattsup_port_opens_only_under_the_lock(tmp_path):
+    from wattzip import meters
+    from wattzip.errors import MeterError
+
+    from .test_meter_edges import FakeWattsUp
+
+    device = FakeWattsUp(before_w=80.0, after_w=80.0, step_s=0.0)
+    try:
+        meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=device.port))
+        with pytest.raises(MeterError, match="only under the machine's lock"):
+            meter.start()
+        assert device.received == []  # not one byte to the meter of whoever measures
+        meter.close()
+    finally:
+        device.close()
+
+
+def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
+    """A block medium (a real loop device here) whose mount point sits on the root disk:
+    the idle calibration sets the scheduler on the medium's device, as the jobs do."""
+    from wattzip import factors, system
+
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"")
+    os.truncate(image, 16 << 20)
+    loop = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    root_disk = system.scheduler_disk(str(tmp_path))
+    before = factors.current_io_scheduler(root_disk)
+    try:
+        proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
+                                 "--model-max-w", "2", "--count", "2", "--min-count", "2",
+                                 "--seconds", "1", "--max-other-load", "1",
+                                 "--io-scheduler", "kyber", "--medium", "disk",
+                                 "--medium-kind", "block", "--medium-device", loop,
+                                 "--target-dir", str(tmp_path / "mnt")],
+                                stderr=subprocess.PIPE, text=True)
+        seen = set()
+        while proc.poll() is None:
+            seen.add(factors.current_io_scheduler(os.path.basename(loop)))
+            assert factors.current_io_scheduler(root_disk) == before
+            time.sleep(0.05)
+        assert proc.returncode == 0, proc.stderr
+        assert "kyber" in seen
+        assert factors.current_io_scheduler(os.path.basename(loop)) == "none"
+    finally:
+        subprocess.run(["losetup", "--detach", loop], check=False)
+
+
+def test_a_link_planted_at_a_partial_or_output_file_is_never_followed(tmp_path):
+    """Another user's link at the name root writes next (a .partial beside a result, a
+    copy's target): the write fails instead of going where the link points."""
+    from wattzip import inputs, records
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "out.json.partial").symlink_to(victim)
+    with pytest.raises(OSError):
+        records.write_text_atomically(tmp_path / "out.json", "{}\n")
+    (tmp_path / "copy.bin.partial").symlink_to(victim)
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"x" * 100)
+    with pytest.raises(OSError):
+        inputs.copy_through_user_space(src, tmp_path / "copy.bin")
+    (tmp_path / "zero.bin.partial").symlink_to(victim)
+    with pytest.raises(OSError):
+        inputs.generate("zero", 1 << 16, tmp_path / "zero.bin", progress=False)
+    assert victim.read_text() == "precious\n"

@@ -1,0 +1,16 @@
+"""Exporters, one module each, chosen by name: hyperfine's --export-json / -csv /
+-markdown, each with the energy beside the time."""
+
+from __future__ import annotations
+
+from wattzip.bench.export import csv_export, json_export, markdown_export
+
+EXPORTERS = {"json": json_export.render, "csv": csv_export.render,
+             "markdown": markdown_export.render}
+
+
+def write(kind: str, path: str, document: dict) -> None:
+    """Write one export atomically (a reader never sees half a table)."""
+    from wattzip import records
+
+    records.write_text_atomically(path, EXPORTERS[kind](document))

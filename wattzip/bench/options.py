@@ -1,0 +1,197 @@
+"""`wattzip bench`'s command line, in hyperfine's words where they fit, and the run it
+makes: the machine's lock taken, the meter opened, idle power calibrated or given, the
+runs measured, the results shown and exported."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from wattzip import __version__, machine, options
+from wattzip.bench import commands, export, report, summary
+from wattzip.bench.loop import Bench, Plan
+from wattzip.bench.progress import Progress
+from wattzip.errors import WattzipError
+
+SHELL_HELP = ("the shell that runs each command line, as hyperfine does (default: "
+              "%(default)s, i.e. `sh -c CMD`; the line is your own, run as you typed it); "
+              "'none' splits it with shlex and runs it without a shell")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("command_lines", nargs="+", metavar="CMD",
+                   help="command lines to benchmark; {NAME} is replaced by a parameter")
+    r = p.add_argument_group("runs")
+    r.add_argument("-r", "--runs", type=int, metavar="N", help="exactly N timed runs each")
+    r.add_argument("-m", "--min-runs", type=int, default=10, metavar="N",
+                   help="at least N runs (default: %(default)s; without --runs, enough for "
+                        "about 3 s)")
+    r.add_argument("-M", "--max-runs", type=int, metavar="N",
+                   help="at most N runs (re-measured outliers included; default: twice the "
+                        "planned runs)")
+    r.add_argument("-w", "--warmup", type=int, default=0, metavar="N",
+                   help="N untimed runs before the timed ones (default: %(default)s)")
+    r.add_argument("-p", "--prepare", action="append", metavar="CMD",
+                   help="run before every run (once for all, or once per command line)")
+    r.add_argument("-s", "--setup", metavar="CMD", help="run once before each command's runs")
+    r.add_argument("-c", "--cleanup", metavar="CMD", help="run once after each command's runs")
+    r.add_argument("--drop-caches", action="store_true",
+                   help="empty the page cache before every run: globally as root, else only "
+                        "the files the command names (said once)")
+    r.add_argument("-P", "--parameter-scan", nargs=3, metavar=("NAME", "MIN", "MAX"),
+                   help="substitute {NAME} by MIN..MAX")
+    r.add_argument("-D", "--parameter-step-size", metavar="STEP",
+                   help="the scan's step (default 1; needed for decimal bounds)")
+    r.add_argument("-L", "--parameter-list", nargs=2, action="append",
+                   metavar=("NAME", "VALUES"), help="substitute {NAME} by each of a,b,c")
+    r.add_argument("-S", "--shell", default="sh", help=SHELL_HELP)
+    r.add_argument("-N", dest="shell", action="store_const", const=commands.NO_SHELL,
+                   help="same as --shell none")
+    r.add_argument("-i", "--ignore-failure", action="store_true",
+                   help="keep runs that exit non-zero (their exit codes are exported)")
+    r.add_argument("--show-output", action="store_true",
+                   help="print each run's standard output after it (outside the timing)")
+    r.add_argument("-n", "--command-name", action="append", metavar="NAME",
+                   help="a name per command line for the results")
+    c = p.add_argument_group("comparison")
+    c.add_argument("--reference", metavar="CMD",
+                   help="the command the others are compared with (default: the first)")
+    c.add_argument("--margin", type=float, default=0.02, metavar="SHARE",
+                   help="'the same' within this share of the reference (default: %(default)s)")
+    c.add_argument("--confidence", type=float, default=0.95, metavar="LEVEL",
+                   help="of every interval and verdict, over all looks (default: %(default)s)")
+    c.add_argument("--until-decided", action="store_true",
+                   help="run the commands interleaved and stop at the first planned look "
+                        "(--looks) that decides every pair")
+    c.add_argument("--looks", default="3,5,8,13", metavar="N,N,...",
+                   help="runs per command at which --until-decided looks (default: "
+                        "%(default)s; each look at alpha / looks)")
+    e = p.add_argument_group("energy")
+    e.add_argument("--meter-order", dest="meter", help="same as --meter")
+    e.add_argument("--idle-power-w", type=float, metavar="W",
+                   help="idle power for the active / passive split, given")
+    e.add_argument("--idle-windows", type=int, metavar="N",
+                   help="calibrate idle power first: N windows of --idle-seconds")
+    e.add_argument("--idle-seconds", type=float, default=10.0, metavar="S",
+                   help="length of one idle window (default: %(default)s)")
+    x = p.add_argument_group("export")
+    x.add_argument("--export-json", metavar="FILE", help="hyperfine's JSON, with energy")
+    x.add_argument("--export-csv", metavar="FILE")
+    x.add_argument("--export-markdown", metavar="FILE")
+    p.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto",
+                   help="a bar with ETA on a terminal, plain lines otherwise (default: auto)")
+    options.add_meter_options(p, options.DEFAULT_METER_ORDER + ",none")
+    options.add_lock_option(p)
+
+
+def parameters_of(a: argparse.Namespace) -> list[tuple[str, list[str]]]:
+    params = []
+    if a.parameter_scan:
+        name, lo, hi = a.parameter_scan
+        params.append((name, commands.scan_values(name, lo, hi, a.parameter_step_size)))
+    for name, values in a.parameter_list or []:
+        params.append((name, commands.list_values(name, values)))
+    return params
+
+
+def looks_of(text: str) -> tuple[int, ...]:
+    try:
+        looks = tuple(int(n) for n in text.split(","))
+    except ValueError:
+        raise WattzipError(f"--looks {text!r}: give runs per command, e.g. 3,5,8") from None
+    if looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
+        raise WattzipError(f"--looks {text}: the looks must increase from 2 runs on")
+    return looks
+
+
+def plan_of(a: argparse.Namespace) -> Plan:
+    cmds = commands.expand(a.command_lines, a.command_name, parameters_of(a))
+    for cmd in cmds:
+        cmd.argv(a.shell)  # an empty or unsplittable command fails before any run
+    reference = 0
+    if a.reference is not None:
+        names = [c.name for c in cmds]
+        if a.reference not in names:
+            raise WattzipError(f"--reference {a.reference!r} is none of the commands: "
+                               + ", ".join(repr(n) for n in names))
+        reference = names.index(a.reference)
+    if a.runs is not None and a.runs < 1 or a.min_runs < 2 and a.runs is None:
+        raise WattzipError("--runs must be at least 1, --min-runs at least 2")
+    if a.prepare and len(a.prepare) not in (1, len(a.command_lines)):
+        raise WattzipError(f"--prepare is given {len(a.prepare)} times for "
+                           f"{len(a.command_lines)} command lines: give it once, or once "
+                           "per command line")
+    return Plan(cmds, shell=a.shell, runs=a.runs, min_runs=a.min_runs, max_runs=a.max_runs,
+                warmup=a.warmup, prepare=a.prepare or [], setup=a.setup, cleanup=a.cleanup,
+                show_output=a.show_output, ignore_failure=a.ignore_failure,
+                drop_caches=a.drop_caches,
+                looks=looks_of(a.looks) if a.until_decided else None, margin=a.margin,
+                confidence=a.confidence, reference=reference, idle_power_w=a.idle_power_w)
+
+
+def idle_of(a, meter, log) -> tuple[float | None, str]:
+    """The idle power the passive energy subtracts: given, calibrated here, or none."""
+    if a.idle_windows:
+        if a.idle_power_w is not None:
+            raise WattzipError("give --idle-power-w or --idle-windows, not both")
+        import tempfile
+
+        from wattzip import idle
+
+        with tempfile.TemporaryDirectory(prefix="wattzip-bench-idle-") as tmp:
+            out = idle.calibrate(meter, count=a.idle_windows, seconds=a.idle_seconds,
+                                 setting="bench", target_dir=tmp, min_count=a.idle_windows,
+                                 ci_target=1.0, log=log)
+        return out["idle_power_w"], (f"calibrated here: {out['count']} x "
+                                     f"{a.idle_seconds:g} s, sd {out['sd_w']:.2f} W")
+    if a.idle_power_w is not None:
+        return a.idle_power_w, "given by --idle-power-w"
+    return None, ""
+
+
+def progress_of(a) -> Progress:
+    mode = a.progress
+    return Progress(tty=None if mode == "auto" else mode == "bar", quiet=mode == "none")
+
+
+def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how) -> dict:
+    plan = bench.plan
+    confidence = plan.look_confidence()
+    results = [summary.summarize(cmd, runs, confidence)
+               for cmd, runs in zip(plan.commands, bench.results, strict=True)]
+    return {"results": results, "comparisons": bench.compare(),
+            "reference": plan.commands[plan.reference].name,
+            "meter": identity, "idle_power_w": idle_w, "idle_power_how": idle_how,
+            "margin": plan.margin, "stopped": bench.stopped,
+            "looks": list(plan.looks) if plan.looks else None, "looks_log": bench.looks_log,
+            "shell": plan.shell,
+            "runs": bench.results, "wattzip_version": __version__}
+
+
+def run(a: argparse.Namespace) -> int:
+    """`wattzip bench`: everything under the machine's lock, every change undone."""
+    if a.meter is None:
+        a.meter = options.DEFAULT_METER_ORDER + ",none"
+    plan = plan_of(a)
+    progress = progress_of(a)
+    with machine.session("bench", config=f"{os.getcwd()} ({len(plan.commands)} commands)",
+                         wait_s=a.lock_wait):
+        meter = options.open_meter(a)
+        try:
+            idle_w, idle_how = idle_of(a, meter, progress.line)
+            plan.idle_power_w = idle_w
+            identity = meter.identity({"idle_power_w": idle_w})
+            bench = Bench(plan, meter, progress, progress.line)
+            bench.run()
+        finally:
+            meter.close()
+    document = document_of(bench, meter, identity, idle_w, idle_how)
+    print(report.render(document["results"], document["comparisons"], meter, idle_w,
+                        idle_how, bench.stopped))
+    for kind in ("json", "csv", "markdown"):
+        path = getattr(a, f"export_{kind}")
+        if path:
+            export.write(kind, path, document)
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,131 @@
+"""A benchmark's numbers: each command's time and energy, and each against the reference.
+
+Time as hyperfine reports it (mean, sd, median, min, max, user, system over the runs).
+Energy with the 95 % Student-t half-width of its mean, its active / passive split when
+an idle power is known, and the mean power. A comparison is a ratio of means with
+Fieller's interval and a verdict (wattzip.verdicts) on the difference, against a margin
+of the reference's mean: at the confidence of one look when the runs stopped at planned
+looks (Bonferroni), so that the verdict holds whichever look stopped them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from wattzip import stats, verdicts
+from wattzip.stopping import outliers
+
+# A verdict's words, per metric: the reference minus the command saves / costs.
+WORDS = {
+    "time": {verdicts.SAVES: "faster", verdicts.COSTS: "slower",
+             verdicts.NEGLIGIBLE: "same time", verdicts.UNDECIDED: "undecided"},
+    "energy": {verdicts.SAVES: "less energy", verdicts.COSTS: "more energy",
+               verdicts.NEGLIGIBLE: "same energy", verdicts.UNDECIDED: "undecided"},
+}
+METRIC_KEYS = {"time": "elapsed_s", "energy": "energy_j"}
+
+
+def _or_none(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else x
+
+
+def _values(runs: list[dict], key: str) -> list[float]:
+    return [r[key] for r in runs if r.get(key) is not None]
+
+
+def _spread(xs: Sequence[float]) -> dict:
+    return {"mean": _or_none(stats.mean(xs)), "stddev": _or_none(stats.stdev(xs)),
+            "median": _or_none(stats._median(xs)) if xs else None,
+            "min": min(xs) if xs else None, "max": max(xs) if xs else None}
+
+
+def summarize(command, runs: list[dict], confidence: float = 0.95) -> dict:
+    """One command's result: hyperfine's fields (command, mean, stddev, median, user,
+    system, min, max, times, exit_codes, parameters) and the energy beside them."""
+    times = [r["elapsed_s"] for r in runs]
+    out = {"command": command.name, **_spread(times),
+           "user": _or_none(stats.mean([r["user_s"] for r in runs])),
+           "system": _or_none(stats.mean([r["sys_s"] for r in runs])),
+           "times": times, "exit_codes": [r["exit_code"] for r in runs]}
+    if command.parameters:  # hyperfine leaves the key out without parameters
+        out["parameters"] = dict(command.parameters)
+    energies = _values(runs, "energy_j")
+    active, passive = _values(runs, "energy_active_j"), _values(runs, "energy_passive_j")
+    energy = _spread(energies)
+    out.update({f"energy_{k}_j": v for k, v in energy.items()})
+    out["energy_half_width_j"] = _or_none(stats.half_width(energies, confidence))
+    out["energy_confidence"] = confidence
+    out["energy_active_mean_j"] = _or_none(stats.mean(active))
+    out["energy_passive_mean_j"] = _or_none(stats.mean(passive))
+    out["mean_power_w"] = (energy["mean"] / out["mean"]
+                           if energy["mean"] is not None and out["mean"] else None)
+    out["energies_j"], out["energies_active_j"] = energies, active
+    out["energies_passive_j"] = passive
+    out["outlier_runs"] = sorted({o.repeat for o in outliers(runs, [runs[0]["op"]])}
+                                 if runs else ())
+    return out
+
+
+def ratio_interval(x: Sequence[float], ref: Sequence[float],
+                   confidence: float) -> tuple[float | None, float | None, float | None]:
+    """mean(x) / mean(ref) with Fieller's interval; (ratio, None, None) when unbounded
+    (the reference's mean cannot be told from zero) or too few runs."""
+    if not x or not ref or not stats.mean(ref):
+        return None, None, None
+    ratio = stats.mean(x) / stats.mean(ref)
+    if len(x) < 2 or len(ref) < 2:
+        return ratio, None, None
+    num = (stats.mean(x), stats.stdev(x) ** 2 / len(x), len(x) - 1)
+    den = (stats.mean(ref), stats.stdev(ref) ** 2 / len(ref), len(ref) - 1)
+    bounds = verdicts.fieller(num, den, confidence)
+    return (ratio, None, None) if bounds is None else (ratio, *bounds)
+
+
+def compare(runs: list[dict], ref_runs: list[dict], metric: str, margin: float,
+            confidence: float) -> dict | None:
+    """One metric of one pair: the ratio with its interval, and the verdict on the
+    difference (the reference's mean minus the command's) within the margin."""
+    key = METRIC_KEYS[metric]
+    x, ref = _values(runs, key), _values(ref_runs, key)
+    if len(x) < 2 or len(ref) < 2:
+        return None  # no meter (energy), or one run: nothing to decide
+    ratio, lo, hi = ratio_interval(x, ref, confidence)
+    # As one cell of the study with no reads: S = M_ref - M_cmd, its baseline M_ref.
+    v = verdicts.decide(ref, x, ref, ref, reads_per_write=0.0, margin=margin,
+                        confidence=confidence)
+    word = WORDS[metric][v.verdict]
+    if v.verdict == verdicts.NEGLIGIBLE:
+        word += f" within ±{margin:.0%}"
+    elif v.verdict == verdicts.UNDECIDED:
+        word += (" (the difference sits on the margin: more runs may never decide it)"
+                 if v.more_repeats is None else
+                 f" (about {v.more_repeats} more run{'s' * (v.more_repeats != 1)} per "
+                 "command would decide it)")
+    return {"ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "verdict": v.verdict,
+            "verdict_text": word, "more_runs": v.more_repeats,
+            "difference": -v.saving, "difference_lo": -v.hi, "difference_hi": -v.lo}
+
+
+def comparisons(results: list[list[dict]], names: list[str], reference: int, margin: float,
+                confidence: float) -> list[dict]:
+    """Every command against the reference, in time and in energy."""
+    out = []
+    for i, runs in enumerate(results):
+        if i == reference:
+            continue
+        row = {"index": i, "command": names[i], "reference": names[reference],
+               "confidence": confidence, "margin": margin}
+        for metric in ("time", "energy"):
+            row[metric] = compare(runs, results[reference], metric, margin, confidence)
+        out.append(row)
+    return out
+
+
+def decided(rows: list[dict]) -> bool:
+    """Every pair decided: in energy where there is a meter, else in time."""
+    for row in rows:
+        main = row["energy"] or row["time"]
+        if main is None or main["verdict"] == verdicts.UNDECIDED:
+            return False
+    return True

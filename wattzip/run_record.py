@@ -1,0 +1,193 @@
+"""One run's record, the contract between measure and analyze (design brief, "One run record").
+
+A run's record was a dict assembled in several functions, with no version: a reader
+could not tell an old record from a damaged one. RunRecord holds every field in one
+place; each record says its schema version, in its journal line and in runs.csv's
+schema_version column. Records written before the version was (version 1, the same
+fields) are still read, and labelled 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# 1: the records written before they held their version; 3: the budget's and the
+# disturbance's fields (sample_gap_s ... drift_warning), absent from older records.
+SCHEMA_VERSION = 3
+FACTOR_PREFIX = "factor_"
+# What every run record must hold to be read back.
+RUN_REQUIRED = ("testbed", "file_type", "codec", "op", "repeat", "verified")
+
+
+@dataclass(kw_only=True)
+class RunRecord:
+    """One run, its fields in runs.csv's column order (the design's data contract's
+    names); `factors` spread into factor_<name> columns; `extra` keeps any field this
+    version does not know, so that reading and writing a record loses nothing."""
+
+    testbed: str | None = None
+    setting: str | None = None
+    file_type: str | None = None
+    input_bytes: int | None = None
+    input_sha256: str | None = None
+    codec: str | None = None
+    tool: str | None = None
+    level: Any = None
+    mount_option: str | None = None
+    op: str | None = None
+    repeat: int | None = None
+    started_at: str | None = None  # UTC, ISO 8601
+    ended_at: str | None = None
+    elapsed_s: float | None = None
+    meter_interval_s: float | None = None
+    user_s: float | None = None
+    sys_s: float | None = None
+    wait_s: float | None = None  # elapsed - user - sys (paper 4.3)
+    cpu_utilization: float | None = None
+    cpu_busy_s: float | None = None
+    energy_j: float | None = None
+    idle_power_w: float | None = None
+    energy_passive_j: float | None = None  # idle power x the meter's interval
+    energy_active_j: float | None = None  # energy - passive
+    meter_source: str | None = None
+    meter_scope: str | None = None
+    meter_method: str | None = None  # measured | estimated
+    meter_id: str | None = None
+    meter_identity: Any = None
+    meter_flags: str | None = None
+    samples: int | None = None
+    # The energy budget's sampling and idle terms (wattzip.uncertainty).
+    sample_gap_s: float | None = None
+    power_step_rss_w: float | None = None
+    idle_power_u_w: float | None = None
+    idle_windows: int | None = None
+    # The rest of the machine's load over the region (wattzip.disturbance), and why a run
+    # was left out as disturbed (load, steal, drift) or kept despite a drift.
+    other_user_s: float | None = None
+    other_user_share: float | None = None
+    other_cpu_share: float | None = None
+    steal_share: float | None = None
+    cpu_pressure_share: float | None = None
+    cpus: int | None = None
+    disturbed: str | None = None
+    drift_warning: str | None = None
+    paired_with: str | None = None
+    output_bytes: int | None = None
+    verified: bool | None = None
+    verification: str | None = None
+    exit_code: int | None = None
+    failure: str | None = None
+    own_blocks: bool | None = None
+    tools_warmed: bool | None = None
+    threads: int | None = None
+    copies: int | None = None
+    phases: int | None = None
+    copy_buffer_bytes: int | None = None
+    medium_kind: str | None = None
+    flush: str | None = None
+    target_device: str | None = None
+    target_fs: str | None = None
+    mount_options: str | None = None
+    loop_direct_io: bool | None = None
+    scheduler_disk: str | None = None
+    io_scheduler_in_effect: str | None = None
+    governor_in_effect: str | None = None
+    bandwidth_bytes_per_s: int | None = None
+    bandwidth_applied_bytes_per_s: int | None = None
+    bandwidth_budget: str | None = None
+    input_layout: str | None = None
+    emulated_disk_bytes: int | None = None
+    hostname: str | None = None
+    slurm_node: str | None = None
+    slurm_job_id: str | None = None
+    tool_version: str | None = None
+    trace: str | None = None
+    model_row: str | None = None
+    model_how: str | None = None
+    model_min_w_per_thread: float | None = None
+    model_max_w_per_thread: float | None = None
+    model_threads: int | None = None
+    model_source: str | None = None
+    model_energy_j: float | None = None
+    simulated: bool | None = None  # a rehearsal's run (wattzip.rehearsal), never measured
+    schema_version: int = SCHEMA_VERSION
+    # In the journal only: the job's factors, key, and how the region ended.
+    factors: dict = field(default_factory=dict)
+    job_key: str | None = None
+    succeeded: bool | None = None
+    error: str | None = None
+    argv: list | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def new(cls, *parts: Mapping, **fields) -> RunRecord:
+        """A run being recorded now (this version): a measured region's result, then its
+        job's fields, each later part over the earlier."""
+        record = cls()
+        for part in (*parts, fields):
+            record.update(part)
+        record.schema_version = SCHEMA_VERSION
+        return record
+
+    @classmethod
+    def from_dict(cls, entry: Mapping) -> RunRecord:
+        """A journal's line: a record without a version is of version 1; fields not known
+        here are kept in `extra`."""
+        record = cls(schema_version=1)
+        record.update(entry)
+        return record
+
+    def update(self, fields: Mapping | None = None, **more) -> None:
+        """Set fields, known ones as attributes and any other in `extra`."""
+        for key, value in {**(fields or {}), **more}.items():
+            if key in FIELDS:
+                setattr(self, key, value)
+            elif not key.startswith("_"):
+                self.extra[key] = value
+
+    def to_dict(self) -> dict:
+        """The journal's line: every field (None where not measured), `extra` merged."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name != "extra"}
+        return {**self.extra, **out}
+
+    def row(self) -> dict:
+        """runs.csv's row: the columns, the factors spread into factor_<name>."""
+        row = {k: getattr(self, k) for k in RUN_COLUMNS}
+        if isinstance(row["meter_identity"], dict):
+            row["meter_identity"] = json.dumps(row["meter_identity"], sort_keys=True)
+        factors = self.factors or {}
+        row["setting"] = factors.get("setting", self.setting or "default")
+        row["copies"] = factors.get("copies", self.copies or 1)
+        for name, value in sorted(factors.items()):
+            if name != "setting":
+                row[FACTOR_PREFIX + name] = value
+        return row
+
+
+FIELDS = frozenset(f.name for f in dataclasses.fields(RunRecord)) - {"extra"}
+_JOURNAL_ONLY = ("factors", "job_key", "succeeded", "error", "argv")
+RUN_COLUMNS = tuple(f.name for f in dataclasses.fields(RunRecord)
+                    if f.name not in (*_JOURNAL_ONLY, "extra"))
+NUMERIC_COLUMNS = frozenset({
+    "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
+    "cpu_utilization", "cpu_busy_s", "energy_j", "model_min_w_per_thread",
+    "model_max_w_per_thread", "model_threads", "model_energy_j", "idle_power_w",
+    "energy_passive_j", "energy_active_j",
+    "samples", "sample_gap_s", "power_step_rss_w", "idle_power_u_w", "idle_windows",
+    "other_user_s", "other_user_share", "other_cpu_share", "steal_share", "cpu_pressure_share",
+    "cpus", "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
+    "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
+    "schema_version",
+})
+BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io",
+                             "simulated"})
+
+
+def flatten(record: Mapping) -> dict:
+    """A journal's record as runs.csv's row."""
+    return RunRecord.from_dict(record).row()
