@@ -39,6 +39,6 @@ rule analyze:
         looks=len(REPEATS["looks"]) if STUDY.verdict_design else 0,
     shell:
         "wattzip analyze {input.runs:q} {params.settings} --out {wildcards.root:q}/{wildcards.testbed:q} "
-        "--expect {params.stage} --reference paper/reference --ci-target {params.ci_target} "
+        "--expect {params.stage} --testbed {wildcards.testbed:q} --reference paper/reference --ci-target {params.ci_target} "
         "--margin {params.margin} --reads-per-write {params.reads} --looks {params.looks} "
         "2> {log:q}"

@@ -77,8 +77,9 @@ def stage_flag(wildcards):
 
 
 def config_json(wildcards):
-    """The merged config as JSON (a function: its braces are not wildcards)."""
-    return json.dumps(config, sort_keys=True)
+    """The merged config as JSON (a function: its braces are not wildcards), in its
+    own order: the first listed value of each factor makes the primary setting."""
+    return json.dumps(config)
 
 
 def job_spec(wildcards):

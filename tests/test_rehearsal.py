@@ -130,3 +130,15 @@ def test_old_layout_results_are_named_with_how_to_move_them(tmp_path):
                           cwd=root, capture_output=True, text=True, check=False)
     assert "results/tiny/ holds results in the layout before studies had names" in proc.stderr
     assert "mv results/tiny results/tiny.old/tiny" in proc.stderr
+
+
+def test_a_results_folder_copied_under_another_name_is_named(tmp_path):
+    """Another machine's runs in a folder named for this one would be reported as this
+    machine's: the analysis refuses them and says how to copy the folder."""
+    proc = subprocess.run([sys.executable, "-m", "wattzip", "analyze", str(FIXTURE_RUNS),
+                           "--out", str(tmp_path / "laptop"), "--testbed", "laptop"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "runs of testbed tiny in the folder of testbed laptop" in proc.stderr
+    assert "results/<study>/tiny/" in proc.stderr
+    assert not (tmp_path / "laptop" / "summary.csv").exists()

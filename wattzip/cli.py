@@ -231,8 +231,12 @@ def cmd_provenance(a) -> int:
 def cmd_analyze(a) -> int:
     from wattzip import analysis
 
-    if a.expect:  # the tree's kind of runs, checked before anything is written
-        records.check_stage(records.load_runs(a.runs), a.expect)
+    if a.expect or a.testbed:  # what the folder must hold, checked before any writing
+        runs = records.load_runs(a.runs)
+        if a.expect:
+            records.check_stage(runs, a.expect)
+        if a.testbed:
+            records.check_testbed(runs, a.testbed, a.runs)
     written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
                                options=_analysis_options(a), settings_path=a.settings)
     for path in written:
@@ -527,6 +531,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--expect", choices=sorted(records.STAGES),
                    help="the tree the runs come from: results (measured runs only) or "
                         "rehearsal (simulated runs only); runs of the other kind are refused")
+    s.add_argument("--testbed", help="the testbed the runs' folder is named for: runs of "
+                                     "another (a folder copied under a new name) are refused")
     s.set_defaults(fn=cmd_analyze)
 
     from wattzip.bench import options as bench_options

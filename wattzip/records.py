@@ -299,3 +299,15 @@ def check_stage(runs: list[dict], stage: str) -> bool:
                           "never share an analysis or a report (rehearsal/ holds the "
                           "simulated ones, results/ the measured ones)")
     return want
+
+
+def check_testbed(runs: list[dict], testbed: str, paths: list[str]) -> None:
+    """A testbed's folder holds that testbed's runs: a results folder copied in from
+    another machine under a new name would label one machine's runs with another's."""
+    found = sorted({str(r.get("testbed")) for r in runs} - {testbed})
+    if found:
+        raise RecordError(
+            f"{', '.join(map(str, paths))}: runs of testbed {', '.join(found)} in the folder "
+            f"of testbed {testbed}. A folder copied from another machine keeps its "
+            f"testbed's name: results/<study>/{found[0]}/ (or rename the testbed in its "
+            "runs.csv and settings.csv as well)")
