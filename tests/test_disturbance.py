@@ -104,3 +104,15 @@ def test_a_cpu_hog_mid_job_is_flagged_and_measured_again(tmp_path):
         assert row["n"] == len(quiet) >= 2 and row["n_failed"] == 0
         assert row["n_disturbed"] == sum(1 for r in mine if r.get("disturbed"))
         assert all(job.quiet.judge(r) is None for r in quiet)
+
+
+def test_the_report_says_how_many_runs_were_disturbed_and_why():
+    runs = [{"other_user_share": 0.01}, {"other_user_share": 0.4,
+                                         "disturbed": "other processes used 40% of the 2 CPUs"},
+            {"other_user_share": 0.0, "disturbed": "drift: the reference operation's time"},
+            {"other_user_share": 0.0, "drift_warning": "the reference operation's time"}]
+    said = disturbance.describe(runs)
+    assert said.startswith("2 of 4 runs were disturbed")
+    assert "1 by other processes' CPU time" in said and "1 by the machine's drift" in said
+    assert "1 runs are kept although their job drifted again" in said
+    assert disturbance.describe([{"other_user_share": ""}]).startswith("The runs recorded no")

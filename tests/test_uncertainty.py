@@ -194,3 +194,11 @@ def test_estimated_differences_leave_the_model_range_to_the_robustness_check():
     # The model's own counter term only: no meter accuracy, no coefficient range.
     var = uncertainty.type_b_variance([(1, est(100.0)), (-1, est(80.0))], "energy_j")
     assert var < 0.01
+
+
+def test_the_report_names_the_budgets_largest_term():
+    said = uncertainty.describe_dominant([{"dominant_energy_j": "meter"},
+                                          {"dominant_energy_j": "repeat"},
+                                          {"dominant_energy_j": "meter"}])
+    assert "the meter's stated accuracy in 2, the repeats' spread in 1 of 3 groups" in said
+    assert uncertainty.describe_dominant([{"dominant_energy_j": ""}]) == ""
