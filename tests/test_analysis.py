@@ -268,6 +268,7 @@ def test_three_noisy_repeats_whose_dw_interval_straddles_zero_are_undecided():
 def test_dw_interval_is_welchs_at_the_bonferroni_level():
     rows = cell("text", "gz-1", ew=1000, ec=1200, er=500, ed=400, n=4, spread=3)
     for r in rows:  # unequal spreads: Welch, not pooled
+        r["meter_source"] = "trace"  # a meter with no stated accuracy: the repeats alone
         if r["op"] == "compress-write":
             r["energy_j"] += 9 * (r["repeat"] - 2.5)
     be = [b for b in analysis.breakeven_table(rows) if b["metric"] == "E"][0]

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from wattzip import records, robustness, verdicts
+from wattzip import family, power, records, robustness, uncertainty, verdicts
 from wattzip.analysis_options import DEFAULT, AnalysisOptions, breakeven_levels, percent
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
@@ -94,7 +94,9 @@ def summarize(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict
             "tool": first.get("tool"), "level": first.get("level"),
             "bandwidth_bytes_per_s": first.get("bandwidth_bytes_per_s"),
             "input_bytes": first.get("input_bytes"), "n": len(good),
-            "n_failed": len(group) - len(good),
+            # Disturbed runs (wattzip.disturbance) are counted apart from failed ones.
+            "n_failed": sum(1 for r in group if not r.get("verified") and not r.get("disturbed")),
+            "n_disturbed": sum(1 for r in group if r.get("disturbed")),
             "meter_method": "estimated" if _is_estimated(good) else (
                 good[0].get("meter_method") if good else None),
             "meter_source": good[0].get("meter_source") if good else None,
@@ -105,6 +107,11 @@ def summarize(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict
             values = [get(r) for r in good if _has(r, stem)]
             row[f"mean_{stem}"] = mean(values) if values else math.nan
             row[f"hw_{stem}"] = half_width(values) if len(values) > 1 else math.nan
+        # Each energy's GUM budget beside the repeats' half-width (wattzip.uncertainty).
+        for stem in uncertainty.STEMS:
+            mine = [r for r in good if _has(r, stem)]
+            row.update(uncertainty.budget(mine, stem).columns(stem) if mine
+                       else uncertainty.empty_columns(stem))
         # Noise, said rather than hidden: runs whose time or energy is an outlier
         # (modified Z > 3.5, kept and counted), and a coefficient of variation of 10% or more.
         # A plain row pools every plain run of its setting and file type: a run measured
@@ -214,8 +221,14 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
         estimated = _is_estimated(sum(ops.values(), []))
         for metric, stem in BREAKEVEN_METRICS.items():
             v = {k: [METRICS[stem](r) for r in runs] for k, runs in ops.items()}
-            dw = welch_interval([(1, v["c"]), (-1, v["w"])], each)
-            dr = welch_interval([(1, v["r"]), (-1, v["d"])], each)
+            # Energy's intervals are combined ones: the repeats' spread and the budget's
+            # Type B terms (meter, sampling, idle; wattzip.uncertainty).
+            dw = uncertainty.widen(welch_interval([(1, v["c"]), (-1, v["w"])], each),
+                                   uncertainty.type_b_variance(
+                                       [(1, ops["c"]), (-1, ops["w"])], stem), each)
+            dr = uncertainty.widen(welch_interval([(1, v["r"]), (-1, v["d"])], each),
+                                   uncertainty.type_b_variance(
+                                       [(1, ops["r"]), (-1, ops["d"])], stem), each)
             point = break_even_of(dw.estimate, dr.estimate)
             kinds = possible_kinds(dw, dr)
             decided = kinds == [point.kind]
@@ -238,7 +251,12 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
                 "fieller_lo": ratio[0] if ratio else math.nan,
                 "fieller_hi": ratio[1] if ratio else math.nan,
                 "fieller": "bounded" if ratio else "undetermined",
-                "verdict": verdict.verdict, "verdict_note": verdict.describe(),
+                # p_decided feeds the claims' Holm (wattzip.family); an undecided verdict
+                # says whether it could have seen options.effect of the baseline
+                # (wattzip.power).
+                "p_decided": family.cell_p(dw, dr, each, options.looks),
+                **power.verdict_columns(verdict, min(len(x) for x in v.values()),
+                                        options.effect, overall, UNITS[metric]),
                 "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
                 "reads_per_write": options.reads_per_write, "margin": options.margin,
                 "difference_confidence": each, "joint_confidence": overall,
@@ -247,19 +265,22 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
     return out
 
 
-def _verdict(ops: dict, stem: str, options: AnalysisOptions) -> verdicts.Verdict:
-    def values(runs, n=None):  # each arm holds one operation's verified runs
-        return [METRICS[stem](r) for r in first_runs(runs, None, n)]
+UNITS = {"T": "s", "E": "J", "ET": "J s"}
 
-    rpw, margin = options.reads_per_write, options.margin
-    if not options.looks:
-        return verdicts.decide(values(ops["w"]), values(ops["c"]), values(ops["r"]),
-                               values(ops["d"]), rpw, margin, options.confidence)
+
+def _verdict(ops: dict, stem: str, options: AnalysisOptions) -> verdicts.Verdict:
+    """The cell's verdict on the combined interval: the repeats' spread and, for energy,
+    the budget's Type B terms (wattzip.uncertainty)."""
     # The job stopped at the look where each of its four operations had n runs: the
     # first n of each (a kill mid-repeat may have left one more of some).
-    n = min(len(runs) for runs in ops.values())
-    return verdicts.decide(values(ops["w"], n), values(ops["c"], n), values(ops["r"], n),
-                           values(ops["d"], n), rpw, margin, options.look_confidence)
+    n = min(len(runs) for runs in ops.values()) if options.looks else None
+    arms = {k: first_runs(runs, None, n) for k, runs in ops.items()}
+    values = {k: [METRICS[stem](r) for r in runs] for k, runs in arms.items()}
+    k = options.reads_per_write
+    type_b = uncertainty.type_b_variance([(1, arms["w"]), (k, arms["r"]), (-1, arms["c"]),
+                                          (-k, arms["d"])], stem)
+    return verdicts.decide(values["w"], values["c"], values["r"], values["d"], k,
+                           options.margin, options.look_confidence, type_b_var=type_b)
 
 
 def esav_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
@@ -270,8 +291,11 @@ def esav_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dic
         estimated = _is_estimated(sum(ops.values(), []))
         e = {k: [r["energy_j"] for r in runs] for k, runs in ops.items()}
         for n in range(ESAV_MAX_N + 1):
-            curve = welch_interval([(n, e["r"]), (-n, e["d"]), (1, e["w"]), (-1, e["c"])],
-                                   options.confidence)
+            curve = uncertainty.widen(  # the combined interval (wattzip.uncertainty)
+                welch_interval([(n, e["r"]), (-n, e["d"]), (1, e["w"]), (-1, e["c"])],
+                               options.confidence),
+                uncertainty.type_b_variance([(n, ops["r"]), (-n, ops["d"]), (1, ops["w"]),
+                                             (-1, ops["c"])], "energy_j"), options.confidence)
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "n": n, "esav_j": curve.estimate, "lo_j": curve.lo, "hi_j": curve.hi,

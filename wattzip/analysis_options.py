@@ -19,6 +19,9 @@ class AnalysisOptions:
     reads_per_write: float = 1.0  # the workload a verdict is about
     looks: int = 0  # the verdict design's planned looks (0: the paper's design)
     ci_target: float = 0.05  # the repeat rule's half-width, a share of the mean
+    # The smallest saving worth reporting, a share of the baseline: an undecided verdict
+    # says whether it could have seen one (wattzip.power).
+    effect: float = 0.05
 
     @classmethod
     def of_study(cls, repeats: Mapping, verdict: Mapping | None = None) -> AnalysisOptions:
@@ -28,12 +31,14 @@ class AnalysisOptions:
         return cls(margin=float(verdict.get("margin", cls.margin)),
                    reads_per_write=float(verdict.get("reads_per_write", cls.reads_per_write)),
                    looks=len(repeats.get("looks") or ()) if design else 0,
-                   ci_target=float(repeats.get("ci_target", cls.ci_target)))
+                   ci_target=float(repeats.get("ci_target", cls.ci_target)),
+                   effect=float(verdict.get("effect", cls.effect)))
 
     def flags(self) -> str:
         """The flags of `wattzip analyze` and `wattzip claims` that decide as these do."""
         return (f"--margin {self.margin:g} --reads-per-write {self.reads_per_write:g} "
-                f"--looks {self.looks} --ci-target {self.ci_target:g}")
+                f"--looks {self.looks} --ci-target {self.ci_target:g} "
+                f"--effect {self.effect:g}")
 
     @property
     def alpha(self) -> float:

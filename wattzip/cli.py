@@ -126,6 +126,29 @@ def cmd_codecs(a) -> int:
     return 0
 
 
+def quiet_limits(max_other_cpu: float | None, max_steal: float | None):
+    """The run's disturbance limits: the flags, else the schema's `quiet:` defaults."""
+    from wattzip.design import load_schema
+    from wattzip.disturbance import QuietLimits
+
+    props = load_schema()["properties"]["quiet"]["properties"]
+    return QuietLimits(
+        props["max_other_cpu"]["default"] if max_other_cpu is None else max_other_cpu,
+        props["max_steal"]["default"] if max_steal is None else max_steal)
+
+
+def drift_check(repeats: int | None, max_change: float | None):
+    """The job's drift check: the flags, else the schema's `drift:` defaults (0 repeats:
+    none)."""
+    from wattzip.design import load_schema
+    from wattzip.disturbance import DriftCheck
+
+    props = load_schema()["properties"]["drift"]["properties"]
+    repeats = props["repeats"]["default"] if repeats is None else repeats
+    return DriftCheck(repeats, props["max_change"]["default"] if max_change is None
+                      else max_change) if repeats else None
+
+
 def cmd_job(a) -> int:
     from wattzip import measurement
     from wattzip.job import DutyCycle, MeasurementJob
@@ -141,13 +164,15 @@ def cmd_job(a) -> int:
     codec = measurement.codec_on(a.codec, medium)
     meter = options.open_meter(a)
     idle_w, identity = measurement.idle_power(meter, a.idle, a.idle_power)
+    idle_u_w, idle_windows = measurement.idle_uncertainty(a.idle)
     job = MeasurementJob(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
         input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
         codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
         ci_target=a.ci_target, copies=a.copies,
         threads=a.threads or len(os.sched_getaffinity(0)),  # the cores it is given
-        idle_power_w=idle_w, trace_dir=a.trace_dir,
+        idle_power_w=idle_w, idle_power_u_w=idle_u_w, idle_windows=idle_windows,
+        trace_dir=a.trace_dir,
         copy_buffer_bytes=inputs.parse_size(a.copy_buffer),
         bandwidth_bytes_per_s=throttle.parse_bandwidth(a.bandwidth),
         duty=(DutyCycle(a.duty_phases, a.duty_compute_s, a.duty_compute)
@@ -157,6 +182,8 @@ def cmd_job(a) -> int:
         meter_identity=identity,
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
+        quiet=quiet_limits(a.max_other_cpu, a.max_steal),
+        drift=drift_check(a.drift_repeats, a.drift_max_change),
         # The verdict design's looks are a codec's (its job measures its own plain arm).
         looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin)
                if codec and not a.duty_phases else None),
@@ -229,13 +256,17 @@ def add_analysis_options(s) -> None:
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
     s.add_argument("--ci-target", type=float, default=0.05)
+    s.add_argument("--effect", type=float, default=0.05,
+                   help="the smallest saving worth reporting, a share of the baseline: an "
+                        "undecided cell says whether it could have seen one (default: "
+                        "%(default)s, the schema's verdict.effect)")
 
 
 def _analysis_options(a):
     from wattzip.analysis_options import AnalysisOptions
 
     return AnalysisOptions(margin=a.margin, reads_per_write=a.reads_per_write, looks=a.looks,
-                           ci_target=a.ci_target)
+                           ci_target=a.ci_target, effect=a.effect)
 
 
 def cmd_claims(a) -> int:
@@ -396,6 +427,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="copies compressed at once (at least 1)")
     s.add_argument("--threads", type=int, default=0,
                    help="threads of multi-threaded codecs (default 0: every core here)")
+    s.add_argument("--max-other-cpu", type=float,
+                   help="a run in which other processes used more than this share of the "
+                        "CPUs is disturbed and measured again (default: config quiet:)")
+    s.add_argument("--max-steal", type=float,
+                   help="likewise for a hypervisor's steal time (default: config quiet:)")
+    s.add_argument("--drift-repeats", type=int,
+                   help="the reference operation's repeats before and after the job (0: no "
+                        "drift check; default: config drift:)")
+    s.add_argument("--drift-max-change", type=float,
+                   help="a change of the reference beyond its noise and this share flags "
+                        "the job's runs and measures them again (default: config drift:)")
     s.add_argument("--trace-dir")
     s.add_argument("--verify-cache", metavar="JSONL",
                    help="verifications shared across jobs: an output identical to one already "

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from wattzip import codec_registry, records, runner
 from wattzip.codec_registry import Codec
+from wattzip.disturbance import DriftCheck, QuietLimits
 from wattzip.inputs import sha256_file
 from wattzip.media import Medium
 from wattzip.meters.coefficients import Coefficients
@@ -54,6 +55,9 @@ class MeasurementJob:
     copies: int = 1
     threads: int = 1
     idle_power_w: float | None = None
+    # The idle mean's standard uncertainty (W) and its windows: the budget's idle term.
+    idle_power_u_w: float | None = None
+    idle_windows: int | None = None
     # A disk of a chosen speed: the target's and the input's devices capped (None: as is).
     bandwidth_bytes_per_s: int | None = None
     trace_dir: str | None = None
@@ -71,6 +75,13 @@ class MeasurementJob:
     verify_cache: str | None = None
     # The verdict design's stopping rule (a codec against its baseline); None: the paper's.
     looks: VerdictLooks | None = field(default=None, repr=False, compare=False)
+    # How much of the machine others may use during a run (wattzip.disturbance); None:
+    # runs record the load but are not judged.
+    quiet: QuietLimits | None = field(default=None, repr=False, compare=False)
+    # The reference operation before and after the job (wattzip.drift); None: not checked.
+    drift: DriftCheck | None = field(default=None, repr=False, compare=False)
+    # Measured again after a drift: a new key, so its runs are measured afresh.
+    epoch: int = 0
     verification: str = field(default="", repr=False, compare=False)
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 
@@ -110,6 +121,8 @@ class MeasurementJob:
             ident["arms"] = "plain and codec, interleaved"
         if self.duty:
             ident["duty"] = vars(self.duty)
+        if self.epoch:
+            ident["epoch"] = self.epoch
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
     def stored_paths(self) -> list[str]:

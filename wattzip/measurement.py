@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from wattzip import (
     codec_registry,
+    drift,
     factors,
     inputs,
     machine,
@@ -68,6 +69,18 @@ def idle_power(meter: meters.Meter, calibration_path: str | None,
     return calibration["idle_power_w"], meter.identity(calibration)
 
 
+def idle_uncertainty(calibration_path: str | None) -> tuple[float | None, int | None]:
+    """The idle mean's standard uncertainty (sd / sqrt(windows), W) and its windows, for the
+    budget's idle term; (None, None) for a number given by hand (no interval to state)."""
+    if not calibration_path:
+        return None, None
+    calibration = records.read_json(calibration_path, "idle calibration", ("idle_power_w",))
+    sd, count = calibration.get("sd_w"), calibration.get("count")
+    if sd is None or not count:
+        return None, None
+    return sd / count ** 0.5, int(count)
+
+
 def verdict_looks(looks: str | None, reads_per_write: float,
                   margin: float) -> VerdictLooks | None:
     """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures
@@ -105,7 +118,8 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_
                 medium.image, inputs.parse_size(medium.size) if medium.image else 0)
             with factors.applied(medium.scheduler_disk(), io_scheduler,
                                  governor):
-                summary = study.run_job(job, meter, journal, log=log)
+                # The job's loop between two reference measurements (wattzip.drift).
+                summary, runs = drift.checked_job(job, meter, journal, log)
         finally:
             try:
                 medium.detach()
@@ -116,7 +130,6 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_
                            f"verified repeat(s) of the {job.min_repeats} needed; "
                            f"{summary['failed']} run(s) failed (see {journal}). Fix the "
                            "cause and run the workflow again: the job resumes")
-    runs = study.read_journal(journal, job.key())
     records.write_text_atomically(out, "".join(json.dumps(r, sort_keys=True) + "\n"
                                                for r in runs))
     met = "met" if summary["ci_met"] else "NOT met"

@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 2  # 1: the records written before they held their version
+# 1: the records written before they held their version; 3: the budget's and the
+# disturbance's fields (sample_gap_s ... drift_warning), absent from older records.
+SCHEMA_VERSION = 3
 FACTOR_PREFIX = "factor_"
 # What every run record must hold to be read back.
 RUN_REQUIRED = ("testbed", "file_type", "codec", "op", "repeat", "verified")
@@ -58,6 +60,21 @@ class RunRecord:
     meter_identity: Any = None
     meter_flags: str | None = None
     samples: int | None = None
+    # The energy budget's sampling and idle terms (wattzip.uncertainty).
+    sample_gap_s: float | None = None
+    power_step_rss_w: float | None = None
+    idle_power_u_w: float | None = None
+    idle_windows: int | None = None
+    # The rest of the machine's load over the region (wattzip.disturbance), and why a run
+    # was left out as disturbed (load, steal, drift) or kept despite a drift.
+    other_user_s: float | None = None
+    other_user_share: float | None = None
+    other_cpu_share: float | None = None
+    steal_share: float | None = None
+    cpu_pressure_share: float | None = None
+    cpus: int | None = None
+    disturbed: str | None = None
+    drift_warning: str | None = None
     paired_with: str | None = None
     output_bytes: int | None = None
     verified: bool | None = None
@@ -161,7 +178,9 @@ NUMERIC_COLUMNS = frozenset({
     "cpu_utilization", "cpu_busy_s", "energy_j", "model_min_w_per_thread",
     "model_max_w_per_thread", "model_threads", "model_energy_j", "idle_power_w",
     "energy_passive_j", "energy_active_j",
-    "samples", "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
+    "samples", "sample_gap_s", "power_step_rss_w", "idle_power_u_w", "idle_windows",
+    "other_user_s", "other_user_share", "other_cpu_share", "steal_share", "cpu_pressure_share",
+    "cpus", "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
     "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
     "schema_version",
 })

@@ -22,11 +22,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wattzip import records
+from wattzip import disturbance, records
 from wattzip.errors import MeterError, WattzipError
 from wattzip.media import Medium
 from wattzip.meters import Meter
 from wattzip.system import DiskSampler, evict
+from wattzip.uncertainty import sampling_terms
 
 OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
 WRITE_OPS = ("plain-write", "compress-write")
@@ -163,6 +164,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         disk.start()
         meter.start()
         busy0 = cpu_busy_jiffies()
+        load0 = disturbance.snapshot()
         started_at = utc_now()
         t0 = time.perf_counter()
         region = contextlib.ExitStack()
@@ -202,6 +204,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
                 flush_error = f"flush: {exc}"
         elapsed_s = time.perf_counter() - t0
         busy1 = cpu_busy_jiffies()
+        load1 = disturbance.snapshot()
         ended_at = utc_now()
         region.close()
         try:
@@ -227,6 +230,11 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
     passive = (idle_power_w * meter_interval_s
                if idle_power_w is not None and energy is not None else None)
     cpu_s = user_s + sys_s
+    # What the budget's sampling term needs (wattzip.uncertainty): the readings' spacing
+    # and how much the power moved between them.
+    sample_gap_s, power_step_rss_w = sampling_terms(reading.samples if reading else [])
+    # The rest of the machine's load in the region (wattzip.disturbance).
+    load = disturbance.load_since(load0, load1, user_s, cpu_s, elapsed_s)
     return {
         "op": operation.op,
         "started_at": started_at,
@@ -249,6 +257,9 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         "meter_method": meter.method,
         "meter_flags": "; ".join(reading.flags) if reading and reading.flags else None,
         "samples": len(reading.samples) if reading else 0,
+        "sample_gap_s": sample_gap_s,
+        "power_step_rss_w": power_step_rss_w,
+        **load,
         "exit_code": exit_code,
         "succeeded": ok,
         "error": error,

@@ -261,7 +261,8 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
                                             pairing(job, arm)):
                     records.append_journal(journal, record)
                     runs.append(record)
-                    repeat_ok &= record["verified"]
+                    # A disturbed run is no failure of the job: it is measured again.
+                    repeat_ok &= record["verified"] or bool(record.get("disturbed"))
                     log(_progress_line(job, record))
             last_repeat = repeat
             consecutive_failures = 0 if repeat_ok else consecutive_failures + 1
@@ -356,6 +357,12 @@ def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, co
                 record.output_bytes = arm.input_bytes * arm.copies
             record.verified = bool(verified)
             record.failure = None if verified else (why or "failed")
+            # Another process's load (or a VM neighbour's steal) in the region: flagged and
+            # left out of every statistic; the job's loop measures it again.
+            disturbed = arm.quiet.judge(record.to_dict()) if arm.quiet and verified else None
+            if disturbed:
+                record.update(disturbed=disturbed, verified=False,
+                              failure=f"disturbed: {disturbed}; measured again")
             if arm.trace_dir:
                 trace = os.path.join(arm.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
                 write_trace(trace, result["_power_samples"], result["_disk_samples"])
@@ -426,6 +433,8 @@ def _record(job: MeasurementJob, result: dict, repeat: int, version: str | None,
         "job_key": key,
         "meter_identity": job.meter_identity,
         "meter_id": identity_id(job.meter_identity),
+        "idle_power_u_w": job.idle_power_u_w,
+        "idle_windows": job.idle_windows,
     })
     if job.model is not None:
         interval = record.meter_interval_s or record.elapsed_s

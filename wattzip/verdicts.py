@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from wattzip.stats import mean, stdev, t_ppf, welch_interval
+from wattzip.uncertainty import widen
 
 SAVES, COSTS, NEGLIGIBLE, UNDECIDED = "saves", "costs", "negligible", "undecided"
 
@@ -37,6 +38,7 @@ class Verdict:
     hi: float
     baseline: float
     more_repeats: int | None  # per arm, for an undecided verdict; None when not projectable
+    df: float = math.inf  # the interval's degrees of freedom (wattzip.power reads it)
 
     def describe(self) -> str:
         if self.verdict != UNDECIDED:
@@ -53,10 +55,13 @@ def look_confidence(confidence: float, looks: int) -> float:
 
 def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequence[float],
            reads_per_write: float = 1.0, margin: float = 0.02,
-           confidence: float = 0.95) -> Verdict:
-    """The verdict on S = (w + n r) - (c + n d) from the four arms' runs."""
+           confidence: float = 0.95, type_b_var: float = 0.0) -> Verdict:
+    """The verdict on S = (w + n r) - (c + n d) from the four arms' runs; `type_b_var`
+    is S's variance besides the repeats' (energy's budget, wattzip.uncertainty), which
+    widens the interval into the combined one."""
     n = reads_per_write
-    iv = welch_interval([(1, w), (n, r), (-1, c), (-n, d)], confidence)
+    iv = widen(welch_interval([(1, w), (n, r), (-1, c), (-n, d)], confidence), type_b_var,
+               confidence)
     baseline = mean(w) + n * mean(r)
     band = margin * abs(baseline)
     if -band < iv.lo and iv.hi < band:
@@ -76,7 +81,7 @@ def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequen
         if target > 0:
             runs = min(len(x) for x in (w, c, r, d))
             more = max(1, math.ceil(runs * (half / target) ** 2) - runs)
-    return Verdict(verdict, iv.estimate, iv.lo, iv.hi, baseline, more)
+    return Verdict(verdict, iv.estimate, iv.lo, iv.hi, baseline, more, iv.df)
 
 
 def fieller(dw: Sequence[float] | tuple, dr: Sequence[float] | tuple,

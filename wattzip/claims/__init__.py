@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from wattzip.analysis_options import DEFAULT, AnalysisOptions, percent
 from wattzip.claims import hpc14, systor09, systor11  # noqa: F401 (they register their checks)
-from wattzip.claims.evidence import Evidence
+from wattzip.claims.evidence import Evidence, _cell_name
 from wattzip.claims.registry import CHECKS, Claim, Outcome, check, load_claims
 from wattzip.claims.systor11 import sysid_fits
+from wattzip.family import holm
 from wattzip.resources import ReferenceDir
 from wattzip.stats import fit_percent
 
@@ -27,8 +28,43 @@ def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
             for setting in (settings if claim.scope == "setting" else [None]):
                 ev = Evidence(testbed, setting, summary, breakeven, correlation, runs,
                               reference_dir, options)
-                rows.append(_row(claim, CHECKS[claim.id](claim, ev), ev))
+                out, holm = familywise(claim, ev, CHECKS[claim.id](claim, ev))
+                rows.append({**_row(claim, out, ev), **holm})
     return rows
+
+
+def familywise(claim: Claim, ev: Evidence, out: Outcome) -> tuple[Outcome, dict]:
+    """The claim decided again with its break-even cells held to a family-wise confidence
+    (Holm over the cells it rests on, wattzip.family): a cell decided alone but not in the
+    family counts as undecided. The row states the family and the cells it undid."""
+    names = set(out.rests_on)
+    cells = [b for b in ev.in_setting(ev.breakeven) if _cell_name(b) in names] \
+        if ev.setting is not None else []
+    level = ev.options.confidence
+    stated = {"familywise_confidence": f"{level:.0%} per comparison",
+              "family_cells": len(cells), "holm_undecided": "",
+              # What its undecided cells could have seen (wattzip.power).
+              "undecided_power": "; ".join(f"{_cell_name(b)} {b['verdict_note']}"
+                                          for b in cells if b.get("undecided_as"))}
+    if len(cells) < 2 or any(b.get("p_decided") in (None, "") for b in cells):
+        if len(cells) == 1:
+            stated["familywise_confidence"] = f"{level:.0%} (one cell)"
+        return out, stated
+    keep = holm([float(b["p_decided"]) for b in cells], 1 - level)
+    undone = [b for b, k in zip(cells, keep, strict=True) if b["decided"] and not k]
+    stated["familywise_confidence"] = (f"{level:.0%} family-wise over "
+                                       f"{len(cells)} cells (Holm)")
+    stated["holm_undecided"] = "; ".join(_cell_name(b) for b in undone)
+    if undone:
+        held = {id(b) for b in undone}
+        breakeven = [{**b, "decided": False} if id(b) in held else b for b in ev.breakeven]
+        ev = Evidence(ev.testbed, ev.setting, ev.summary, breakeven, ev.correlation, ev.runs,
+                      ev.reference_dir, ev.options)
+        out = CHECKS[claim.id](claim, ev)
+    out.evidence += (f" [{stated['familywise_confidence']}"
+                     + (f"; decided alone, not in the family: {stated['holm_undecided']}"
+                        if undone else "") + "]")
+    return out, stated
 
 
 def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from wattzip import disturbance, uncertainty
 from wattzip.latex import tex
 from wattzip.report.tables import ReportTables, rows
 
@@ -32,6 +33,7 @@ def abstract(t: ReportTables, params: Mapping) -> str:
         "\\ClaimsRefuted{} are refuted and \\ClaimsUntestable{} cannot be tested on this "
         "testbed.",
     ]
+    lines += [disturbance.describe(t.runs), uncertainty.describe_dominant(t.summary)]
     if t.estimated:
         lines.append(
             "\\textbf{No power meter was available: every energy figure here is ESTIMATED "
