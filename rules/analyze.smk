@@ -36,9 +36,11 @@ rule analyze:
         ci_target=REPEATS["ci_target"],
         margin=STUDY.config["verdict"]["margin"],
         reads=STUDY.config["verdict"]["reads_per_write"],
+        effect=STUDY.config["verdict"]["effect"],
         looks=len(REPEATS["looks"]) if STUDY.verdict_design else 0,
     shell:
         "wattzip analyze {input.runs:q} {params.settings} --out {wildcards.root:q}/{wildcards.testbed:q} "
         "--expect {params.stage} --testbed {wildcards.testbed:q} --reference paper/reference --ci-target {params.ci_target} "
         "--margin {params.margin} --reads-per-write {params.reads} --looks {params.looks} "
+        "--effect {params.effect} "
         "2> {log:q}"

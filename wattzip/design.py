@@ -453,6 +453,9 @@ class Study:
         if job.file_type == "dutycycle":
             spec.update(duty_phases=self.duty.phases, duty_compute_s=self.duty.compute_s,
                         duty_compute=self.duty.compute)
+        quiet, drift = self.config["quiet"], self.config["drift"]
+        spec.update(max_other_cpu=quiet["max_other_cpu"], max_steal=quiet["max_steal"],
+                    drift_repeats=drift["repeats"], drift_max_change=drift["max_change"])
         return spec
 
     def idle_spec(self, testbed: str, setting: str) -> dict:
