@@ -36,8 +36,9 @@ rule analyze:
         margin=STUDY.config["verdict"]["margin"],
         reads=STUDY.config["verdict"]["reads_per_write"],
         looks=len(REPEATS["looks"]) if STUDY.verdict_design else 0,
+        moderated="--moderated" if STUDY.moderated_design else "",
     shell:
         "wattzip analyze {input.runs} {params.settings} --out {params.out} "
         "--reference paper/reference --ci-target {params.ci_target} "
         "--margin {params.margin} --reads-per-write {params.reads} --looks {params.looks} "
-        "2> {log}"
+        "{params.moderated} 2> {log}"

@@ -293,6 +293,11 @@ def repeat_args(wildcards):
         args += ["--looks", ",".join(map(str, plan.looks))]
         args += ["--margin", verdict["margin"]]
         args += ["--reads-per-write", verdict["reads_per_write"]]
+    if plan.looks and STUDY.moderated_design:
+        args.append("--moderated")
+        for other in STUDY.prior_jobs(Job(wildcards.testbed, wildcards.setting,
+                                          wildcards.ftype, wildcards.codec)):
+            args += ["--prior-journal", other.path("journal")]
     return shlex.join(map(str, args))
 
 

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from wattzip import records, robustness, verdicts
+from wattzip import moderated, records, robustness, verdicts
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
     break_even,
@@ -184,7 +184,8 @@ def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]
 
 
 def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 0.02,
-                    reads_per_write: float = 1.0, looks: int = 0) -> list[dict]:
+                    reads_per_write: float = 1.0, looks: int = 0,
+                    moderate: bool = False) -> list[dict]:
     """n_be per testbed x setting x file type x codec and metric, with its uncertainty.
 
     dw and dr each get a Welch-t interval at 1 - (1 - confidence)/2, so that
@@ -198,13 +199,17 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
     (`looks` planned looks) the verdict is the one its job stopped on: the first n runs
     of its own plain arm against the codec's first n, at alpha / looks; the break-even
     intervals and Fieller's spend alpha / looks too, so the cells the figure frames and
-    the claims read hold the coverage they state.
+    the claims read hold the coverage they state. Under the moderated design
+    (`moderate`) each verdict's arms have their variance moderated by the priors of
+    their testbed, setting and metric, fitted over every cell (wattzip.moderated).
     """
     # Under the verdict design every interval spends alpha / looks, as the job's did.
     overall = verdicts.look_confidence(confidence, looks) if looks else confidence
     each = 1 - (1 - overall) / 2
     out = []
-    for cell, ops in _four_operations(rows):
+    cells = _four_operations(rows)
+    priors = _priors(cells) if moderate and looks else None
+    for cell, ops in cells:
         testbed, setting, file_type, codec = cell
         estimated = _is_estimated(sum(ops.values(), []))
         for metric, stem in BREAKEVEN_METRICS.items():
@@ -219,7 +224,8 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                                       verdicts.difference(v["r"], v["d"]), overall)
                      if min(len(x) for x in v.values()) > 1 else None)
             shown = display(point.kind, point.value) + ("" if decided else "?")
-            verdict = _verdict(ops, stem, reads_per_write, margin, confidence, looks)
+            verdict = _verdict(ops, stem, reads_per_write, margin, confidence, looks,
+                               priors and priors[(testbed, setting, stem)])
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
@@ -241,7 +247,7 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
 
 
 def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confidence: float,
-             looks: int) -> verdicts.Verdict:
+             looks: int, priors: dict | None = None) -> verdicts.Verdict:
     def values(runs, n=None):  # each arm holds one operation's verified runs
         return [METRICS[stem](r) for r in first_runs(runs, None, n)]
 
@@ -251,9 +257,27 @@ def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confid
     # The job stopped at the look where each of its four operations had n runs: the
     # first n of each (a kill mid-repeat may have left one more of some).
     n = min(len(runs) for runs in ops.values())
-    return verdicts.decide(values(ops["w"], n), values(ops["c"], n), values(ops["r"], n),
-                           values(ops["d"], n), reads_per_write, margin,
-                           verdicts.look_confidence(confidence, looks))
+    arms = [values(ops[k], n) for k in "wcrd"]
+    each = verdicts.look_confidence(confidence, looks)
+    if priors is not None:
+        return moderated.decide(*arms, priors, reads_per_write, margin, each)
+    return verdicts.decide(*arms, reads_per_write, margin, each)
+
+
+FOUR_OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
+
+
+def _priors(cells: list) -> dict[tuple, dict]:
+    """The moderated design's priors per (testbed, setting, metric): over every cell's
+    arms at the runs its job stopped at (a plain arm once per job that measured it)."""
+    arms = defaultdict(dict)
+    for cell, ops in cells:
+        n = min(len(runs) for runs in ops.values())
+        for stem in BREAKEVEN_METRICS.values():
+            for k, op in zip("wcrd", FOUR_OPS, strict=True):  # a shared plain arm once
+                arms[(*cell[:2], stem)][id(ops[k])] = (
+                    op, [METRICS[stem](r) for r in first_runs(ops[k], None, n)])
+    return {key: moderated.fit_priors(found.values()) for key, found in arms.items()}
 
 
 def esav_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
@@ -374,13 +398,13 @@ def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
             reference_dir: str = "paper/reference", ci_target: float = 0.05,
             settings_path: str | os.PathLike | None = None, margin: float = 0.02,
-            reads_per_write: float = 1.0, looks: int = 0) -> list[str]:
+            reads_per_write: float = 1.0, looks: int = 0, moderate: bool = False) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
     every row labelled with its setting's factors and the primary flag."""
     rows, settings = load(run_files, settings_path)
     summary = label(summarize(rows, ci_target), settings)
     breakeven = label(breakeven_table(rows, margin=margin, reads_per_write=reads_per_write,
-                                      looks=looks), settings)
+                                      looks=looks, moderate=moderate), settings)
     esav = label(esav_table(rows), settings)
     correlation = label(correlation_table(rows), settings)
     claims = label(decide(summary, breakeven, correlation, rows, reference_dir), settings)

@@ -151,7 +151,8 @@ def cmd_job(a) -> int:
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
         # The verdict design's looks are a codec's (its job measures its own plain arm).
-        looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin)
+        looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,
+                                         a.moderated, a.prior_journal)
                if codec and not a.duty_phases else None),
     )
     measurement.run(job, meter, journal=a.journal, out=a.out, io_scheduler=a.io_scheduler,
@@ -200,7 +201,7 @@ def cmd_analyze(a) -> int:
     written = analysis.analyze(a.runs, a.out, reference_dir=a.reference,
                                ci_target=a.ci_target, settings_path=a.settings,
                                margin=a.margin, reads_per_write=a.reads_per_write,
-                               looks=a.looks)
+                               looks=a.looks, moderate=a.moderated)
     for path in written:
         log(f"wrote {path}")
     return 0
@@ -331,6 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the verdict design: measure the codec's own plain arm too, "
                         "interleaved ABBA, and stop at the first of these runs per arm where "
                         "the cell's T and E verdicts are decided")
+    s.add_argument("--moderated", action="store_true",
+                   help="the moderated design (--looks): each arm's variance shrunk toward a "
+                        "prior fitted over this job's arms and the --prior-journal runs")
+    s.add_argument("--prior-journal", metavar="JSONL", action="append", default=[],
+                   help="the journal of another cell of the study in the same setting, whose "
+                        "runs the moderated design's prior is fitted over (repeatable; one "
+                        "not yet written is skipped)")
     s.add_argument("--margin", type=float, default=0.02,
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
     s.add_argument("--reads-per-write", type=float, default=1.0,
@@ -412,6 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the verdict design's number of planned looks: each verdict at "
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
+    s.add_argument("--moderated", action="store_true",
+                   help="the moderated design (with --looks): each verdict's arms moderated "
+                        "by an empirical-Bayes prior over the study's cells")
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
     s.add_argument("--out", required=True)
     s.add_argument("--reference", default="paper/reference")

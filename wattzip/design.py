@@ -313,6 +313,14 @@ class Study:
                     for codec in self.duty.codecs]
         return out
 
+    def prior_jobs(self, job: Job) -> list[Job]:
+        """The moderated design's other cells of a codec's job: every other codec job of
+        its testbed and setting, whose journals (those written so far) its prior is
+        fitted over. Read, not waited for: a job measured first has no prior yet and
+        goes on to its later looks."""
+        return [j for j in self.jobs(job.testbed) if j.setting == job.setting
+                and j.file_type != "dutycycle" and j != job]
+
     def emulated_input_layouts(self) -> list[str]:
         """Where the inputs of the emulated disks' settings lived (wattzip.media
         INPUT_LAYOUTS), in config order: the report says what was emulated."""
@@ -322,7 +330,13 @@ class Study:
 
     @property
     def verdict_design(self) -> bool:
-        return self.repeats["design"] == "verdict"
+        """Planned looks, each codec's job measuring its own plain arm (the verdict
+        design, and the moderated design, which shares variance across cells)."""
+        return self.repeats["design"] in ("verdict", "moderated")
+
+    @property
+    def moderated_design(self) -> bool:
+        return self.repeats["design"] == "moderated"
 
     def repeat_plan(self, job: Job) -> RepeatPlan:
         """How many runs the job's operations get. Under the verdict design a codec's job
@@ -344,6 +358,16 @@ class Study:
                     f"{100 * rep['ci_target']:g}% of its mean, and one more for each run newly "
                     "found an outlier (modified Z > 3.5; kept in every statistic)")
         looks = rep["looks"]
+        if self.moderated_design:
+            return (f"the moderated design: planned looks at {', '.join(map(str, looks))} "
+                    f"runs per arm, each at alpha / {len(looks)} (Bonferroni, 95% overall), "
+                    "each arm's variance moderated by an empirical-Bayes prior fitted over "
+                    "the study's arms of its operation kind and metric (limma's moderated t, "
+                    "Smyth 2004; an arm far noisier than the prior kept its own variance); "
+                    "each codec's job measured its own plain arm, interleaved ABBA against "
+                    "drift, and stopped at the first look that decided its T and E verdicts, "
+                    "going on to the next look for a run newly found an outlier (modified "
+                    "Z > 3.5; kept in every statistic)")
         return (f"the verdict design: planned looks at {', '.join(map(str, looks))} runs per "
                 f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); each codec's "
                 "job measured its own plain arm, interleaved with the codec's in ABBA order "

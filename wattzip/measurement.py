@@ -71,10 +71,12 @@ def idle_power(meter: meters.Meter, calibration_path: str | None,
     return calibration["idle_power_w"], meter.identity(calibration)
 
 
-def verdict_looks(looks: str | None, reads_per_write: float,
-                  margin: float) -> VerdictLooks | None:
+def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
+                  moderated: bool = False,
+                  prior_journals: list[str] = ()) -> VerdictLooks | None:
     """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures
-    its own plain arm, which the verdicts compare with (wattzip.study)."""
+    its own plain arm, which the verdicts compare with (wattzip.study). Under the
+    moderated design the other cells' journals (those written so far) give the prior."""
     if not looks:
         return None
     try:
@@ -84,7 +86,10 @@ def verdict_looks(looks: str | None, reads_per_write: float,
     if any(b <= a for a, b in zip(planned, planned[1:], strict=False)) or planned[0] < 2:
         raise WattzipError(f"--looks {looks}: the looks must increase from 2 runs on, e.g. "
                            "3,5,8")
-    return VerdictLooks(planned, reads_per_write, margin)
+    prior = [r for path in prior_journals if os.path.exists(path)
+             for r in records.read_journal(path, required=records.RUN_REQUIRED)]
+    return VerdictLooks(planned, reads_per_write, margin, moderated=moderated,
+                        prior_runs=tuple(prior))
 
 
 def run(job: Job, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,
