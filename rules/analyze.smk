@@ -35,7 +35,7 @@ rule analyze:
         ci_target=REPEATS["ci_target"],
         margin=STUDY.config["verdict"]["margin"],
         reads=STUDY.config["verdict"]["reads_per_write"],
-        looks=len(REPEATS["looks"]) if STUDY.verdict_design else 0,
+        looks=len(STUDY.looks) if STUDY.verdict_design else 0,
         moderated="--moderated" if STUDY.moderated_design else "",
     shell:
         "wattzip analyze {input.runs} {params.settings} --out {params.out} "

@@ -295,10 +295,25 @@ def repeat_args(wildcards):
         args += ["--reads-per-write", verdict["reads_per_write"]]
     if plan.looks and STUDY.moderated_design:
         args.append("--moderated")
-        for other in STUDY.prior_jobs(Job(wildcards.testbed, wildcards.setting,
-                                          wildcards.ftype, wildcards.codec)):
-            args += ["--prior-journal", other.path("journal")]
+        args += ["--prior-journals", f"{RESULTS}/{wildcards.testbed}/journal/{wildcards.setting}"]
     return shlex.join(map(str, args))
+
+
+def previous_runs(wildcards):
+    """Under the moderated design, the runs of the job measured just before this one
+    (cheapest cells first, from the cached pilot when `wattzip plan` made one:
+    wattzip.design.Study.measure_order), so that the jobs run in that order; ancient,
+    so a later pilot's order never makes a finished job run again."""
+    job = Job(wildcards.testbed, wildcards.setting, wildcards.ftype, wildcards.codec)
+    before = STUDY.previous_job(job, _pilot_seconds(wildcards.testbed))
+    return [ancient(before.path("runs"))] if before else []
+
+
+@functools.cache
+def _pilot_seconds(testbed):
+    from wattzip.plan import cached_cell_seconds
+
+    return cached_cell_seconds(STUDY, testbed)
 
 
 def job_runs(wildcards):

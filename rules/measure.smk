@@ -9,6 +9,7 @@ rule measure_runs:
         manifest=input_manifest,
         idle=f"{RESULTS}/{{testbed}}/idle/{{setting}}.json",
         preflight=ancient(f"{RESULTS}/{{testbed}}/preflight.json"),
+        previous=previous_runs,
     output:
         f"{RESULTS}/{{testbed}}/runs/{{setting}}/{{ftype}}/{{codec}}.jsonl",
     log:

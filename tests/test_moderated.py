@@ -142,14 +142,56 @@ def test_the_analysis_moderates_every_cell_of_a_setting_together():
 
 def test_the_design_names_the_moderated_one():
     study = Study.from_files(["config.yaml"])
-    config = {**study.config, "repeats": {**study.config["repeats"], "design": "moderated",
-                                          "looks": [2, 4, 8]}}
+    config = {**study.config, "repeats": {**study.config["repeats"], "design": "moderated"}}
     mod = Study.from_config(config)
     assert mod.verdict_design and mod.moderated_design
     assert mod.describe_repeats().startswith("the moderated design: planned looks at 2, 4, 8")
     job = next(j for j in mod.jobs(mod.first_testbed) if j.file_type != "dutycycle")
     assert mod.repeat_plan(job).looks == (2, 4, 8)
-    others = mod.prior_jobs(job)
-    assert job not in others and all(j.setting == job.setting for j in others)
-    assert len(others) == len([j for j in mod.jobs(mod.first_testbed)
-                               if j.setting == job.setting and j.file_type != "dutycycle"]) - 1
+    order = mod.measure_order(mod.first_testbed, lambda j: -len(j.codec))
+    assert mod.previous_job(order[1], lambda j: -len(j.codec)) == order[0]
+    assert mod.previous_job(order[0], lambda j: -len(j.codec)) is None
+    assert study.previous_job(job) is None  # the paper's rule: no order imposed
+
+
+def test_the_plan_states_every_design_side_by_side():
+    """From a pilot's rates (seconds per byte, as a cached pilot holds them): one pass is
+    the floor, the moderated design's minimum (2 runs per arm) is below the verdict
+    design's (3) and the paper's rule's (5); cheap cells are measured first."""
+    from wattzip import plan
+
+    study = Study.from_files(["config.yaml", "config/paper.yaml",
+                              "config/paper-moderated.yaml"])
+    rates = {f"gen|{t}": 1e-9 for t in study.file_types}
+    for k, name in enumerate(["plain", *study.codecs]):
+        for t in study.file_types:
+            rates[f"{t}|{name}"] = {"write_s_per_byte": 1e-9 * (k + 1),
+                                    "read_s_per_byte": 5e-10 * (k + 1),
+                                    "stored_per_byte": 0.5}
+    est = plan.all_designs(study, rates)
+    assert list(est) == ["one pass", "paper", "verdict", "moderated"]
+    floor = est["one pass"].measured_min_s
+    assert floor < est["moderated"].measured_min_s < est["verdict"].measured_min_s
+    assert est["verdict"].measured_min_s < est["paper"].measured_min_s
+    assert est["one pass"].runs_min == 2 * len(study.file_types) * (len(study.codecs) + 1)
+    lines = plan.side_by_side(est, "moderated").splitlines()
+    assert [line.split()[0] for line in lines] == ["one", "paper", "verdict", "*"]
+    order = study.measure_order(study.first_testbed, plan.cell_seconds(study, rates))
+    costs = [plan.cell_seconds(study, rates)(j) for j in order]
+    assert costs == sorted(costs) and order[0].codec == study.codecs[0]
+
+
+def test_a_job_reads_the_other_cells_journals_of_its_setting_for_its_prior(tmp_path):
+    from wattzip import measurement, records
+
+    folder = tmp_path / "journal" / "s"
+    rng = random.Random(4)
+    for ftype, codec in (("text", "gz-1"), ("text", "bz-1"), ("zero", "gz-1")):
+        for r in runs(CELL, 2, 0.02, rng, f"{ftype}-{codec}", codec):
+            records.append_journal(folder / ftype / f"{codec}.jsonl",
+                                   {**r, "testbed": "tb", "file_type": ftype})
+    own = folder / "text" / "gz-1.jsonl"
+    looks = measurement.verdict_looks("2,4,8", 1.0, 0.02, True, str(folder), str(own))
+    assert looks.moderated and looks.looks == (2, 4, 8)
+    assert {r["job_key"] for r in looks.prior_runs} == {"text-bz-1", "zero-gz-1"}
+    assert not measurement.verdict_looks("3,5,8", 1.0, 0.02, False, str(folder)).prior_runs

@@ -152,7 +152,7 @@ def cmd_job(a) -> int:
         verify_cache=a.verify_cache,
         # The verdict design's looks are a codec's (its job measures its own plain arm).
         looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,
-                                         a.moderated, a.prior_journal)
+                                         a.moderated, a.prior_journals, a.journal)
                if codec and not a.duty_phases else None),
     )
     measurement.run(job, meter, journal=a.journal, out=a.out, io_scheduler=a.io_scheduler,
@@ -335,10 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--moderated", action="store_true",
                    help="the moderated design (--looks): each arm's variance shrunk toward a "
                         "prior fitted over this job's arms and the --prior-journal runs")
-    s.add_argument("--prior-journal", metavar="JSONL", action="append", default=[],
-                   help="the journal of another cell of the study in the same setting, whose "
-                        "runs the moderated design's prior is fitted over (repeatable; one "
-                        "not yet written is skipped)")
+    s.add_argument("--prior-journals", metavar="DIR",
+                   help="the moderated design: the folder of the setting's journals "
+                        "(<file type>/<codec>.jsonl), whose other cells' runs written so far "
+                        "the prior is fitted over")
     s.add_argument("--margin", type=float, default=0.02,
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
     s.add_argument("--reads-per-write", type=float, default=1.0,

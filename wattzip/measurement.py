@@ -4,6 +4,7 @@ written atomically (what `wattzip job`, and so every workflow job, does)."""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from collections.abc import Callable
@@ -72,11 +73,12 @@ def idle_power(meter: meters.Meter, calibration_path: str | None,
 
 
 def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
-                  moderated: bool = False,
-                  prior_journals: list[str] = ()) -> VerdictLooks | None:
+                  moderated: bool = False, prior_journals: str | None = None,
+                  own_journal: str | None = None) -> VerdictLooks | None:
     """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures
     its own plain arm, which the verdicts compare with (wattzip.study). Under the
-    moderated design the other cells' journals (those written so far) give the prior."""
+    moderated design the other cells' journals in `prior_journals` (those written so far;
+    not `own_journal`) give the prior."""
     if not looks:
         return None
     try:
@@ -86,7 +88,10 @@ def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
     if any(b <= a for a, b in zip(planned, planned[1:], strict=False)) or planned[0] < 2:
         raise WattzipError(f"--looks {looks}: the looks must increase from 2 runs on, e.g. "
                            "3,5,8")
-    prior = [r for path in prior_journals if os.path.exists(path)
+    own = os.path.abspath(own_journal) if own_journal else None
+    paths = sorted(glob.glob(os.path.join(prior_journals, "*", "*.jsonl"))) if (
+        moderated and prior_journals) else []
+    prior = [r for path in paths if os.path.abspath(path) != own
              for r in records.read_journal(path, required=records.RUN_REQUIRED)]
     return VerdictLooks(planned, reads_per_write, margin, moderated=moderated,
                         prior_runs=tuple(prior))
