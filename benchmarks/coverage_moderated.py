@@ -7,11 +7,11 @@ job measuring its own plain arm (ABBA: P C, C P, ...), T of each arm drawn aroun
 true mean whose relative spread (CV) differs from arm to arm (log-normal around 2%).
 The cells run cheap first; at each planned look (2, 4, 8 runs per arm, each at
 alpha / 3) a cell's verdict is moderated by priors fitted over the cells measured
-before it and its own arms (wattzip.moderated), as a job does; the analysis then
-decides every cell again with the whole study's priors at the runs it stopped at.
-Printed per scenario: the coverage of the analysis's interval of S = (w + r) -
-(c + d) (over every cell; and over the noisy codec's cells alone), wrong verdicts
-(saves or costs on the wrong side, negligible outside the margin), undecided cells,
+before it and its own arms (wattzip.moderated), as a job does, and the analysis
+reports the verdict of the look it stopped at. Printed per scenario: the coverage
+of that look's interval of S = (w + r) - (c + d) (over every cell; and over the
+noisy codec's cells alone), wrong verdicts (saves or costs on the wrong side,
+negligible outside the margin), undecided cells, cells decided at 2 runs per arm,
 and the runs per arm spent, beside the verdict design (Welch per cell, looks 3, 5, 8).
 
 Scenarios: alike (every arm's CV from one distribution), one noisy codec (its
@@ -96,12 +96,7 @@ def moderated_study(rng, scenario: str, study: list[dict]) -> list[dict]:
                 break
         clock[0] -= 4 * (LOOKS[-1] - n)  # the runs past the stop were never measured
         done.append(arms_of(runs, n))
-        out.append({"cell": cell, "runs": runs, "n": n, "drift": drift})
-    priors = moderated.fit_priors([a for c in done for a in c])
-    for row in out:
-        r, n = row["runs"], row["n"]
-        row["verdict"] = moderated.decide(r["w"][:n], r["c"][:n], r["r"][:n], r["d"][:n],
-                                          priors, 1.0, MARGIN, each)
+        out.append({"cell": cell, "runs": runs, "n": n, "drift": drift, "verdict": v})
     return out
 
 

@@ -114,22 +114,27 @@ def test_simulated_coverage_holds_at_95_percent(noisy):
     assert sum(covered) / len(covered) >= 0.95
 
 
-def cell_rows(ftype, codec, means, n, rng, cv=0.02):
+def cell_rows(ftype, codec, means, n, rng, clock, cv=0.02):
     out = []
     for k in range(1, n + 1):
         for op, m in means.items():
             t = m * (1 + cv * rng.gauss(0, 1))
             name = "plain" if op.startswith("plain") else codec
+            clock.append(len(clock))
             out.append({"testbed": "tb", "setting": "s", "file_type": ftype, "codec": name,
                         "op": op, "repeat": k, "verified": True, "elapsed_s": t,
                         "energy_j": 40 * t, "paired_with": codec if name == "plain" else "",
-                        "meter_method": "measured"})
+                        "meter_method": "measured",
+                        "started_at": f"2026-01-01T00:{len(clock):04d}",
+                        "ended_at": f"2026-01-01T00:{len(clock):04d}.5"})
     return out
 
 
-def test_the_analysis_moderates_every_cell_of_a_setting_together():
-    rng = random.Random(2)
-    rows = [r for k in range(10) for r in cell_rows("text", f"c{k}", CELL, 2, rng)]
+def test_the_analysis_gives_each_cell_the_verdict_its_job_stopped_on():
+    """Each cell moderated by the priors its job fitted: its own arms and the cells
+    measured before it (the first cell has none, and is judged alone)."""
+    rng, clock = random.Random(2), []
+    rows = [r for k in range(10) for r in cell_rows("text", f"c{k}", CELL, 2, rng, clock)]
     welch = analysis.breakeven_table(rows, looks=3)
     shared = analysis.breakeven_table(rows, looks=3, moderate=True)
     decided = [sum(b["verdict"] != "undecided" for b in t if b["metric"] == "T")
@@ -138,6 +143,15 @@ def test_the_analysis_moderates_every_cell_of_a_setting_together():
     both = [(a["verdict"], b["verdict"]) for a, b in zip(welch, shared, strict=True)
             if "undecided" not in (a["verdict"], b["verdict"])]
     assert all(a == b for a, b in both)
+    first = [b for b in shared if b["codec"] == "c0" and b["metric"] == "T"]
+    assert first[0]["verdict"] == "undecided"  # no cell before it: no prior
+    looks = VerdictLooks((2, 4, 8), moderated=True,
+                         prior_runs=tuple(r for r in rows if r["codec"] in ("c0", "c1")
+                                          or r["paired_with"] in ("c0", "c1")))
+    mine = [r for r in rows if "c2" in (r["codec"], r["paired_with"])]
+    job = looks.decisions(mine, OPS, 2)
+    assert job == {k: b["verdict"] for k in ("T", "E") for b in shared
+                   if b["codec"] == "c2" and b["metric"] == k}
 
 
 def test_the_design_names_the_moderated_one():

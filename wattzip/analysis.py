@@ -200,15 +200,16 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
     of its own plain arm against the codec's first n, at alpha / looks; the break-even
     intervals and Fieller's spend alpha / looks too, so the cells the figure frames and
     the claims read hold the coverage they state. Under the moderated design
-    (`moderate`) each verdict's arms have their variance moderated by the priors of
-    their testbed, setting and metric, fitted over every cell (wattzip.moderated).
+    (`moderate`) each verdict is its job's at the look it stopped at: its arms'
+    variances moderated by the priors its job fitted (wattzip.moderated), over its own
+    arms and those of the cells measured before it.
     """
     # Under the verdict design every interval spends alpha / looks, as the job's did.
     overall = verdicts.look_confidence(confidence, looks) if looks else confidence
     each = 1 - (1 - overall) / 2
     out = []
     cells = _four_operations(rows)
-    priors = _priors(cells) if moderate and looks else None
+    priors = _job_priors(cells) if moderate and looks else None
     for cell, ops in cells:
         testbed, setting, file_type, codec = cell
         estimated = _is_estimated(sum(ops.values(), []))
@@ -225,7 +226,7 @@ def breakeven_table(rows: list[dict], confidence: float = 0.95, margin: float = 
                      if min(len(x) for x in v.values()) > 1 else None)
             shown = display(point.kind, point.value) + ("" if decided else "?")
             verdict = _verdict(ops, stem, reads_per_write, margin, confidence, looks,
-                               priors and priors[(testbed, setting, stem)])
+                               priors and priors[(cell, stem)])
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
@@ -267,17 +268,25 @@ def _verdict(ops: dict, stem: str, reads_per_write: float, margin: float, confid
 FOUR_OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
 
 
-def _priors(cells: list) -> dict[tuple, dict]:
-    """The moderated design's priors per (testbed, setting, metric): over every cell's
-    arms at the runs its job stopped at (a plain arm once per job that measured it)."""
-    arms = defaultdict(dict)
+def _job_priors(cells: list) -> dict[tuple, dict]:
+    """The moderated design's priors of each (cell, metric) as its job fitted them at its
+    last look (wattzip.stopping.VerdictLooks.priors): over its own four arms at the runs
+    it stopped at and the verified runs of its testbed and setting's other cells that
+    ended before its job began (the journals it read then)."""
+    began = {cell: min(r["started_at"] for runs in ops.values() for r in runs)
+             for cell, ops in cells}
+    out = {}
     for cell, ops in cells:
         n = min(len(runs) for runs in ops.values())
+        others = [(op, [r for r in o_ops[k] if r["ended_at"] <= began[cell]])
+                  for o_cell, o_ops in cells if o_cell[:2] == cell[:2] and o_cell != cell
+                  for k, op in zip("wcrd", FOUR_OPS, strict=True) if o_ops[k] is not ops[k]]
         for stem in BREAKEVEN_METRICS.values():
-            for k, op in zip("wcrd", FOUR_OPS, strict=True):  # a shared plain arm once
-                arms[(*cell[:2], stem)][id(ops[k])] = (
-                    op, [METRICS[stem](r) for r in first_runs(ops[k], None, n)])
-    return {key: moderated.fit_priors(found.values()) for key, found in arms.items()}
+            own = [(op, first_runs(ops[k], None, n)) for k, op in zip("wcrd", FOUR_OPS,
+                                                                     strict=True)]
+            out[(cell, stem)] = moderated.fit_priors(
+                (op, [METRICS[stem](r) for r in runs]) for op, runs in own + others)
+    return out
 
 
 def esav_table(rows: list[dict], confidence: float = 0.95) -> list[dict]:
