@@ -48,9 +48,9 @@ def test_alike_cells_share_one_variance_and_too_few_share_none():
 
 def test_a_cell_is_shrunk_toward_the_prior_unless_it_is_far_noisier():
     prior = moderated.Prior(d0=10.0, s0_sq=1e-4)
-    s2, df = prior.moderate(3e-4, 1)
-    assert s2 == pytest.approx((10 * 1e-4 + 3e-4) / 11) and df == 11
-    assert not prior.outlying(3e-4, 1)
+    s2, df = prior.moderate(1.5e-4, 1)
+    assert s2 == pytest.approx((10 * 1e-4 + 1.5e-4) / 11) and df == 11
+    assert not prior.outlying(1.5e-4, 1)
     # 20x the prior's variance on 2 df: beyond the guard's F quantile, judged alone.
     assert prior.outlying(20e-4, 2)
     assert prior.moderate(20e-4, 2) == (20e-4, 2.0)
