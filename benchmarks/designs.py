@@ -1,7 +1,8 @@
-"""The paper's repeat rule against the verdict design, side by side in one run.
+"""The paper's repeat rule against the verdict and the moderated design, side by side.
 
     .venv/bin/python benchmarks/designs.py [--configfile config.yaml ...] [--out DIR]
-        [--paper-repeats 5,10] [--looks 3,5,8] [--file-size 16MiB]
+        [--paper-repeats 5,10] [--looks 3,5,8] [--moderated-looks 2,4,8]
+        [--designs paper,verdict,moderated] [--file-size 16MiB]
 
 Runs the same study twice on this machine, one design after the other, each in a
 fresh copy of the workflow (its own inputs, journals and tables), up to the
@@ -13,7 +14,11 @@ Runs and measured time count every run of runs.csv, the plain ones included (the
 column plain counts those alone): under the paper's rule one plain baseline job per
 setting and file type, under the verdict design a plain arm inside every codec's job
 (interleaved ABBA, as many repeats as the codec's), so that design measures plain
-I/O once per codec, and its runs are 4 per repeat of a codec's job.
+I/O once per codec, and its runs are 4 per repeat of a codec's job. The moderated
+design is the verdict design's jobs with each arm's variance moderated across the
+study's cells (wattzip.moderated); each copy first runs `wattzip plan` (its pilot is not
+measured time) so that its jobs run cheapest first, as a user's would after the plan.
+Where two designs both decide a cell, their verdicts are compared cell by cell.
 """
 
 from __future__ import annotations
@@ -56,10 +61,16 @@ def run_design(root: Path, configfiles: list[str], repeats: dict,
         testbed = (yaml.safe_load((REPO / extra).read_text()).get("testbed") or {}).get(
             "name", testbed)
     targets = [f"results/{testbed}/{name}" for name in ("runs.csv", "breakeven.csv")]
+    configs = [*[str(REPO / c) for c in configfiles], str(overlay)]
+    pilot = root.parent / "pilot.json"  # one pilot for every design's copy
+    subprocess.run([sys.executable, "-m", "wattzip", "plan", "--quiet", "--cache", str(pilot),
+                    "--configfile", *configs], cwd=root, capture_output=True, check=True)
+    (root / "results" / testbed / "plan").mkdir(parents=True, exist_ok=True)
+    shutil.copy(pilot, root / "results" / testbed / "plan" / "pilot.json")
     started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", *targets, "--cores", "all", "--configfile",
-         *[str(REPO / c) for c in configfiles], str(overlay)],
+         *configs],
         cwd=root, capture_output=True, text=True, check=False)
     wall = time.monotonic() - started
     if proc.returncode != 0:
@@ -73,7 +84,16 @@ def run_design(root: Path, configfiles: list[str], repeats: dict,
             "decided": sum(c["verdict"] != "undecided" for c in cells),
             "saves": sum(c["verdict"] == "saves" for c in cells),
             "costs": sum(c["verdict"] == "costs" for c in cells),
-            "negligible": sum(c["verdict"] == "negligible" for c in cells)}
+            "negligible": sum(c["verdict"] == "negligible" for c in cells),
+            "verdicts": {(c["file_type"], c["codec"], c["metric"]): c["verdict"]
+                         for c in cells}}
+
+
+def agreement(a: dict, b: dict) -> tuple[int, int]:
+    """(cells both designs decided, of them those whose verdicts agree)."""
+    both = [k for k, v in a["verdicts"].items()
+            if v != "undecided" and b["verdicts"].get(k, "undecided") != "undecided"]
+    return len(both), sum(a["verdicts"][k] == b["verdicts"][k] for k in both)
 
 
 def main() -> None:
@@ -82,32 +102,45 @@ def main() -> None:
     p.add_argument("--out", default="build/bench-designs")
     p.add_argument("--paper-repeats", default="5,10", help="min,max of the paper's rule")
     p.add_argument("--looks", default="3,5,8")
+    p.add_argument("--moderated-looks", default="2,4,8")
+    p.add_argument("--designs", default="paper,verdict,moderated",
+                   help="which designs to run, the paper's rule first")
     p.add_argument("--file-size", help="override the study's file size (a quicker run)")
     a = p.parse_args()
     lo, hi = (int(x) for x in a.paper_repeats.split(","))
     looks = [int(x) for x in a.looks.split(",")]
     out = Path(a.out).resolve()
     shutil.rmtree(out, ignore_errors=True)
+    moderated_looks = [int(x) for x in a.moderated_looks.split(",")]
     designs = {
         "paper": {"design": "paper", "min": lo, "max": hi, "ci_target": 0.05},
         "verdict": {"design": "verdict", "min": lo, "max": hi, "ci_target": 0.05,
                     "looks": looks},
+        "moderated": {"design": "moderated", "min": lo, "max": hi, "ci_target": 0.05,
+                      "moderated_looks": moderated_looks},
     }
+    designs = {name: designs[name] for name in a.designs.split(",")}
     results = {name: run_design(out / name, a.configfile, rep, a.file_size)
                for name, rep in designs.items()}
     size = f", files of {a.file_size}" if a.file_size else ""
     print(f"study: {' '.join(a.configfile)}{size}; paper rule {lo}-{hi} repeats, 5% target; "
-          f"verdict design looks {looks}; T and E cells of the primary setting")
-    print(f"{'design':<8} {'measured':>10} {'wall':>9} {'runs':>6} {'plain':>6} "
+          f"verdict design looks {looks}; moderated design looks {moderated_looks}; T and E "
+          "cells of the primary setting")
+    print(f"{'design':<9} {'measured':>10} {'wall':>9} {'runs':>6} {'plain':>6} "
           f"{'decided':>12} {'saves':>6} {'costs':>6} {'negl.':>6}")
     for name, r in results.items():
-        print(f"{name:<8} {r['measured_s']:>9.1f}s {r['wall_s']:>8.1f}s {r['runs']:>6} "
+        print(f"{name:<9} {r['measured_s']:>9.1f}s {r['wall_s']:>8.1f}s {r['runs']:>6} "
               f"{r['plain']:>6} {r['decided']:>5} of {r['cells']:<4} {r['saves']:>6} "
               f"{r['costs']:>6} {r['negligible']:>6}")
-    p_, v = results["paper"], results["verdict"]
-    print(f"verdict / paper: measured time {v['measured_s'] / p_['measured_s']:.2f}, "
-          f"wall {v['wall_s'] / p_['wall_s']:.2f}, runs {v['runs'] / p_['runs']:.2f}, "
-          f"decided verdicts {v['decided']} vs {p_['decided']}")
+    p_ = results["paper"]
+    for name, v in results.items():
+        if name == "paper":
+            continue
+        both, agree = agreement(p_, v)
+        print(f"{name} / paper: measured time {v['measured_s'] / p_['measured_s']:.2f}, "
+              f"wall {v['wall_s'] / p_['wall_s']:.2f}, runs {v['runs'] / p_['runs']:.2f}, "
+              f"decided verdicts {v['decided']} vs {p_['decided']}; of {both} cells both "
+              f"decided, {agree} agree")
 
 
 if __name__ == "__main__":

@@ -37,10 +37,11 @@ rule analyze:
         margin=STUDY.config["verdict"]["margin"],
         reads=STUDY.config["verdict"]["reads_per_write"],
         effect=STUDY.config["verdict"]["effect"],
-        looks=len(REPEATS["looks"]) if STUDY.verdict_design else 0,
+        looks=len(STUDY.looks) if STUDY.verdict_design else 0,
+        moderated="--moderated" if STUDY.moderated_design else "",
     shell:
         "wattzip analyze {input.runs:q} {params.settings} --out {wildcards.root:q}/{wildcards.testbed:q} "
         "--expect {params.stage} --testbed {wildcards.testbed:q} --reference paper/reference --ci-target {params.ci_target} "
         "--margin {params.margin} --reads-per-write {params.reads} --looks {params.looks} "
-        "--effect {params.effect} "
+        "--effect {params.effect} {params.moderated} "
         "2> {log:q}"

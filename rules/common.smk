@@ -149,6 +149,24 @@ def expected_node(wildcards):
     return shlex.join(STUDY.node_flags(wildcards.testbed))
 
 
+def previous_runs(wildcards):
+    """Under the moderated design, the runs of the job measured just before this one
+    (cheapest cells first, from the cached pilot: Study.measure_order), so the jobs run
+    in that order; ancient, so a later pilot's order never reruns a finished job."""
+    job = Job(
+        wildcards.testbed, wildcards.setting, wildcards.ftype, wildcards.codec, MEASURED
+    )
+    before = STUDY.previous_job(job, pilot_seconds(wildcards.testbed))
+    return [ancient(before.path("runs"))] if before else []
+
+
+@functools.cache
+def pilot_seconds(testbed):
+    from wattzip.plan import cached_cell_seconds
+
+    return cached_cell_seconds(STUDY, testbed)
+
+
 def job_runs(wildcards):
     return [job.path("runs") for job in STUDY.jobs(wildcards.testbed)]
 

@@ -9,6 +9,7 @@ rule measure_runs:
         manifest=f"{MEASURED}/{{testbed}}/inputs/{{ftype}}.bin.json",
         idle=f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
         preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
+        previous=previous_runs,
     output:
         f"{MEASURED}/{{testbed}}/runs/{{setting}}/{{ftype}}/{{codec}}.jsonl",
     log:

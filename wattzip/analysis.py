@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from wattzip import family, power, records, robustness, uncertainty, verdicts
+from wattzip import family, moderated, power, records, robustness, uncertainty, verdicts
 from wattzip.analysis_options import DEFAULT, AnalysisOptions, breakeven_levels, percent
 from wattzip.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
@@ -210,13 +210,18 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
     design (options.looks planned looks) the verdict is the one its job stopped on: the first n runs
     of its own plain arm against the codec's first n, at alpha / looks; the break-even
     intervals and Fieller's spend alpha / looks too, so the cells the figure frames and
-    the claims read hold the coverage they state.
+    the claims read hold the coverage they state. Under the moderated design
+    (options.moderated) each verdict is its job's at the look it stopped at: its arms'
+    variances moderated by the priors its job fitted (wattzip.moderated), over its own
+    arms and those of the cells measured before it.
     """
     # Under the verdict design every interval spends alpha / looks, as the job's did.
     overall, each = options.look_confidence, options.difference_confidence
     levels = tex(breakeven_levels(options))
     out = []
-    for cell, ops in _four_operations(rows):
+    cells = _four_operations(rows)
+    priors = _job_priors(cells) if options.moderated and options.looks else None
+    for cell, ops in cells:
         testbed, setting, file_type, codec = cell
         estimated = _is_estimated(sum(ops.values(), []))
         for metric, stem in BREAKEVEN_METRICS.items():
@@ -237,7 +242,7 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
                                       verdicts.difference(v["r"], v["d"]), overall)
                      if min(len(x) for x in v.values()) > 1 else None)
             shown = display(point.kind, point.value) + ("" if decided else "?")
-            verdict = _verdict(ops, stem, options)
+            verdict = _verdict(ops, stem, options, priors and priors[(cell, stem)])
             out.append({
                 "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
                 "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
@@ -268,19 +273,48 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
 UNITS = {"T": "s", "E": "J", "ET": "J s"}
 
 
-def _verdict(ops: dict, stem: str, options: AnalysisOptions) -> verdicts.Verdict:
+def _verdict(ops: dict, stem: str, options: AnalysisOptions,
+             priors: dict | None = None) -> verdicts.Verdict:
     """The cell's verdict on the combined interval: the repeats' spread and, for energy,
-    the budget's Type B terms (wattzip.uncertainty)."""
+    the budget's Type B terms (wattzip.uncertainty); under the moderated design its arms'
+    variances moderated by the priors its job fitted (wattzip.moderated)."""
     # The job stopped at the look where each of its four operations had n runs: the
     # first n of each (a kill mid-repeat may have left one more of some).
     n = min(len(runs) for runs in ops.values()) if options.looks else None
     arms = {k: first_runs(runs, None, n) for k, runs in ops.items()}
     values = {k: [METRICS[stem](r) for r in runs] for k, runs in arms.items()}
     k = options.reads_per_write
+    if priors is not None:
+        return moderated.decide(values["w"], values["c"], values["r"], values["d"], priors,
+                                k, options.margin, options.look_confidence)
     type_b = uncertainty.type_b_variance([(1, arms["w"]), (k, arms["r"]), (-1, arms["c"]),
                                           (-k, arms["d"])], stem)
     return verdicts.decide(values["w"], values["c"], values["r"], values["d"], k,
                            options.margin, options.look_confidence, type_b_var=type_b)
+
+
+FOUR_OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
+
+
+def _job_priors(cells: list) -> dict[tuple, dict]:
+    """The moderated design's priors of each (cell, metric) as its job fitted them at its
+    last look (wattzip.stopping.VerdictLooks.priors): over its own four arms at the runs
+    it stopped at and the verified runs of its testbed and setting's other cells that
+    ended before its job began (the journals it read then)."""
+    began = {cell: min(r["started_at"] for runs in ops.values() for r in runs)
+             for cell, ops in cells}
+    out = {}
+    for cell, ops in cells:
+        n = min(len(runs) for runs in ops.values())
+        others = [(op, [r for r in o_ops[k] if r["ended_at"] <= began[cell]])
+                  for o_cell, o_ops in cells if o_cell[:2] == cell[:2] and o_cell != cell
+                  for k, op in zip("wcrd", FOUR_OPS, strict=True) if o_ops[k] is not ops[k]]
+        for stem in BREAKEVEN_METRICS.values():
+            own = [(op, first_runs(ops[k], None, n)) for k, op in zip("wcrd", FOUR_OPS,
+                                                                     strict=True)]
+            out[(cell, stem)] = moderated.fit_priors(
+                (op, [METRICS[stem](r) for r in runs]) for op, runs in own + others)
+    return out
 
 
 def esav_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:

@@ -22,15 +22,20 @@ class AnalysisOptions:
     # The smallest saving worth reporting, a share of the baseline: an undecided verdict
     # says whether it could have seen one (wattzip.power).
     effect: float = 0.05
+    # The moderated design: each verdict's arms moderated by the priors its job fitted
+    # over the study's cells (wattzip.moderated); with `looks` (its planned looks).
+    moderated: bool = False
 
     @classmethod
     def of_study(cls, repeats: Mapping, verdict: Mapping | None = None) -> AnalysisOptions:
         """The options of a study's config sections `repeats` and `verdict`."""
         verdict = verdict or {}
-        design = repeats.get("design", "paper") == "verdict"
+        design = repeats.get("design", "paper")
+        looks = repeats.get("moderated_looks" if design == "moderated" else "looks") or ()
         return cls(margin=float(verdict.get("margin", cls.margin)),
                    reads_per_write=float(verdict.get("reads_per_write", cls.reads_per_write)),
-                   looks=len(repeats.get("looks") or ()) if design else 0,
+                   looks=len(looks) if design in ("verdict", "moderated") else 0,
+                   moderated=design == "moderated",
                    ci_target=float(repeats.get("ci_target", cls.ci_target)),
                    effect=float(verdict.get("effect", cls.effect)))
 
@@ -38,7 +43,7 @@ class AnalysisOptions:
         """The flags of `wattzip analyze` and `wattzip claims` that decide as these do."""
         return (f"--margin {self.margin:g} --reads-per-write {self.reads_per_write:g} "
                 f"--looks {self.looks} --ci-target {self.ci_target:g} "
-                f"--effect {self.effect:g}")
+                f"--effect {self.effect:g}" + (" --moderated" if self.moderated else ""))
 
     @property
     def alpha(self) -> float:

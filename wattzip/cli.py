@@ -185,7 +185,8 @@ def cmd_job(a) -> int:
         quiet=quiet_limits(a.max_other_cpu, a.max_steal),
         drift=drift_check(a.drift_repeats, a.drift_max_change),
         # The verdict design's looks are a codec's (its job measures its own plain arm).
-        looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin)
+        looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,
+                                         a.moderated, a.prior_journals, a.journal)
                if codec and not a.duty_phases else None),
     )
     measurement.run(job, meter, journal=a.journal, out=a.out, io_scheduler=a.io_scheduler,
@@ -260,13 +261,16 @@ def add_analysis_options(s) -> None:
                    help="the smallest saving worth reporting, a share of the baseline: an "
                         "undecided cell says whether it could have seen one (default: "
                         "%(default)s, the schema's verdict.effect)")
+    s.add_argument("--moderated", action="store_true",
+                   help="the moderated design (with --looks): each verdict's arms moderated "
+                        "by an empirical-Bayes prior over the study's cells")
 
 
 def _analysis_options(a):
     from wattzip.analysis_options import AnalysisOptions
 
     return AnalysisOptions(margin=a.margin, reads_per_write=a.reads_per_write, looks=a.looks,
-                           ci_target=a.ci_target, effect=a.effect)
+                           ci_target=a.ci_target, effect=a.effect, moderated=a.moderated)
 
 
 def cmd_claims(a) -> int:
@@ -419,6 +423,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the verdict design: measure the codec's own plain arm too, "
                         "interleaved ABBA, and stop at the first of these runs per arm where "
                         "the cell's T and E verdicts are decided")
+    s.add_argument("--moderated", action="store_true",
+                   help="the moderated design (--looks): each arm's variance shrunk toward a "
+                        "prior fitted over this job's arms and the --prior-journal runs")
+    s.add_argument("--prior-journals", metavar="DIR",
+                   help="the moderated design: the folder of the setting's journals "
+                        "(<file type>/<codec>.jsonl), whose other cells' runs written so far "
+                        "the prior is fitted over")
     s.add_argument("--margin", type=float, default=0.02,
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
     s.add_argument("--reads-per-write", type=float, default=1.0,

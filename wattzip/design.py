@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -192,10 +193,11 @@ class Study:
         if self.repeats["max"] < self.repeats["min"]:
             raise ConfigError(f"repeats.max ({self.repeats['max']}) is below repeats.min "
                               f"({self.repeats['min']})")
-        looks = self.repeats["looks"]
-        if any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
-            raise ConfigError(f"repeats.looks {looks}: the looks must increase, e.g. "
-                              "[3, 5, 8]")
+        for key in ("looks", "moderated_looks"):
+            looks = self.repeats[key]
+            if any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
+                raise ConfigError(f"repeats.{key} {looks}: the looks must increase, e.g. "
+                                  "[3, 5, 8]")
         # Refused when the config is read, like the design's other contradictions.
         self.idle_first_look = first_look(c["idle"]["count"], c["idle"]["min_count"])
         self.duty = self._duty()
@@ -335,6 +337,30 @@ class Study:
                     for codec in self.duty.codecs]
         return out
 
+    def measure_order(self, testbed: str,
+                      seconds: Callable[[Job], float] | None = None) -> list[Job]:
+        """The order the moderated design measures a testbed's codec jobs in: setting by
+        setting, the cheapest cells first (`seconds`: a job's write and read, from the
+        plan's pilot, wattzip.plan.cell_seconds), so that the prior over the study's cells
+        is fitted from cheap runs before the costly cells look at 2 runs per arm; every
+        cell informs the prior alike (one degree of freedom per run past the first), so
+        cheap cells inform it most per second. The config's order without a pilot."""
+        jobs = [j for j in self.jobs(testbed) if j.file_type != "dutycycle"]
+        if seconds is None:
+            return jobs
+        settings = list(self.settings)
+        return sorted(jobs, key=lambda j: (settings.index(j.setting), seconds(j)))
+
+    def previous_job(self, job: Job,
+                     seconds: Callable[[Job], float] | None = None) -> Job | None:
+        """The job measured just before this one in the moderated design's order (the
+        workflow runs them in it); None for the first, and under the other designs."""
+        if not self.moderated_design or job.file_type == "dutycycle":
+            return None
+        order = self.measure_order(job.testbed, seconds)
+        at = order.index(job)
+        return order[at - 1] if at else None
+
     def emulated_input_layouts(self) -> list[str]:
         """Where the inputs of the emulated disks' settings lived (wattzip.media
         INPUT_LAYOUTS), in config order: the report says what was emulated."""
@@ -344,7 +370,13 @@ class Study:
 
     @property
     def verdict_design(self) -> bool:
-        return self.repeats["design"] == "verdict"
+        """Planned looks, each codec's job measuring its own plain arm (the verdict
+        design, and the moderated design, which shares variance across cells)."""
+        return self.repeats["design"] in ("verdict", "moderated")
+
+    @property
+    def moderated_design(self) -> bool:
+        return self.repeats["design"] == "moderated"
 
     def repeat_plan(self, job: Job) -> RepeatPlan:
         """How many runs the job's operations get. Under the verdict design a codec's job
@@ -354,8 +386,13 @@ class Study:
         rep = self.repeats
         if not self.verdict_design or job.file_type == "dutycycle":
             return RepeatPlan(rep["min"], rep["max"], rep["ci_target"])
-        looks = tuple(rep["looks"])
+        looks = tuple(self.looks)
         return RepeatPlan(looks[0], looks[-1], rep["ci_target"], looks)
+
+    @property
+    def looks(self) -> list[int]:
+        """The planned looks of the verdict or the moderated design."""
+        return self.repeats["moderated_looks" if self.moderated_design else "looks"]
 
     def describe_repeats(self) -> str:
         """The repeat design in a sentence, for the report."""
@@ -365,7 +402,17 @@ class Study:
                     "per operation, more until each 95% half-width of T, E and ET was under "
                     f"{100 * rep['ci_target']:g}% of its mean, and one more for each run newly "
                     "found an outlier (modified Z > 3.5; kept in every statistic)")
-        looks = rep["looks"]
+        looks = self.looks
+        if self.moderated_design:
+            return (f"the moderated design: planned looks at {', '.join(map(str, looks))} "
+                    f"runs per arm, each at alpha / {len(looks)} (Bonferroni, 95% overall), "
+                    "each arm's variance moderated by an empirical-Bayes prior fitted over "
+                    "the study's arms of its operation kind and metric (limma's moderated t, "
+                    "Smyth 2004; an arm far noisier than the prior kept its own variance); "
+                    "each codec's job measured its own plain arm, interleaved ABBA against "
+                    "drift, and stopped at the first look that decided its T and E verdicts, "
+                    "going on to the next look for a run newly found an outlier (modified "
+                    "Z > 3.5; kept in every statistic)")
         return (f"the verdict design: planned looks at {', '.join(map(str, looks))} runs per "
                 f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); each codec's "
                 "job measured its own plain arm, interleaved with the codec's in ABBA order "
@@ -450,6 +497,9 @@ class Study:
             verdict = self.config["verdict"]
             spec.update(looks=",".join(map(str, plan.looks)), margin=verdict["margin"],
                         reads_per_write=verdict["reads_per_write"])
+            if self.moderated_design:  # the priors come from the setting's other cells
+                spec.update(moderated=True, prior_journals=(
+                    f"{job.root}/{job.testbed}/journal/{job.setting}"))
         if job.file_type == "dutycycle":
             spec.update(duty_phases=self.duty.phases, duty_compute_s=self.duty.compute_s,
                         duty_compute=self.duty.compute)

@@ -4,6 +4,7 @@ written atomically (what `wattzip job`, and so every workflow job, does)."""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from collections.abc import Callable
@@ -81,10 +82,13 @@ def idle_uncertainty(calibration_path: str | None) -> tuple[float | None, int | 
     return sd / count ** 0.5, int(count)
 
 
-def verdict_looks(looks: str | None, reads_per_write: float,
-                  margin: float) -> VerdictLooks | None:
+def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
+                  moderated: bool = False, prior_journals: str | None = None,
+                  own_journal: str | None = None) -> VerdictLooks | None:
     """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures
-    its own plain arm, which the verdicts compare with (wattzip.study)."""
+    its own plain arm, which the verdicts compare with (wattzip.study). Under the
+    moderated design the other cells' journals in `prior_journals` (those written so far;
+    not `own_journal`) give the prior."""
     if not looks:
         return None
     try:
@@ -94,7 +98,13 @@ def verdict_looks(looks: str | None, reads_per_write: float,
     if any(b <= a for a, b in zip(planned, planned[1:], strict=False)) or planned[0] < 2:
         raise WattzipError(f"--looks {looks}: the looks must increase from 2 runs on, e.g. "
                            "3,5,8")
-    return VerdictLooks(planned, reads_per_write, margin)
+    own = os.path.abspath(own_journal) if own_journal else None
+    paths = sorted(glob.glob(os.path.join(prior_journals, "*", "*.jsonl"))) if (
+        moderated and prior_journals) else []
+    prior = [r for path in paths if os.path.abspath(path) != own
+             for r in records.read_journal(path, required=records.RUN_REQUIRED)]
+    return VerdictLooks(planned, reads_per_write, margin, moderated=moderated,
+                        prior_runs=tuple(prior))
 
 
 def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,

@@ -12,16 +12,18 @@ job start-up, figures and the PDF.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wattzip import codec_registry, inputs, machine, records, runner
-from wattzip.design import Study
+from wattzip.design import Job, Study
 from wattzip.errors import WattzipError
 
 PILOT_BYTES = 8 << 20
@@ -142,6 +144,26 @@ def pair_s(rate: dict, moved: float, bytes_per_s: int | None, one_disk: bool) ->
             + throttled_s(rate["read_s_per_byte"] * moved, [stored], bytes_per_s))
 
 
+def cell_seconds(study: Study, rates: dict) -> Callable[[Job], float]:
+    """A job's write and read at the pilot's rates, in its setting (inf for a cell the
+    pilot did not measure): what wattzip.design's measure order sorts by."""
+    def seconds(job: Job) -> float:
+        rate = rates.get(f"{job.file_type}|{job.codec}")
+        if rate is None:
+            return math.inf
+        setting = study.settings[job.setting]
+        return pair_s(rate, study.file_size_bytes * setting.copies,
+                      setting.bandwidth_bytes_per_s,
+                      setting.medium_spec.get("inputs") == "on-medium")
+    return seconds
+
+
+def cached_cell_seconds(study: Study, testbed: str) -> Callable[[Job], float] | None:
+    """cell_seconds from the testbed's cached pilot (`wattzip plan`), None before one."""
+    cache = Path(f"{study.root()}/{testbed}/plan/pilot.json")
+    return cell_seconds(study, json.loads(cache.read_text())) if cache.exists() else None
+
+
 @dataclass
 class Estimate:
     runs_min: int
@@ -202,13 +224,27 @@ def estimate(study: Study, rates: dict) -> Estimate:
                     measured_max_s=measured_max, overhead_s=overhead)
 
 
-def both_designs(study: Study, rates: dict) -> dict[str, Estimate]:
-    """The study under the paper's rule and under the verdict design, side by side."""
+# The options `wattzip plan` states side by side, in the order it states them.
+DESIGNS = ("one pass", "paper", "verdict", "moderated")
+
+
+def all_designs(study: Study, rates: dict) -> dict[str, Estimate]:
+    """The study under each design, side by side: one pass (every cell once, the floor no
+    design goes below), the paper's rule, the verdict design and the moderated design."""
     out = {}
-    for design in ("paper", "verdict"):
-        config = {**study.config, "repeats": {**study.config["repeats"], "design": design}}
+    for design in DESIGNS:
+        repeats = {**study.config["repeats"], "design": design}
+        if design == "one pass":
+            repeats.update(design="paper", min=1, max=1)
+        config = {**study.config, "repeats": repeats}
         out[design] = estimate(type(study).from_config(config), rates)
     return out
+
+
+def side_by_side(designs: dict[str, Estimate], chosen: str) -> str:
+    """The designs' estimates as lines, the study's own marked."""
+    return "\n".join(f"  {'*' if name == chosen else ' '} {name:<10} {describe(est)}"
+                      for name, est in designs.items())
 
 
 def describe(est: Estimate) -> str:
@@ -239,11 +275,11 @@ def run(study, cache: str | None, out: str | None, lock_wait: float,
         rates = pilot(study.file_types, names, cache_path, study.config["seed"],
                       progress=progress)
     est = estimate(study, rates)
-    designs = both_designs(study, rates)
-    other = "verdict" if study.repeats["design"] == "paper" else "paper"
+    designs = all_designs(study, rates)
+    chosen = study.repeats["design"]
     text = (f"wattzip study '{study.name}' on testbed '{testbed}': {describe(est)} (design "
-            f"{study.repeats['design']}; "
-            f"under the {other} design: {describe(designs[other])})")
+            f"{chosen}); the designs side by side (* this study's):\n"
+            f"{side_by_side(designs, chosen)}")
     if out:
         records.write_text_atomically(out, json.dumps(
             {**vars(est), "wall_min_s": est.wall_min_s, "wall_max_s": est.wall_max_s,

@@ -22,10 +22,11 @@ dropping the run would not). The outlier stays in the runs and in every statisti
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from wattzip import verdicts
+from wattzip import moderated, verdicts
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
 PLAIN_OPS = ("plain-write", "plain-read")
@@ -92,6 +93,11 @@ class VerdictLooks:
     reads_per_write: float = 1.0
     margin: float = 0.02
     confidence: float = 0.95
+    # The moderated design (wattzip.moderated): each arm's variance shrunk toward a prior
+    # fitted over this job's arms and those of `prior_runs`, the runs of the study's
+    # other cells in the same setting measured so far.
+    moderated: bool = False
+    prior_runs: tuple[dict, ...] = field(default=(), repr=False, compare=False)
 
     @staticmethod
     def watched(ops: Sequence[str]) -> tuple[str, ...]:
@@ -120,9 +126,24 @@ class VerdictLooks:
             arms = self.arms(runs, ops, metric, n)
             if min(map(len, arms)) < n:
                 continue  # no meter (E), or too few runs: not decided here
-            out[name] = verdicts.decide(*arms, self.reads_per_write, self.margin,
-                                        each).verdict
+            if self.moderated:
+                priors = self.priors(arms, ops, metric)
+                out[name] = moderated.decide(*arms, priors, self.reads_per_write,
+                                             self.margin, each).verdict
+            else:
+                out[name] = verdicts.decide(*arms, self.reads_per_write, self.margin,
+                                            each).verdict
         return out
+
+    def priors(self, arms: tuple, ops: Sequence[str], metric: str) -> dict:
+        """The moderated design's priors of a metric: over this job's four arms at the
+        look and every arm (job and operation) of the other cells' runs."""
+        others = defaultdict(list)
+        for r in self.prior_runs:
+            if r.get("verified") and r.get(metric) is not None:
+                others[(r.get("job_key"), r.get("codec"), r["op"])].append(r[metric])
+        own = zip((PLAIN_OPS[0], ops[0], PLAIN_OPS[1], ops[1]), arms, strict=True)
+        return moderated.fit_priors([*own, *((k[2], v) for k, v in others.items())])
 
     def needs_more(self, runs: list[dict], ops: Sequence[str]) -> bool:
         """The looks alone (wattzip.stopping.needs_more adds the outliers)."""

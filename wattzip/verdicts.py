@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from wattzip.stats import mean, stdev, t_ppf, welch_interval
+from wattzip.stats import Interval, mean, stdev, t_ppf, welch_interval
 from wattzip.uncertainty import widen
 
 SAVES, COSTS, NEGLIGIBLE, UNDECIDED = "saves", "costs", "negligible", "undecided"
@@ -62,7 +62,13 @@ def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequen
     n = reads_per_write
     iv = widen(welch_interval([(1, w), (n, r), (-1, c), (-n, d)], confidence), type_b_var,
                confidence)
-    baseline = mean(w) + n * mean(r)
+    return judge(iv, mean(w) + n * mean(r), margin, min(len(x) for x in (w, c, r, d)))
+
+
+def judge(iv: Interval, baseline: float, margin: float, runs: int) -> Verdict:
+    """The verdict on a saving S from its interval `iv`, against `margin` of `baseline`;
+    `runs` per arm measured it (for an undecided one's projection). Shared by every
+    way of making the interval (Welch's, wattzip.moderated's)."""
     band = margin * abs(baseline)
     if -band < iv.lo and iv.hi < band:
         verdict = NEGLIGIBLE
@@ -79,7 +85,6 @@ def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequen
         # (inside the margin); it shrinks as 1/sqrt(repeats).
         target = max(abs(iv.estimate), band - abs(iv.estimate))
         if target > 0:
-            runs = min(len(x) for x in (w, c, r, d))
             more = max(1, math.ceil(runs * (half / target) ** 2) - runs)
     return Verdict(verdict, iv.estimate, iv.lo, iv.hi, baseline, more, iv.df)
 

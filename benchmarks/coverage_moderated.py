@@ -1,0 +1,166 @@
+"""Coverage of the moderated design against a known truth, simulated.
+
+    .venv/bin/python benchmarks/coverage_moderated.py [--studies 200] [--seed 1]
+
+Simulates whole studies whose truth is known: 11 codecs x 2 file types, each codec's
+job measuring its own plain arm (ABBA: P C, C P, ...), T of each arm drawn around a
+true mean whose relative spread (CV) differs from arm to arm (log-normal around 2%).
+The cells run cheap first; at each planned look (2, 4, 8 runs per arm, each at
+alpha / 3) a cell's verdict is moderated by priors fitted over the cells measured
+before it and its own arms (wattzip.moderated), as a job does, and the analysis
+reports the verdict of the look it stopped at. Printed per scenario: the coverage
+of that look's interval of S = (w + r) - (c + d) (over every cell; and over the
+noisy codec's cells alone), wrong verdicts (saves or costs on the wrong side,
+negligible outside the margin), undecided cells, cells decided at 2 runs per arm,
+and the runs per arm spent, beside the verdict design (Welch per cell, looks 3, 5, 8).
+
+Scenarios: alike (every arm's CV from one distribution), one noisy codec (its
+arms 4x the CV), heavy tails (Student t with 3 df, same CV), a drifting machine
+(+6% slower, linearly, from the study's first run to its last; the truth of a cell
+is its saving at the time its job ran, as ABBA blocks measure it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+
+from wattzip import moderated, verdicts
+from wattzip.stats import mean
+
+LOOKS = (2, 4, 8)
+WELCH_LOOKS = (3, 5, 8)
+MARGIN = 0.02
+SCENARIOS = ("alike", "one noisy codec", "heavy tails", "drifting machine")
+
+
+def cells(rng: random.Random, codecs: int = 11, file_types: int = 2) -> list[dict]:
+    """Each cell's true means (w, c, r, d) and CVs; codec 0 is the one that may be noisy."""
+    out = []
+    for ftype in range(file_types):
+        w, r = 10.0 * (1 + ftype), 5.0 * (1 + ftype)
+        for codec in range(codecs):
+            speed = math.exp(rng.uniform(-1.5, 2.5))  # codecs 0.2x to 12x the plain copy
+            saving = rng.choice((-0.3, -0.05, 0.0, 0.01, 0.05, 0.3))  # of the baseline
+            c = w * speed * 0.6
+            d = r + w - c + saving * (w + r)  # S = (w + r) - (c + d) = saving (w + r)
+            if d <= 0:
+                d, c = r * 0.3, w + r * 0.7 - saving * (w + r)
+            means = {"w": w, "r": r, "c": c, "d": d}
+            cv = {k: 0.02 * math.exp(rng.gauss(0, 0.35)) for k in means}
+            out.append({"codec": codec, "means": means, "cv": cv, "cost": c + d})
+    return sorted(out, key=lambda cell: cell["cost"])  # cheap first
+
+
+def noise(rng: random.Random, scenario: str) -> float:
+    if scenario == "heavy tails":
+        return rng.gauss(0, 1) / math.sqrt(rng.gammavariate(1.5, 2.0) / 3.0) / math.sqrt(3)
+    return rng.gauss(0, 1)
+
+
+def measure(rng, cell, scenario, n, clock, span):
+    """n ABBA repeats of a cell's job: {arm: values}, and the drift factor at its time."""
+    runs = {k: [] for k in "wcrd"}
+    times = []
+    for repeat in range(1, n + 1):
+        order = ("w", "r", "c", "d") if repeat % 2 else ("c", "d", "w", "r")
+        for arm in order:
+            clock[0] += 1
+            drift = 1 + 0.06 * clock[0] / span if scenario == "drifting machine" else 1.0
+            times.append(drift)
+            cv = cell["cv"][arm] * (4 if scenario == "one noisy codec" and cell["codec"] == 0
+                                    else 1)
+            runs[arm].append(cell["means"][arm] * drift * max(0.05, 1 + cv * noise(
+                rng, scenario)))
+    return runs, mean(times)
+
+
+def arms_of(runs, n):
+    return [("plain-write", runs["w"][:n]), ("compress-write", runs["c"][:n]),
+            ("plain-read", runs["r"][:n]), ("decompress-read", runs["d"][:n])]
+
+
+def moderated_study(rng, scenario: str, study: list[dict]) -> list[dict]:
+    """Each cell's job at the moderated design's looks, then the analysis's verdicts."""
+    each = verdicts.look_confidence(0.95, len(LOOKS))
+    span = 4 * LOOKS[-1] * len(study) / 2
+    clock, done, out = [0], [], []
+    for cell in study:
+        runs, drift = measure(rng, cell, scenario, LOOKS[-1], clock, span)
+        for n in LOOKS:
+            priors = moderated.fit_priors([*arms_of(runs, n), *(a for c in done for a in c)])
+            v = moderated.decide(runs["w"][:n], runs["c"][:n], runs["r"][:n], runs["d"][:n],
+                                 priors, 1.0, MARGIN, each)
+            if v.verdict != verdicts.UNDECIDED:
+                break
+        clock[0] -= 4 * (LOOKS[-1] - n)  # the runs past the stop were never measured
+        done.append(arms_of(runs, n))
+        out.append({"cell": cell, "runs": runs, "n": n, "drift": drift, "verdict": v})
+    return out
+
+
+def welch_study(rng, scenario: str, study: list[dict]) -> list[dict]:
+    """The verdict design on the same cells: each cell's own Welch interval."""
+    span = 4 * WELCH_LOOKS[-1] * len(study) / 2
+    clock, out = [0], []
+    for cell in study:
+        runs, drift = measure(rng, cell, scenario, WELCH_LOOKS[-1], clock, span)
+        v, n = verdicts.sequential(lambda k, r=runs: (r["w"][:k], r["c"][:k], r["r"][:k],
+                                                      r["d"][:k]), WELCH_LOOKS, 1.0, MARGIN)
+        clock[0] -= 4 * (WELCH_LOOKS[-1] - n)
+        out.append({"cell": cell, "runs": runs, "n": n, "drift": drift, "verdict": v})
+    return out
+
+
+def score(rows: list[dict]) -> dict:
+    """Coverage, wrong and undecided verdicts, runs per arm, over the rows."""
+    covered = wrong = undecided = runs = noisy = noisy_covered = at_two = 0
+    for row in rows:
+        m, v = row["cell"]["means"], row["verdict"]
+        truth = row["drift"] * ((m["w"] + m["r"]) - (m["c"] + m["d"]))
+        band = MARGIN * row["drift"] * (m["w"] + m["r"])
+        hit = v.lo <= truth <= v.hi
+        covered += hit
+        if row["cell"]["codec"] == 0:
+            noisy += 1
+            noisy_covered += hit
+        wrong += ((v.verdict == verdicts.SAVES and truth <= 0)
+                  or (v.verdict == verdicts.COSTS and truth >= 0)
+                  or (v.verdict == verdicts.NEGLIGIBLE and abs(truth) >= band))
+        undecided += v.verdict == verdicts.UNDECIDED
+        runs += row["n"]
+        at_two += row["n"] == 2 and v.verdict != verdicts.UNDECIDED
+    k = len(rows)
+    return {"coverage": covered / k, "noisy": noisy_covered / noisy, "wrong": wrong / k,
+            "undecided": undecided / k, "runs": runs / k, "at_two": at_two / k}
+
+
+def table(studies: int, seed: int) -> list[str]:
+    lines = ["| scenario | design | coverage | coverage, codec 0 | wrong verdicts | "
+             "undecided | decided at 2 runs | runs per arm |", "|---|---|---|---|---|---|---|---|"]
+    for scenario in SCENARIOS:
+        for name, run in (("moderated", moderated_study), ("verdict", welch_study)):
+            rng = random.Random(seed)
+            rows = []
+            for _ in range(studies):
+                rows += run(rng, scenario, cells(rng))
+            s = score(rows)
+            cols = ("coverage", "noisy", "wrong", "undecided", "at_two")
+            lines.append(f"| {scenario} | {name} | "
+                         + " | ".join(f"{s[c]:.3f}" for c in cols) + f" | {s['runs']:.2f} |")
+    return lines
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--studies", type=int, default=200)
+    p.add_argument("--seed", type=int, default=1)
+    a = p.parse_args()
+    print(f"{a.studies} simulated studies of 22 cells per scenario; looks {LOOKS} "
+          f"(moderated), {WELCH_LOOKS} (verdict), each at alpha / looks; margin {MARGIN:.0%}")
+    print("\n".join(table(a.studies, a.seed)))
+
+
+if __name__ == "__main__":
+    main()

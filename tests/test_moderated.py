@@ -1,0 +1,211 @@
+"""The moderated design: limma's prior, moderated variances and their coverage."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from scipy import special
+
+from wattzip import analysis, moderated, verdicts
+from wattzip.design import Study
+from wattzip.stopping import VerdictLooks, needs_more
+
+OPS = ("compress-write", "decompress-read")
+
+
+@pytest.mark.parametrize("x", [0.05, 0.5, 1.0, 2.5, 7.0, 40.0, 500.0])
+def test_the_polygammas_agree_with_scipy(x):
+    assert moderated.digamma(x) == pytest.approx(special.digamma(x), rel=1e-9, abs=1e-9)
+    assert moderated.trigamma(x) == pytest.approx(special.polygamma(1, x), rel=1e-9)
+    assert moderated.trigamma_inverse(special.polygamma(1, x)) == pytest.approx(x, rel=1e-7)
+
+
+def test_the_prior_is_recovered_from_many_cells():
+    """Variances drawn from s0^2 d0 / chi2(d0), each seen on d = 2 df: the method of
+    moments gives back d0 and s0^2 (the median over 100 studies of 60 arms)."""
+    rng = np.random.default_rng(3)
+    d0, s0_sq, fits = 8.0, 0.02 ** 2, []
+    for _ in range(100):
+        sigma2 = s0_sq * d0 / rng.chisquare(d0, size=60)
+        s2 = sigma2 * rng.chisquare(2, size=60) / 2
+        prior = moderated.fit_prior([(v, 2) for v in s2])
+        fits.append((min(prior.d0, 1e3), prior.s0_sq / s0_sq))
+    d0_hat, ratio = np.median(fits, axis=0)
+    assert 5 < d0_hat < 14 and 0.85 < ratio < 1.15
+
+
+def test_alike_cells_share_one_variance_and_too_few_share_none():
+    alike = moderated.fit_prior([(1e-4, 3)] * 6)
+    # exp(E[log s^2]) is below s^2 (by digamma(d/2) - log(d/2)): the prior undoes it.
+    unbiased = 1e-4 * math.exp(math.log(1.5) - special.digamma(1.5))
+    assert math.isinf(alike.d0) and alike.s0_sq == pytest.approx(unbiased, rel=1e-6)
+    assert moderated.fit_prior([(1e-4, 3)] * 3) is moderated.NO_PRIOR
+    assert moderated.NO_PRIOR.moderate(2e-4, 1) == (2e-4, 1.0)
+
+
+def test_a_cell_is_shrunk_toward_the_prior_unless_it_is_far_noisier():
+    prior = moderated.Prior(d0=10.0, s0_sq=1e-4)
+    s2, df = prior.moderate(1.5e-4, 1)
+    assert s2 == pytest.approx((10 * 1e-4 + 1.5e-4) / 11) and df == 11
+    assert not prior.outlying(1.5e-4, 1)
+    # 20x the prior's variance on 2 df: beyond the guard's F quantile, judged alone.
+    assert prior.outlying(20e-4, 2)
+    assert prior.moderate(20e-4, 2) == (20e-4, 2.0)
+
+
+def runs(op_means, n, cv, rng, job_key, codec="gz-1"):
+    return [{"op": op, "repeat": k, "verified": True, "job_key": job_key,
+             "codec": "plain" if op.startswith("plain") else codec,
+             "elapsed_s": m * (1 + cv * rng.gauss(0, 1)), "energy_j": None}
+            for k in range(1, n + 1) for op, m in op_means.items()]
+
+
+CELL = {"plain-write": 10.0, "plain-read": 5.0, "compress-write": 9.2,
+        "decompress-read": 4.6}  # saves 8% of the baseline, CV 2%
+
+
+def test_the_study_lets_a_cell_decide_at_two_runs():
+    """At 2 runs per arm a cell's own Welch interval (1 df per arm) cannot decide an 8%
+    saving; moderated by twelve other cells of the same noise it can, at alpha / 3."""
+    rng = random.Random(5)
+    mine = runs(CELL, 2, 0.02, rng, "me")
+    others = tuple(r for k in range(12) for r in runs(CELL, 3, 0.02, rng, f"job{k}"))
+    alone = VerdictLooks((2, 4, 8))
+    shared = VerdictLooks((2, 4, 8), moderated=True, prior_runs=others)
+    assert alone.decisions(mine, OPS, 2) == {"T": "undecided"}
+    assert shared.decisions(mine, OPS, 2) == {"T": "saves"}
+    assert alone.needs_more(mine, OPS) and not needs_more(mine, OPS, 2, 8, 0.05, shared)
+    # With no other cell measured yet there is no prior: the cell goes on, on its own.
+    assert VerdictLooks((2, 4, 8), moderated=True).decisions(mine, OPS, 2)["T"] == "undecided"
+
+
+def study_coverage(rng, cells=12, noisy=False, looks=(2, 4, 8)):
+    """One simulated study (cells measured in turn, each at the looks with the priors of
+    the cells before it): the fraction of final intervals holding the true saving."""
+    each = verdicts.look_confidence(0.95, len(looks))
+    done, stopped = [], []
+    for k in range(cells):
+        saving = rng.choice((-0.2, -0.03, 0.0, 0.03, 0.2))
+        means = {"w": 10.0, "r": 5.0, "c": 9.0, "d": 6.0 - saving * 15.0}
+        cv = 0.02 * (4 if noisy and k == 0 else 1) * math.exp(rng.gauss(0, 0.3))
+        arm = {a: [m * (1 + cv * rng.gauss(0, 1)) for _ in range(looks[-1])]
+               for a, m in means.items()}
+        for n in looks:
+            own = [(op, arm[a][:n]) for a, op in zip("wcrd", analysis.FOUR_OPS, strict=True)]
+            v = moderated.decide(*(arm[a][:n] for a in "wcrd"),
+                                 moderated.fit_priors(own + done), 1.0, 0.02, each)
+            if v.verdict != verdicts.UNDECIDED:
+                break
+        done += own
+        stopped.append((arm, n, 15.0 * saving))
+    priors = moderated.fit_priors(done)
+    hits = [moderated.decide(*(arm[a][:n] for a in "wcrd"), priors, 1.0, 0.02, each)
+            for arm, n, _ in stopped]
+    return [v.lo <= truth <= v.hi for v, (_, _, truth) in zip(hits, stopped, strict=True)]
+
+
+@pytest.mark.parametrize("noisy", [False, True], ids=["alike", "one noisy codec"])
+def test_simulated_coverage_holds_at_95_percent(noisy):
+    rng = random.Random(11)
+    covered = [hit for _ in range(60) for hit in study_coverage(rng, noisy=noisy)]
+    assert sum(covered) / len(covered) >= 0.95
+
+
+def cell_rows(ftype, codec, means, n, rng, clock, cv=0.02):
+    out = []
+    for k in range(1, n + 1):
+        for op, m in means.items():
+            t = m * (1 + cv * rng.gauss(0, 1))
+            name = "plain" if op.startswith("plain") else codec
+            clock.append(len(clock))
+            out.append({"testbed": "tb", "setting": "s", "file_type": ftype, "codec": name,
+                        "op": op, "repeat": k, "verified": True, "elapsed_s": t,
+                        "energy_j": 40 * t, "paired_with": codec if name == "plain" else "",
+                        "meter_method": "measured",
+                        "started_at": f"2026-01-01T00:{len(clock):04d}",
+                        "ended_at": f"2026-01-01T00:{len(clock):04d}.5"})
+    return out
+
+
+def test_the_analysis_gives_each_cell_the_verdict_its_job_stopped_on():
+    """Each cell moderated by the priors its job fitted: its own arms and the cells
+    measured before it (the first cell has none, and is judged alone)."""
+    rng, clock = random.Random(2), []
+    rows = [r for k in range(10) for r in cell_rows("text", f"c{k}", CELL, 2, rng, clock)]
+    welch = analysis.breakeven_table(rows, looks=3)
+    shared = analysis.breakeven_table(rows, looks=3, moderate=True)
+    decided = [sum(b["verdict"] != "undecided" for b in t if b["metric"] == "T")
+               for t in (welch, shared)]
+    assert decided[0] < decided[1]
+    both = [(a["verdict"], b["verdict"]) for a, b in zip(welch, shared, strict=True)
+            if "undecided" not in (a["verdict"], b["verdict"])]
+    assert all(a == b for a, b in both)
+    first = [b for b in shared if b["codec"] == "c0" and b["metric"] == "T"]
+    assert first[0]["verdict"] == "undecided"  # no cell before it: no prior
+    looks = VerdictLooks((2, 4, 8), moderated=True,
+                         prior_runs=tuple(r for r in rows if r["codec"] in ("c0", "c1")
+                                          or r["paired_with"] in ("c0", "c1")))
+    mine = [r for r in rows if "c2" in (r["codec"], r["paired_with"])]
+    job = looks.decisions(mine, OPS, 2)
+    assert job == {k: b["verdict"] for k in ("T", "E") for b in shared
+                   if b["codec"] == "c2" and b["metric"] == k}
+
+
+def test_the_design_names_the_moderated_one():
+    study = Study.from_files(["config.yaml"])
+    config = {**study.config, "repeats": {**study.config["repeats"], "design": "moderated"}}
+    mod = Study.from_config(config)
+    assert mod.verdict_design and mod.moderated_design
+    assert mod.describe_repeats().startswith("the moderated design: planned looks at 2, 4, 8")
+    job = next(j for j in mod.jobs(mod.first_testbed) if j.file_type != "dutycycle")
+    assert mod.repeat_plan(job).looks == (2, 4, 8)
+    order = mod.measure_order(mod.first_testbed, lambda j: -len(j.codec))
+    assert mod.previous_job(order[1], lambda j: -len(j.codec)) == order[0]
+    assert mod.previous_job(order[0], lambda j: -len(j.codec)) is None
+    assert study.previous_job(job) is None  # the paper's rule: no order imposed
+
+
+def test_the_plan_states_every_design_side_by_side():
+    """From a pilot's rates (seconds per byte, as a cached pilot holds them): one pass is
+    the floor, the moderated design's minimum (2 runs per arm) is below the verdict
+    design's (3) and the paper's rule's (5); cheap cells are measured first."""
+    from wattzip import plan
+
+    study = Study.from_files(["config.yaml", "config/paper.yaml",
+                              "config/paper-moderated.yaml"])
+    rates = {f"gen|{t}": 1e-9 for t in study.file_types}
+    for k, name in enumerate(["plain", *study.codecs]):
+        for t in study.file_types:
+            rates[f"{t}|{name}"] = {"write_s_per_byte": 1e-9 * (k + 1),
+                                    "read_s_per_byte": 5e-10 * (k + 1),
+                                    "stored_per_byte": 0.5}
+    est = plan.all_designs(study, rates)
+    assert list(est) == ["one pass", "paper", "verdict", "moderated"]
+    floor = est["one pass"].measured_min_s
+    assert floor < est["moderated"].measured_min_s < est["verdict"].measured_min_s
+    assert est["verdict"].measured_min_s < est["paper"].measured_min_s
+    assert est["one pass"].runs_min == 2 * len(study.file_types) * (len(study.codecs) + 1)
+    lines = plan.side_by_side(est, "moderated").splitlines()
+    assert [line.split()[0] for line in lines] == ["one", "paper", "verdict", "*"]
+    order = study.measure_order(study.first_testbed, plan.cell_seconds(study, rates))
+    costs = [plan.cell_seconds(study, rates)(j) for j in order]
+    assert costs == sorted(costs) and order[0].codec == study.codecs[0]
+
+
+def test_a_job_reads_the_other_cells_journals_of_its_setting_for_its_prior(tmp_path):
+    from wattzip import measurement, records
+
+    folder = tmp_path / "journal" / "s"
+    rng = random.Random(4)
+    for ftype, codec in (("text", "gz-1"), ("text", "bz-1"), ("zero", "gz-1")):
+        for r in runs(CELL, 2, 0.02, rng, f"{ftype}-{codec}", codec):
+            records.append_journal(folder / ftype / f"{codec}.jsonl",
+                                   {**r, "testbed": "tb", "file_type": ftype})
+    own = folder / "text" / "gz-1.jsonl"
+    looks = measurement.verdict_looks("2,4,8", 1.0, 0.02, True, str(folder), str(own))
+    assert looks.moderated and looks.looks == (2, 4, 8)
+    assert {r["job_key"] for r in looks.prior_runs} == {"text-bz-1", "zero-gz-1"}
+    assert not measurement.verdict_looks("3,5,8", 1.0, 0.02, False, str(folder)).prior_runs
