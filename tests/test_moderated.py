@@ -10,6 +10,7 @@ import pytest
 from scipy import special
 
 from wattzip import analysis, moderated, verdicts
+from wattzip.analysis_options import AnalysisOptions
 from wattzip.design import Study
 from wattzip.stopping import VerdictLooks, needs_more
 
@@ -135,8 +136,8 @@ def test_the_analysis_gives_each_cell_the_verdict_its_job_stopped_on():
     measured before it (the first cell has none, and is judged alone)."""
     rng, clock = random.Random(2), []
     rows = [r for k in range(10) for r in cell_rows("text", f"c{k}", CELL, 2, rng, clock)]
-    welch = analysis.breakeven_table(rows, looks=3)
-    shared = analysis.breakeven_table(rows, looks=3, moderate=True)
+    welch = analysis.breakeven_table(rows, AnalysisOptions(looks=3))
+    shared = analysis.breakeven_table(rows, AnalysisOptions(looks=3, moderated=True))
     decided = [sum(b["verdict"] != "undecided" for b in t if b["metric"] == "T")
                for t in (welch, shared)]
     assert decided[0] < decided[1]
