@@ -2,7 +2,7 @@
 
 import pytest
 
-from wattzip import factors
+from wattzip import factors, undoers
 from wattzip.errors import FactorError
 
 
@@ -19,8 +19,9 @@ class FakeSchedulerFile:
 
 
 @pytest.fixture
-def sysfs(tmp_path):
+def sysfs(tmp_path, monkeypatch):
     root = tmp_path / "sys"
+    monkeypatch.setenv(undoers.FAKE_SYSFS_ENV, str(root))  # where restore may write
     sched = FakeSchedulerFile(root / "block" / "vdz" / "queue" / "scheduler",
                               ["none", "mq-deadline", "bfq"], "mq-deadline")
     for cpu in (0, 1):
