@@ -149,3 +149,14 @@ def test_write_makes_every_output(tmp_path):
     values = report.write(inputs(), PARAMS, outputs)
     assert all(p.read_text() for p in outputs.values())
     assert f"{{{values['IdlePowerW']}}}" in outputs["macros"].read_text()
+
+
+def test_the_abstract_escapes_the_disturbance_sentence_for_latex(tables):
+    """Runs kept with drift_warning are named by that column, whose underscore would stop
+    pdflatex (found when two Slurm nodes on one VM drifted)."""
+    import dataclasses
+
+    runs = [{**r, "disturbed": "drift", "drift_warning": "true", "other_user_share": "0"}
+            for r in tables.runs]
+    text = passages.abstract(dataclasses.replace(tables, runs=runs), PARAMS)
+    assert "drift\\_warning" in text and "drift_warning" not in text

@@ -134,7 +134,7 @@ def test_every_testbed_measured_the_same_bytes(study):
 
 
 def test_one_report_holds_both_testbeds(study):
-    assert (study / "figures" / "testbeds.pdf").exists()
+    assert (study / "figures" / "tiny" / "testbeds.pdf").exists()
     text = subprocess.run(["pdftotext", str(study / "results" / "tiny" / "paper.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
     assert "node-a" in text and "node-b" in text

@@ -33,7 +33,8 @@ def abstract(t: ReportTables, params: Mapping) -> str:
         "\\ClaimsRefuted{} are refuted and \\ClaimsUntestable{} cannot be tested on this "
         "testbed.",
     ]
-    lines += [disturbance.describe(t.runs), uncertainty.describe_dominant(t.summary)]
+    # disturbance says it in plain text (a column name holds an underscore); the budget in LaTeX
+    lines += [tex(disturbance.describe(t.runs)), uncertainty.describe_dominant(t.summary)]
     if t.estimated:
         lines.append(
             "\\textbf{No power meter was available: every energy figure here is ESTIMATED "
