@@ -177,6 +177,17 @@ def test_parallel_run_has_utilization_not_a_negative_wait(model_meter):
     assert record["wait_s"] is None
 
 
+def wait_for_a_run(journal, seconds=90.0):
+    """Until the job has journaled a run (its drift reference comes first, and takes a
+    while on a slow machine), so a kill lands with runs to keep."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if journal.exists() and journal.read_text().count("\n") >= 1:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no run journaled in {journal} within {seconds} s")
+
+
 @needs_root
 def test_a_killed_job_leaves_no_mount_behind(small_inputs, tmp_path):
     path, entry = small_inputs["random"]
@@ -193,7 +204,7 @@ def test_a_killed_job_leaves_no_mount_behind(small_inputs, tmp_path):
     deadline = time.monotonic() + 30
     while media.mount_entry(str(mount_point)) is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(1.0)
+    wait_for_a_run(tmp_path / "j.jsonl")
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
     assert media.mount_entry(str(mount_point)) is None
@@ -302,7 +313,7 @@ def test_scheduler_of_a_loop_image_is_switched_on_its_disk_and_restored_after_a_
     while system.io_scheduler(disk) != want and time.monotonic() < deadline:
         time.sleep(0.05)
     assert system.io_scheduler(disk) == want, "switched on the disk under the loop image"
-    time.sleep(1.0)
+    wait_for_a_run(tmp_path / "j.jsonl")
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
     assert system.io_scheduler(disk) == before, "restored after the kill"
