@@ -31,7 +31,10 @@ def test_kick_the_tires_is_measured_end_to_end(tmp_path):
                           text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-5000:]
     study = root / "results" / "kick-the-tires"
-    runs = read_csv(study / "local" / "runs.csv")
+    every = read_csv(study / "local" / "runs.csv")
+    # a run disturbed by other load is flagged and measured again (wattzip.disturbance)
+    assert all("measured again" in r["failure"] for r in every if r["disturbed"])
+    runs = [r for r in every if not r["disturbed"]]
     assert runs and all(r["verified"] == "true" for r in runs)
     assert {r["simulated"] for r in runs} == {""}  # measured, not a rehearsal's
     assert {r["op"] for r in runs} >= {"plain-write", "compress-write", "plain-read",

@@ -69,8 +69,17 @@ def tiny_study(tmp_path_factory):
     return root
 
 
+def quiet_runs(all_runs):
+    """The runs every statistic uses: a run disturbed by other load on the machine is
+    kept in runs.csv, flagged with its reason, and measured again (wattzip.disturbance)."""
+    disturbed = [r for r in all_runs if r["disturbed"]]
+    assert all(r["verified"] == "false" and "measured again" in r["failure"]
+               for r in disturbed)
+    return [r for r in all_runs if not r["disturbed"]]
+
+
 def test_every_expected_run_is_there_and_verified(tiny_study):
-    runs = read_csv(tiny_study / "results/tiny/tiny/runs.csv")
+    runs = quiet_runs(read_csv(tiny_study / "results/tiny/tiny/runs.csv"))
     # 2 bandwidths x 2 file types x (gz-1, lzo-1, plain) x 2 repeats x 2 operations
     assert len(runs) == 48
     keys = {(r["setting"], r["file_type"], r["codec"], r["op"], r["repeat"]) for r in runs}
@@ -101,7 +110,9 @@ def test_every_expected_run_is_there_and_verified(tiny_study):
 
 
 def test_no_intervals_overlap(tiny_study):
-    assert "no overlap among 48 runs" in (tiny_study / "results/tiny/tiny/overlap.txt").read_text()
+    every = len(read_csv(tiny_study / "results/tiny/tiny/runs.csv"))  # disturbed ones too
+    text = (tiny_study / "results/tiny/tiny/overlap.txt").read_text()
+    assert f"no overlap among {every} runs" in text
 
 
 def test_provenance_manifest_and_crosscheck(tiny_study):
@@ -159,7 +170,7 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
            "measured runs" in dry.stderr
     snakemake(root, targets=("runs", "breakeven.csv"), overlays=[overlay])
     assert not list((root / "results/tiny/tiny/runs").rglob("plain.jsonl")), "no baseline jobs"
-    runs = read_csv(root / "results/tiny/tiny/runs.csv")
+    runs = quiet_runs(read_csv(root / "results/tiny/tiny/runs.csv"))
     assert all(r["verified"] == "true" for r in runs)
     jobs: dict[tuple, list[dict]] = {}
     for r in runs:

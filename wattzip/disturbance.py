@@ -62,6 +62,21 @@ def snapshot(proc_stat: str = PROC_STAT, pressure: str = PRESSURE_CPU) -> Snapsh
                     _pressure_us(pressure), own.user, own.user + own.system)
 
 
+def process_times(pids) -> tuple[float, float]:
+    """The user and the user + system CPU seconds of some processes, from /proc/<pid>/stat
+    (a process that is gone counts nothing)."""
+    user = total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        utime, stime = int(fields[11]) / TICK, int(fields[12]) / TICK
+        user, total = user + utime, total + utime + stime
+    return user, total
+
+
 def load_since(start: Snapshot, end: Snapshot, tree_user_s: float, tree_cpu_s: float,
                elapsed_s: float, cpus: int | None = None) -> dict:
     """The other load in [start, end] as the run record's fields."""

@@ -180,6 +180,12 @@ class Medium:
         with self.unthrottled():
             return check_reachable(self.path, self._budget_bytes_per_s, backing=self.image)
 
+    def helper_pids(self) -> list[int]:
+        """Processes doing this medium's work during a run (the emulated disk's daemon):
+        their CPU time is the run's own, not another process's load."""
+        proc = self._disk._proc if self._disk is not None else None
+        return [proc.pid] if proc is not None and proc.poll() is None else []
+
     def unthrottled(self):
         """The emulated disk without its budget for a while (staging inputs)."""
         return self._disk.unlimited() if self._disk else contextlib.nullcontext()

@@ -142,12 +142,14 @@ def _flush(operation: Operation) -> None:
 
 def measure(operation: Operation, meter: Meter, idle_power_w: float | None = None,
             disk_devices: dict[str, str | None] | str | None = None,
-            trace_interval_s: float = 0.1, throttle=None) -> dict:
+            trace_interval_s: float = 0.1, throttle=None, helpers: list[int] = ()) -> dict:
     """Run `operation` once under `meter`; return the timing and energy fields of a run record.
 
     `throttle` (a wattzip.throttle.Throttle) puts the commands and the flush in
-    its cgroup. Never raises for a failing command, flush or meter reading:
-    the run is recorded as failed with the reason instead.
+    its cgroup. `helpers` are processes working for the run (an emulated disk's daemon):
+    their CPU time counts as the run's own when its other load is judged. Never raises
+    for a failing command, flush or meter reading: the run is recorded as failed with
+    the reason instead.
     """
     stack = contextlib.ExitStack()
     stdins = [stack.enter_context(open(p, "rb")) for p in operation.stdin_paths]
@@ -165,6 +167,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         meter.start()
         busy0 = cpu_busy_jiffies()
         load0 = disturbance.snapshot()
+        helpers0 = disturbance.process_times(helpers)
         started_at = utc_now()
         t0 = time.perf_counter()
         region = contextlib.ExitStack()
@@ -205,6 +208,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         elapsed_s = time.perf_counter() - t0
         busy1 = cpu_busy_jiffies()
         load1 = disturbance.snapshot()
+        helpers1 = disturbance.process_times(helpers)
         ended_at = utc_now()
         region.close()
         try:
@@ -234,7 +238,9 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
     # and how much the power moved between them.
     sample_gap_s, power_step_rss_w = sampling_terms(reading.samples if reading else [])
     # The rest of the machine's load in the region (wattzip.disturbance).
-    load = disturbance.load_since(load0, load1, user_s, cpu_s, elapsed_s)
+    helper_user_s, helper_cpu_s = (b - a for a, b in zip(helpers0, helpers1, strict=True))
+    load = disturbance.load_since(load0, load1, user_s + helper_user_s,
+                                  cpu_s + helper_cpu_s, elapsed_s)
     return {
         "op": operation.op,
         "started_at": started_at,

@@ -342,7 +342,8 @@ def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, co
         else:
             cache, warmed = cold_cache()
             moved = arm.medium.disk_moved_bytes()
-            result = measure(operation, meter, arm.idle_power_w, devices, throttle=throttle)
+            result = measure(operation, meter, arm.idle_power_w, devices, throttle=throttle,
+                             helpers=arm.medium.helper_pids())
             # What went through the emulated disk's budget in the region (read and written,
             # its own count): a run's bytes seen, not assumed.
             moved = None if moved is None else arm.medium.disk_moved_bytes() - moved
