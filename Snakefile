@@ -54,7 +54,7 @@ localrules:
 rule all:
     """The rehearsal, then everything the study measures and reports (every testbed)."""
     input:
-        all_outputs(),
+        RULES.all_outputs(),
 
 
 include: "rules/inputs.smk"

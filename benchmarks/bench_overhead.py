@@ -26,7 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from wattzip import cli, inputs, machine  # noqa: E402
+from wattzip import cli, machine, units
+from wattzip.workload import inputs  # noqa: E402
 
 
 def commands(text: Path) -> list[str]:
@@ -96,7 +97,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
         work = Path(tmp)
         text = work / "text.bin"
-        inputs.generate("text", inputs.parse_size(a.size), text, seed=7, progress=False)
+        inputs.generate("text", units.parse_size(a.size), text, seed=7, progress=False)
         rows = []
         with machine.session("benchmark", config="bench_overhead"):
             for command in commands(text):

@@ -21,7 +21,7 @@ integrate_power and integrate_averages), each with one kind of error:
 
 The truth is the mean energy of the operation's run (computed from the true power).
 For each, the table prints how often the repeats' Student-t interval alone holds it,
-and how often the budget's expanded interval (wattzip.uncertainty.budget) does, with
+and how often the budget's expanded interval (wattzip.analysis.uncertainty.budget) does, with
 the mean width of the latter over the former.
 """
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from wattzip import uncertainty  # noqa: E402
+from wattzip.analysis import uncertainty  # noqa: E402
 from wattzip.meters.base import integrate_averages, integrate_power  # noqa: E402
 from wattzip.meters.coefficients import Coefficients, table  # noqa: E402
 from wattzip.stats import half_width, mean, stdev  # noqa: E402

@@ -7,7 +7,7 @@ job measuring its own plain arm (ABBA: P C, C P, ...), T of each arm drawn aroun
 true mean whose relative spread (CV) differs from arm to arm (log-normal around 2%).
 The cells run cheap first; at each planned look (2, 4, 8 runs per arm, each at
 alpha / 3) a cell's verdict is moderated by priors fitted over the cells measured
-before it and its own arms (wattzip.moderated), as a job does, and the analysis
+before it and its own arms (wattzip.analysis.moderated), as a job does, and the analysis
 reports the verdict of the look it stopped at. Printed per scenario: the coverage
 of that look's interval of S = (w + r) - (c + d) (over every cell; and over the
 noisy codec's cells alone), wrong verdicts (saves or costs on the wrong side,
@@ -26,7 +26,7 @@ import argparse
 import math
 import random
 
-from wattzip import moderated, verdicts
+from wattzip.analysis import moderated, verdicts
 from wattzip.stats import mean
 
 LOOKS = (2, 4, 8)

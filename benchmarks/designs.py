@@ -16,7 +16,7 @@ setting and file type, under the verdict design a plain arm inside every codec's
 (interleaved ABBA, as many repeats as the codec's), so that design measures plain
 I/O once per codec, and its runs are 4 per repeat of a codec's job. The moderated
 design is the verdict design's jobs with each arm's variance moderated across the
-study's cells (wattzip.moderated); each copy first runs `wattzip plan` (its pilot is not
+study's cells (wattzip.analysis.moderated); each copy first runs `wattzip plan` (its pilot is not
 measured time) so that its jobs run cheapest first, as a user's would after the plan.
 Where two designs both decide a cell, their verdicts are compared cell by cell.
 """

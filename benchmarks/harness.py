@@ -19,7 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from wattzip import codec_registry, inputs, meters, runner
+from wattzip import meters
+from wattzip.measure import runner
+from wattzip.workload import codec_registry, inputs
 
 
 def bare_run(argv: list[str], src: str, dst: str) -> float:

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from wattzip.inputs import format_size, parse_size
+from wattzip.units import format_size, parse_size
 
 
 def timed(argv: list[str]) -> tuple[float, float]:

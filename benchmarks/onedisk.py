@@ -6,7 +6,7 @@ one run (needs root).
 The same ext2 image, the same 64 MiB file on it copied to another (dd, 128 KiB buffer),
 caches dropped before each copy, the variants alternating A B C A B C:
 
-  A: the image behind wattzip.onedisk, its reads and writes through one budget at the
+  A: the image behind wattzip.machine.onedisk, its reads and writes through one budget at the
      rate, flushed by unmounting it (the paper's flush, config/disks.yaml's);
   B: the image's loop device capped by a block-I/O cgroup at the rate (reads and writes
      apart), the copy and the unmount inside the cgroup: what the study did before;
@@ -27,7 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from wattzip import inputs, machine, media, throttle
+from wattzip import machine, units
+from wattzip.machine import media, throttle
+from wattzip.workload import inputs
 
 
 def moved(loop: str) -> int:
@@ -67,7 +69,7 @@ def main() -> None:
     p.add_argument("--size", default="64MiB")
     p.add_argument("--pairs", type=int, default=3)
     a = p.parse_args()
-    rate, size = throttle.parse_bandwidth(a.rate), inputs.parse_size(a.size)
+    rate, size = throttle.parse_bandwidth(a.rate), units.parse_size(a.size)
     results: dict[str, list] = {name: [] for name in VARIANTS}
     # It mounts, throttles and drops caches: it holds the machine like any study.
     with machine.session("benchmark onedisk"), tempfile.TemporaryDirectory(

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from designs import REPO, copy_workflow  # noqa: E402
 
-from wattzip.design import Study  # noqa: E402
+from wattzip.model.study import Study  # noqa: E402
 
 BIN = Path(sys.executable).parent
 

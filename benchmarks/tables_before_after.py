@@ -73,7 +73,7 @@ def analyze(root: Path, results: Path, out: Path, looks: int) -> None:
     python(root, ["-m", "wattzip", "analyze", str(results / "runs.csv"), "--out", str(out),
                   "--reference", "paper/reference", "--looks", str(looks),
                   *(["--settings", str(settings)] if settings.exists() else [])])
-    script = ("import sys\nfrom wattzip.reference import write_with_tex\n"
+    script = ("import sys\nfrom wattzip.analysis.reference import write_with_tex\n"
               "for name in sys.argv[2:]:\n"
               "    write_with_tex(f'paper/reference/{name}.csv', f'{sys.argv[1]}/{name}.csv')\n")
     (out / "reference").mkdir()

@@ -8,11 +8,11 @@ rule settings_table:
     log:
         "{root}/{testbed}/logs/settings_table.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     params:
-        rows=settings_rows,
+        rows=RULES.settings_rows,
     script:
         "../scripts/settings_table.py"
 
@@ -21,7 +21,7 @@ rule analyze:
     """Summary, break-even, E_sav, correlation, claims and comparison tables of one testbed."""
     input:
         runs="{root}/{testbed}/runs.csv",
-        settings=analysis_settings,
+        settings=RULES.analysis_settings,
         reference=REFERENCE_FILES,
         claims="paper/reference/claims.yaml",
     output:
@@ -31,8 +31,8 @@ rule analyze:
     conda:
         "../envs/wattzip.yaml"
     params:
-        settings=settings_flag,
-        stage=stage_flag,
+        settings=RULES.settings_flag,
+        stage=RULES.stage_flag,
         ci_target=REPEATS["ci_target"],
         margin=STUDY.config["verdict"]["margin"],
         reads=STUDY.config["verdict"]["reads_per_write"],

@@ -12,20 +12,20 @@ rule preflight:
     log:
         f"{MEASURED}/{{testbed}}/logs/preflight.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     resources:
         **SLURM,
     params:
         codecs=list(dict.fromkeys(CODECS + [c for c in DUTY_CODECS if c != "plain"])),
-        settings=testbed_settings,
+        settings=RULES.testbed_settings,
         file_size=STUDY.file_size_bytes,
         duty_phases=DUTY.phases if DUTY else 1,
-        meter=testbed_meter,
-        input_dir=testbed_input_dir,
-        input_files=testbed_input_files,
-        node=expected_node,
+        meter=RULES.testbed_meter,
+        input_dir=RULES.input_dir,
+        input_files=RULES.input_files,
+        node=RULES.expected_node,
     script:
         "../scripts/preflight.py"
 
@@ -40,16 +40,16 @@ rule provenance:
     log:
         f"{MEASURED}/{{testbed}}/logs/provenance.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     resources:
         **SLURM,
     params:
-        target=primary_target,
+        target=RULES.primary_target,
         codecs=CODECS,
-        meter=meter_spec,
-        description=testbed_description,
+        meter=RULES.meter_spec,
+        description=RULES.testbed_description,
     shell:
         "mkdir -p {params.target:q} && wattzip provenance --spec {params.meter:q} "
         "--target-dir {params.target:q} --codecs {params.codecs:q} "
@@ -66,15 +66,15 @@ rule idle_power:
     log:
         f"{MEASURED}/{{testbed}}/logs/idle/{{setting}}.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: testbed_threads
+    threads: THREADS
     resources:
         **SLURM,
         measure=1,
     params:
-        spec=idle_spec,
+        spec=RULES.idle_spec,
         journal=f"{MEASURED}/{{testbed}}/journal/idle/{{setting}}.jsonl",
     shell:
         "wattzip idle --spec {params.spec:q} --journal {params.journal:q} "
@@ -90,14 +90,14 @@ rule plan:
     log:
         f"{MEASURED}/{{testbed}}/logs/plan.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: testbed_threads
+    threads: THREADS
     resources:
         **SLURM,
         measure=1,
     params:
-        config=config_json,
+        config=RULES.config_json,
     shell:
         "wattzip plan --config-json {params.config:q} --out {output:q} --quiet > {log:q} 2>&1"

@@ -4,7 +4,7 @@
 rule figure_per_file_type:
     """Time, energy or ET of every codec on one file type (paper Figures 2, 4, 5, 6)."""
     input:
-        summary=in_root("{testbed}/summary.csv"),
+        summary=RULES.in_root("{testbed}/summary.csv"),
     output:
         report(
             "{figs}/{testbed}/{kind}_{ftype}.pdf",
@@ -25,9 +25,9 @@ rule figure_per_file_type:
 rule figure_of_testbed:
     """One figure of the whole testbed: E_sav, ratios, energy against ratio, levels."""
     input:
-        summary=in_root("{testbed}/summary.csv"),
-        esav=in_root("{testbed}/esav.csv"),
-        breakeven=in_root("{testbed}/breakeven.csv"),
+        summary=RULES.in_root("{testbed}/summary.csv"),
+        esav=RULES.in_root("{testbed}/esav.csv"),
+        breakeven=RULES.in_root("{testbed}/breakeven.csv"),
     output:
         report(
             "{figs}/{testbed}/{kind}.pdf",
@@ -48,7 +48,7 @@ rule figure_of_testbed:
 rule figure_pareto:
     """Energy or time per GB (a write and n reads) against the ratio, the Pareto front named."""
     input:
-        pareto=in_root("{testbed}/pareto.csv"),
+        pareto=RULES.in_root("{testbed}/pareto.csv"),
     output:
         report(
             "{figs}/{testbed}/pareto_{metric}.pdf",
@@ -69,7 +69,7 @@ rule figure_pareto:
 rule figure_factor:
     """Energy under each value of one factor (SYSTOR '11 Figures 8-10)."""
     input:
-        summary=in_root("{testbed}/summary.csv"),
+        summary=RULES.in_root("{testbed}/summary.csv"),
     output:
         report(
             "{figs}/{testbed}/factor_{factor}.pdf",
@@ -90,8 +90,8 @@ rule figure_factor:
 rule figure_bandwidth:
     """Break-even against the emulated disk's bandwidth (laptop, desktop, server disks)."""
     input:
-        summary=in_root("{testbed}/summary.csv"),
-        breakeven=in_root("{testbed}/breakeven.csv"),
+        summary=RULES.in_root("{testbed}/summary.csv"),
+        breakeven=RULES.in_root("{testbed}/breakeven.csv"),
     output:
         report(
             "{figs}/{testbed}/bandwidth.pdf",
@@ -110,7 +110,7 @@ rule figure_bandwidth:
 rule figure_timeline:
     """Power and block I/O during chosen runs (SYSTOR '11 Figures 4-7), from the traces."""
     input:
-        runs=in_root("{testbed}/runs.csv"),
+        runs=RULES.in_root("{testbed}/runs.csv"),
     output:
         report(
             "{figs}/{testbed}/timeline.pdf",
@@ -121,7 +121,7 @@ rule figure_timeline:
     log:
         "{figs}/logs/{testbed}/timeline.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/r.yaml"
     params:
@@ -134,7 +134,7 @@ rule figure_timeline:
 rule figure_testbeds:
     """Every testbed side by side (only when results of other machines are present)."""
     input:
-        summaries=testbed_summaries,
+        summaries=RULES.testbed_tables("summary.csv"),
     output:
         report(
             "{figs}/testbeds.pdf",

@@ -22,7 +22,7 @@ if STUDY.multi:
         params:
             size=config["file_size"],
             seed=config["seed"],
-            sources=input_sources,
+            sources=RULES.input_sources,
         shell:
             "wattzip gen {wildcards.ftype:q} --size {params.size:q} --seed {params.seed} "
             "{params.sources} --out {output.data:q} --manifest {output.manifest:q} 2> {log:q}"
@@ -37,13 +37,13 @@ if STUDY.multi:
         log:
             f"{MEASURED}/{{testbed}}/logs/inputs/{{ftype}}.log",
         wildcard_constraints:
-            testbed=this_testbed(),
+            testbed=RULES.this_testbed(),
         conda:
             "../envs/wattzip.yaml"
         resources:
             **SLURM,
         params:
-            data=input_data,
+            data=RULES.input_data,
         shell:
             "wattzip stage {input.master:q} --out {params.data:q} "
             "--manifest {output.manifest:q} 2> {log:q}"
@@ -59,16 +59,16 @@ else:
         log:
             f"{MEASURED}/{{testbed}}/logs/inputs/{{ftype}}.log",
         wildcard_constraints:
-            testbed=this_testbed(),
+            testbed=RULES.this_testbed(),
         conda:
             "../envs/wattzip.yaml"
         resources:
             **SLURM,
         params:
-            data=input_data,
+            data=RULES.input_data,
             size=config["file_size"],
             seed=config["seed"],
-            sources=input_sources,
+            sources=RULES.input_sources,
         shell:
             "wattzip gen {wildcards.ftype:q} --size {params.size:q} --seed {params.seed} "
             "{params.sources} --out {params.data:q} --manifest {output.manifest:q} 2> {log:q}"
@@ -77,13 +77,13 @@ else:
 rule manifest:
     """The input manifest of the testbed: what every file is and where it came from."""
     input:
-        testbed_manifests,
+        RULES.manifests,
     output:
         f"{MEASURED}/{{testbed}}/manifest.json",
     log:
         f"{MEASURED}/{{testbed}}/logs/manifest.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     script:

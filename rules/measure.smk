@@ -15,15 +15,15 @@ rule measure_runs:
     log:
         f"{MEASURED}/{{testbed}}/logs/runs/{{setting}}/{{ftype}}/{{codec}}.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: testbed_threads
+    threads: THREADS
     resources:
         **SLURM,
         measure=1,
     params:
-        spec=job_spec,
+        spec=RULES.job_spec,
         journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
         traces=f"{MEASURED}/{{testbed}}/traces/{{setting}}/{{ftype}}/{{codec}}",
         verified=f"{MEASURED}/{{testbed}}/journal/verified.jsonl",
@@ -44,15 +44,15 @@ rule measure_dutycycle:
     log:
         f"{MEASURED}/{{testbed}}/logs/runs/{{setting}}/dutycycle/{{codec}}.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: testbed_threads
+    threads: THREADS
     resources:
         **SLURM,
         measure=1,
     params:
-        spec=job_spec,
+        spec=RULES.job_spec,
         journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
         traces=f"{MEASURED}/{{testbed}}/traces/{{setting}}/dutycycle/{{codec}}",
         verified=f"{MEASURED}/{{testbed}}/journal/verified.jsonl",
@@ -65,13 +65,13 @@ rule measure_dutycycle:
 rule runs_table:
     """Every run of the testbed in one tidy table (the run record of the design)."""
     input:
-        job_runs,
+        RULES.job_runs,
     output:
         f"{MEASURED}/{{testbed}}/runs.csv",
     log:
         f"{MEASURED}/{{testbed}}/logs/runs_table.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     shell:
@@ -87,7 +87,7 @@ rule check_overlap:
     log:
         f"{MEASURED}/{{testbed}}/logs/check_overlap.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     shell:
@@ -104,10 +104,10 @@ rule crosscheck_hyperfine:
     log:
         f"{MEASURED}/{{testbed}}/logs/crosscheck.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    threads: testbed_threads
+    threads: THREADS
     resources:
         **SLURM,
         measure=1,
@@ -115,8 +115,8 @@ rule crosscheck_hyperfine:
         codecs=CROSSCHECK["codecs"],
         runs=CROSSCHECK["runs"],
         setting=PRIMARY,
-        unconditioned=crosscheck_unconditioned,
-        target=primary_target,
+        unconditioned=RULES.crosscheck_unconditioned,
+        target=RULES.primary_target,
         threads=STUDY.config["threads"],
     script:
         "../scripts/crosscheck_hyperfine.py"

@@ -4,7 +4,7 @@
 rule paper_macros:
     """Every number of the text, the abstract and the list of per-file-type figures."""
     input:
-        unpack(macro_inputs),
+        unpack(RULES.macro_inputs),
     output:
         macros="{root}/generated/macros.tex",
         abstract="{root}/generated/abstract.tex",
@@ -16,7 +16,7 @@ rule paper_macros:
     conda:
         "../envs/wattzip.yaml"
     params:
-        design=macro_params,
+        design=RULES.macro_params,
     script:
         "../scripts/paper_macros.py"
 
@@ -44,7 +44,7 @@ rule paper:
     """The report PDF: reproduced tables and figures beside the originals, claim verdicts."""
     input:
         source="paper/main.tex",
-        generated=paper_inputs,
+        generated=RULES.paper_inputs,
     output:
         "{root}/paper.pdf",
     log:

@@ -1,6 +1,6 @@
 """The rehearsal: the whole report from SIMULATED runs, before anything is measured.
 
-Its runs are synthesised from the study's own design (wattzip.rehearsal), after the
+Its runs are synthesised from the study's own design (wattzip.model.rehearsal), after the
 pre-flight checks that need no machine; the analysis, figures, tables and report are
 then made by the same rules as the measured ones, in rehearsal/<study>/.
 """
@@ -20,11 +20,11 @@ rule simulate_runs:
     log:
         f"{REHEARSED}/{{testbed}}/logs/simulate_runs.log",
     wildcard_constraints:
-        testbed=this_testbed(),
+        testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
     params:
-        config=config_json,
+        config=RULES.config_json,
     shell:
         "wattzip simulate --config-json {params.config:q} --testbed {wildcards.testbed:q} "
         "--runs {output.runs:q} 2> {log:q}"
@@ -33,4 +33,4 @@ rule simulate_runs:
 rule rehearsal:
     """The rehearsal's report and every figure and table it holds (wattzip rehearse)."""
     input:
-        TREES[REHEARSED].outputs(),
+        RULES.trees[REHEARSED].outputs(),

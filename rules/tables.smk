@@ -4,7 +4,7 @@
 rule table_of_testbed:
     """A LaTeX table of one testbed: ratios, claims or provenance."""
     input:
-        unpack(table_inputs),
+        unpack(RULES.table_inputs),
     output:
         "{root}/generated/{testbed}/{table}.tex",
     log:
@@ -55,7 +55,7 @@ rule table_breakeven:
     input:
         breakeven="{root}/{testbed}/breakeven.csv",
         summary="{root}/{testbed}/summary.csv",
-        reference=breakeven_reference,
+        reference=RULES.breakeven_reference,
     output:
         "{root}/generated/{testbed}/breakeven_{original}.tex",
     log:
@@ -63,8 +63,8 @@ rule table_breakeven:
     conda:
         "../envs/r.yaml"
     params:
-        metrics=breakeven_original(1),
-        original=breakeven_original(2),
+        metrics=RULES.breakeven_original(1),
+        original=RULES.breakeven_original(2),
     script:
         "../scripts/table_breakeven.R"
 
@@ -72,7 +72,7 @@ rule table_breakeven:
 rule table_testbeds:
     """Text break-even of every testbed beside the talk's server, desktop and laptop."""
     input:
-        breakeven=testbed_breakevens,
+        breakeven=RULES.testbed_tables("breakeven.csv"),
         slides=expand(
             "paper/generated/reference/systor09_slides_breakeven_{machine}.csv",
             machine=["server", "desktop", "laptop"],

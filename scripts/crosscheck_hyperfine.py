@@ -1,9 +1,10 @@
-"""Rule crosscheck_hyperfine: hyperfine's times beside the harness's (wattzip.crosscheck),
+"""Rule crosscheck_hyperfine: hyperfine's times beside the harness's (wattzip.measure.crosscheck),
 alone on the machine like every measurement."""
 
 import os
 
-from wattzip import crosscheck, machine
+from wattzip import machine
+from wattzip.measure import crosscheck
 
 with open(snakemake.log[0], "w") as log, machine.session(
     "crosscheck", snakemake.wildcards.testbed, os.getcwd()

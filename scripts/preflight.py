@@ -1,4 +1,4 @@
-"""Rule preflight: every check before any measurement (wattzip.preflight), holding the
+"""Rule preflight: every check before any measurement (wattzip.model.preflight), holding the
 machine like a job; whatever it changed is undone however it ends."""
 
 import json
@@ -6,8 +6,9 @@ import os
 import shlex
 import sys
 
-from wattzip import machine, preflight
+from wattzip import machine
 from wattzip.errors import WattzipError
+from wattzip.model import preflight
 
 p = snakemake.params
 flags = shlex.split(p.node)

@@ -2,7 +2,7 @@
 
 import sys
 
-from wattzip.reference import write_with_tex
+from wattzip.analysis.reference import write_with_tex
 
 sys.stderr = open(snakemake.log[0], "w")
 

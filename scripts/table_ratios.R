@@ -9,7 +9,7 @@ ref <- rbind(
   read_reference(snakemake@input[["table1"]])[, .(codec, file_type, paper = display_tex)]
 )
 ref <- unique(ref, by = c("codec", "file_type"))
-# Each cell's LaTeX comes set by the analysis (wattzip.breakeven.format_ratio, the
+# Each cell's LaTeX comes set by the analysis (wattzip.analysis.breakeven.format_ratio, the
 # magnitudes of the papers): this script only places it.
 dt <- merge(summary[, .(codec, tool, level, file_type, cell = compression_ratio_tex)], ref,
             by = c("codec", "file_type"), all.x = TRUE)

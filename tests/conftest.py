@@ -12,7 +12,7 @@ import pytest
 # the machine-wide lock like any study, so they never measure beside one).
 os.environ.setdefault("WATTZIP_STATE_DIR", tempfile.mkdtemp(prefix="wattzip-test-state-"))
 
-from wattzip import inputs
+from wattzip.workload import inputs
 
 SMALL = 1 << 20
 

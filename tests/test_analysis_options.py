@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from wattzip import analysis, robustness
-from wattzip.analysis_options import AnalysisOptions, percent
+from wattzip.analysis import robustness, run_tables
+from wattzip.analysis.options import AnalysisOptions, percent
 from wattzip.meters.coefficients import extremes
 
 from .test_analysis import run
@@ -32,9 +32,9 @@ def estimated_runs(repeats=3, spread=0.01, ops=OPS):
 
 
 def marks(rows, options):
-    settings = analysis.settings_of_runs(rows)
-    be = analysis.label(analysis.breakeven_table(rows, options), settings)
-    analysis._mark_model_robustness(rows, settings, be, [], "paper/reference", options)
+    settings = run_tables.settings_of_runs(rows)
+    be = run_tables.label(run_tables.breakeven_table(rows, options), settings)
+    run_tables._mark_model_robustness(rows, settings, be, [], "paper/reference", options)
     return {b["metric"]: b for b in be}
 
 
@@ -43,7 +43,7 @@ def test_a_cell_decided_alike_at_both_extremes_is_robust():
     but the cell is "from n_be on", decided, and saves at both: the old dagger compared the
     displayed number and marked it "depends on the model"."""
     rows = estimated_runs()
-    variants = [analysis.breakeven_table(v) for _, v in robustness.at_extremes(rows)]
+    variants = [run_tables.breakeven_table(v) for _, v in robustness.at_extremes(rows)]
     e = [next(b for b in v if b["metric"] == "E") for v in variants]
     assert {x["kind"] for x in e} == {"at_least"} and all(x["decided"] for x in e)
     assert e[0]["display"] != e[1]["display"]  # what the old code compared
@@ -59,7 +59,7 @@ def test_a_cell_undecided_at_the_studys_confidence_is_compared_at_it():
     "depends on the model"."""
     rows = estimated_runs(spread=0.05, ops={**OPS, "decompress-read": (0.95, 0.3)})
     options = AnalysisOptions(looks=3)
-    at_paper_levels = [next(b for b in analysis.breakeven_table(v) if b["metric"] == "E")
+    at_paper_levels = [next(b for b in run_tables.breakeven_table(v) if b["metric"] == "E")
                        for _, v in robustness.at_extremes(rows)]
     assert [b["display"] for b in at_paper_levels] == ["×", "×?"]  # what the old code had
     cell = marks(rows, options)["E"]
@@ -70,13 +70,13 @@ def test_the_extremes_are_decided_with_the_studys_options(monkeypatch):
     """Margin, workload, looks and confidence reach every re-decision (the old code used
     the defaults: under the verdict design it compared cells at different confidence)."""
     seen = []
-    table = analysis.breakeven_table
+    table = run_tables.breakeven_table
 
-    def spy(rows, options=analysis.DEFAULT):
+    def spy(rows, options=run_tables.DEFAULT):
         seen.append(options)
         return table(rows, options)
 
-    monkeypatch.setattr(analysis, "breakeven_table", spy)
+    monkeypatch.setattr(run_tables, "breakeven_table", spy)
     options = AnalysisOptions(margin=0.3, reads_per_write=4.0, looks=3, ci_target=0.1)
     cells = marks(estimated_runs(), options)
     assert seen == [options] * 3
@@ -112,9 +112,10 @@ def test_options_of_a_study_config():
 def test_the_commands_flags_decide_as_the_options():
     """`wattzip claims` (the appendix's check) decides with the analysis's own options."""
     from wattzip import cli
+    from wattzip.cli import commands
 
     options = AnalysisOptions(margin=0.05, reads_per_write=2.0, looks=3, ci_target=0.1)
     for command in ("claims", "analyze"):
         argv = [command, "runs.csv", *options.flags().split()]
         argv += ["--out", "x"] if command == "analyze" else []
-        assert cli._analysis_options(cli.build_parser().parse_args(argv)) == options
+        assert commands._analysis_options(cli.build_parser().parse_args(argv)) == options

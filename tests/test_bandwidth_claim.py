@@ -7,9 +7,10 @@ import subprocess
 
 import pytest
 
-from wattzip import analysis, claims, records
-from wattzip.breakeven import parse_display
-from wattzip.reference import read_reference
+from wattzip import records
+from wattzip.analysis import cell_summary, claims, run_tables
+from wattzip.analysis.breakeven import parse_display
+from wattzip.analysis.reference import read_reference
 
 from .test_analysis import REFERENCE, run
 
@@ -65,8 +66,8 @@ def study(cells: dict, method="measured") -> list[dict]:
 
 def tables(rows, disks):
     settings = settings_of(disks)
-    summary = analysis.label(analysis.summarize(rows), settings)
-    breakeven = analysis.label(analysis.breakeven_table(rows), settings)
+    summary = run_tables.label(cell_summary.summarize(rows), settings)
+    breakeven = run_tables.label(run_tables.breakeven_table(rows), settings)
     return summary, breakeven
 
 
@@ -74,7 +75,7 @@ def verdict(cells: dict, method="measured", budget=None) -> dict:
     rows = [{**r, "bandwidth_budget": budget} for r in study(cells, method)]
     disks = sorted({d for d, _, _ in cells}, key=list(DISKS).index)
     summary, breakeven = tables(rows, disks)
-    decided = claims.decide(summary, breakeven, analysis.correlation_table(rows), rows,
+    decided = claims.decide(summary, breakeven, cell_summary.correlation_table(rows), rows,
                             REFERENCE)
     return next(c for c in decided if c["claim_id"] == CLAIM)
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from wattzip import cli, inputs
+from wattzip import cli
 from wattzip.bench import options as bench_options
 from wattzip.bench.errors import (
     CommandFailedError,
@@ -23,8 +23,9 @@ from wattzip.bench.errors import (
 )
 from wattzip.bench.progress import Progress
 from wattzip.errors import MeterError
-from wattzip.idle import QuietCheck
-from wattzip.runner import cpu_busy_jiffies
+from wattzip.measure.idle import QuietCheck
+from wattzip.measure.runner import cpu_busy_jiffies
+from wattzip.workload import inputs
 
 MAX_RANGE = 262143328850  # a real package zone's max_energy_range_uj
 # Interleaved, so that a neighbour's changing load falls on both commands alike.
@@ -337,7 +338,7 @@ def test_parameters_expand_as_in_hyperfine():
 
 
 def test_drop_caches_without_root_says_what_it_cannot_do(tmp_path, monkeypatch, capsys):
-    from wattzip import runner
+    from wattzip.measure import runner
 
     # as a non-root user sees it: the global drop is refused
     monkeypatch.setattr(runner, "DROP_CACHES", str(tmp_path / "no" / "drop_caches"))

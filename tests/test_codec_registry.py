@@ -4,8 +4,8 @@ import subprocess
 
 import pytest
 
-from wattzip import codec_registry
 from wattzip.errors import ConfigError, MissingToolError
+from wattzip.workload import codec_registry
 
 PAPER = ["gz-1", "gz-6", "gz-9", "lzo-1", "lzo-3", "lzo-9", "bz-1", "bz-9", "c-10", "c-16",
          "ppmd"]

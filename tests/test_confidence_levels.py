@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from wattzip import analysis
-from wattzip.analysis_options import AnalysisOptions
+from wattzip.analysis import run_tables
+from wattzip.analysis.options import AnalysisOptions
+from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
-from wattzip.reference import write_with_tex
 from wattzip.report import macros
 from wattzip.report.tables import ReportTables
 
@@ -27,7 +27,7 @@ LEVELS = {"paper": r"each at 97.5\%, so both hold together at 95\%",
 def tables_of(tmp_path, looks):
     """The fixture's tables with the break-even table decided at `looks` looks."""
     paths = inputs()
-    analysis.analyze([str(TINY / "runs.csv")], tmp_path, options=AnalysisOptions(looks=looks),
+    run_tables.analyze([str(TINY / "runs.csv")], tmp_path, options=AnalysisOptions(looks=looks),
                      settings_path=TINY / "settings.csv")
     paths["breakeven"] = tmp_path / "breakeven.csv"
     return paths

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from wattzip.design import FACTORS, Study, load_schema, merge_configs, with_defaults
 from wattzip.errors import ConfigError
+from wattzip.model.config import merge_configs, with_defaults
+from wattzip.model.study import Study
+from wattzip.model.testbed import FACTORS
+from wattzip.resources import load_schema
 
 from .test_workflow import REPO
 

@@ -10,8 +10,11 @@ import sys
 
 import pytest
 
-from wattzip import analysis, disturbance, inputs, meters, records, study
-from wattzip.disturbance import QuietLimits, Snapshot
+from wattzip import meters, records
+from wattzip.analysis import cell_summary
+from wattzip.measure import disturbance, repeats
+from wattzip.measure.disturbance import QuietLimits, Snapshot
+from wattzip.workload import inputs
 
 from .test_runner import make_job
 
@@ -53,7 +56,7 @@ def test_judge_names_the_cause_and_forgives_counting_ticks():
 def test_every_run_records_the_other_load(small_inputs, tmp_path):
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
     job = make_job(small_inputs, tmp_path, "gz-1")
-    study.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
+    repeats.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     for r in runs:
         assert 0 <= r["other_user_share"] <= 1 and r["steal_share"] >= 0
@@ -85,7 +88,7 @@ def test_a_cpu_hog_mid_job_is_flagged_and_measured_again(tmp_path):
                 p.wait()
 
     try:
-        summary = study.run_job(job, meter, tmp_path / "j.jsonl", log=log)
+        summary = repeats.run_job(job, meter, tmp_path / "j.jsonl", log=log)
     finally:
         for p in hog:
             with contextlib.suppress(ProcessLookupError):
@@ -98,7 +101,7 @@ def test_a_cpu_hog_mid_job_is_flagged_and_measured_again(tmp_path):
         assert not r["verified"] and r["failure"].startswith("disturbed: other processes")
     assert summary["complete"] and summary["failed"] == len(disturbed), "\n".join(lines)
     # The verdicts and means see the quiet runs only, and count the others apart.
-    for row in analysis.summarize(runs):
+    for row in cell_summary.summarize(runs):
         mine = [r for r in runs if r["op"] == row["op"]]
         quiet = [r for r in mine if r["verified"]]
         assert row["n"] == len(quiet) >= 2 and row["n_failed"] == 0

@@ -11,7 +11,9 @@ import yaml
 from jsonschema import validate
 
 from wattzip.cli import build_parser
-from wattzip.design import Study, load_schema, merge_configs
+from wattzip.model.config import merge_configs
+from wattzip.model.study import Study
+from wattzip.resources import load_schema
 
 from .test_workflow import REPO
 

@@ -9,8 +9,10 @@ import os
 import subprocess
 import sys
 
-from wattzip import analysis, drift, meters
-from wattzip.disturbance import DriftCheck
+from wattzip import meters
+from wattzip.analysis import cell_summary
+from wattzip.measure import drift
+from wattzip.measure.disturbance import DriftCheck
 
 from .test_runner import make_job
 
@@ -70,7 +72,7 @@ def test_a_load_step_mid_job_flags_its_runs_and_measures_them_again(small_inputs
     assert all(r["disturbed"].startswith("drift: the reference operation's time changed")
                and not r["verified"] for r in flagged)
     assert {r["job_key"] for r in flagged}.isdisjoint({r["job_key"] for r in quiet})
-    for row in analysis.summarize(runs):
+    for row in cell_summary.summarize(runs):
         assert row["n"] == 2 and row["n_disturbed"] == 2 and row["n_failed"] == 0
 
 

@@ -18,8 +18,9 @@ from functools import cache
 import pytest
 import yaml
 
-from wattzip import codec_registry, media
 from wattzip.cli import build_parser
+from wattzip.machine import media
+from wattzip.workload import codec_registry
 
 from .test_workflow import REPO
 

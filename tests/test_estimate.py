@@ -9,7 +9,9 @@ import time
 
 import pytest
 
-from wattzip import analysis, meters, records, robustness, study
+from wattzip import meters, records
+from wattzip.analysis import robustness, run_tables
+from wattzip.measure import repeats
 from wattzip.meters import coefficients
 
 from .test_meters import powercap  # noqa: F401 (a fake RAPL tree, as the kernel has it)
@@ -86,7 +88,7 @@ def test_a_real_meter_beside_the_model_gives_the_comparison(small_inputs, tmp_pa
     writer = threading.Thread(target=draw)
     writer.start()
     try:
-        study.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
+        repeats.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
     finally:
         done = True
         writer.join()
@@ -107,10 +109,10 @@ def test_estimated_verdicts_carry_their_robustness_mark(small_inputs, tmp_path):
         job = make_job(small_inputs, tmp_path, codec, min_repeats=3, max_repeats=3,
                        meter_identity=model.identity({"idle_power_w": model.model.idle_w}),
                        model=model.model, idle_power_w=model.model.idle_w)
-        study.run_job(job, model, journal, log=lambda m: None)
+        repeats.run_job(job, model, journal, log=lambda m: None)
     out = tmp_path / "runs.csv"
     records.write_runs_csv(records.read_journal(journal), out)
-    analysis.analyze([str(out)], tmp_path / "tables")
+    run_tables.analyze([str(out)], tmp_path / "tables")
     with open(tmp_path / "tables" / "breakeven.csv", newline="") as f:
         be = list(csv.DictReader(f))
     marks = {b["metric"]: b["model_robustness"] for b in be}

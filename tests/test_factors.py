@@ -2,8 +2,8 @@
 
 import pytest
 
-from wattzip import factors, undoers
 from wattzip.errors import FactorError
+from wattzip.machine import factors, undoers
 
 
 class FakeSchedulerFile:

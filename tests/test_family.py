@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from scipy import stats as sp
 
-from wattzip import analysis, family, power
-from wattzip.claims import CHECKS, Evidence, familywise, load_claims
+from wattzip.analysis import family, power, run_tables
+from wattzip.analysis.claims import CHECKS, Evidence, familywise, load_claims
 from wattzip.stats import Interval, t_ppf
 
 from .test_analysis import cell
@@ -34,7 +34,7 @@ def test_p_value_behind_an_interval_touching_zero_is_its_alpha():
 def test_a_cells_p_value_agrees_with_its_decision():
     for spread, expected in ((3.0, True), (60.0, False)):
         rows = cell("text", "gz-1", ew=1000, ec=1100, er=500, ed=400, n=4, spread=spread)
-        for be in analysis.breakeven_table(rows):
+        for be in run_tables.breakeven_table(rows):
             if be["metric"] == "E":
                 assert be["decided"] is expected
                 assert (be["p_decided"] < 0.05) is expected
@@ -82,7 +82,7 @@ def test_underpowered_and_no_effect_are_different_verdicts():
 
 def test_an_undecided_cell_states_its_power():
     rows = cell("text", "gz-1", ew=1000, ec=1030, er=500, ed=470, n=3, spread=40)
-    be = next(b for b in analysis.breakeven_table(rows) if b["metric"] == "E")
+    be = next(b for b in run_tables.breakeven_table(rows) if b["metric"] == "E")
     assert be["verdict"] == "undecided" and be["undecided_as"] == power.UNDERPOWERED
     assert be["detectable_saving"] > be["effect_of_interest"] == pytest.approx(0.05 * 1500)
     assert "underpowered" in be["verdict_note"]

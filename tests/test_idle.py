@@ -12,11 +12,14 @@ import subprocess
 
 import pytest
 
-from wattzip import cli, idle, meters, records, stats, verdicts
-from wattzip.design import Study, merge_configs
+from wattzip import cli, meters, records, stats
+from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
 from wattzip.machine import MachineError
+from wattzip.measure import idle
 from wattzip.meters.base import Meter, MeterOptions
+from wattzip.model.config import merge_configs
+from wattzip.model.study import Study
 from wattzip.report import macros
 
 from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy

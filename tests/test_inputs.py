@@ -3,8 +3,9 @@ import os
 
 import pytest
 
-from wattzip import inputs
+from wattzip import units
 from wattzip.errors import ConfigError
+from wattzip.workload import inputs
 
 from .conftest import SMALL
 
@@ -82,12 +83,12 @@ def test_interrupted_generation_leaves_no_finished_file(tmp_path):
 @pytest.mark.parametrize("text,expected", [("64MiB", 64 << 20), ("2GiB", 2 << 30),
                                            ("1000", 1000), ("1.5KiB", 1536)])
 def test_parse_size(text, expected):
-    assert inputs.parse_size(text) == expected
+    assert units.parse_size(text) == expected
 
 
 def test_bad_size_and_type_are_clear():
     with pytest.raises(ConfigError, match="64MiB"):
-        inputs.parse_size("lots")
+        units.parse_size("lots")
     with pytest.raises(ConfigError, match="mix-N"):
         inputs.validate_type("pictures")
 

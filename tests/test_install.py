@@ -91,8 +91,8 @@ def test_the_wheel_ships_the_schema_and_the_reference_data(installed, tmp_path):
     probe = textwrap.dedent("""
         import json
         from importlib import resources
-        from wattzip.claims import load_claims
-        from wattzip.design import load_schema
+        from wattzip.analysis.claims import load_claims
+        from wattzip.resources import load_schema
         data = resources.files("wattzip") / "data"
         print(json.dumps({"files": sorted(p.name for p in (data / "reference").iterdir()),
                           "claims": len(load_claims()),

@@ -13,8 +13,13 @@ import time
 
 import pytest
 
-from wattzip import analysis, codec_registry, meters, plan, records, study, throttle
+from wattzip import meters, records
+from wattzip.analysis import run_tables
 from wattzip.errors import ConfigError, FactorError, RecordError, WattzipError
+from wattzip.machine import throttle
+from wattzip.measure import free_space, repeats
+from wattzip.model import plan
+from wattzip.workload import codec_registry
 
 from .test_runner import corrupting_codec, make_job
 
@@ -48,7 +53,7 @@ def model(idle_w=20.0, max_w=60.0):
 def test_a_job_without_enough_verified_repeats_is_incomplete(small_inputs, tmp_path):
     job = make_job(small_inputs, tmp_path, "gz-1", max_repeats=5)
     job.codec = corrupting_codec(tmp_path)
-    summary = study.run_job(job, model(), tmp_path / "j.jsonl", log=lambda m: None)
+    summary = repeats.run_job(job, model(), tmp_path / "j.jsonl", log=lambda m: None)
     assert summary["complete"] is False and summary["failed"] == 4
 
 
@@ -60,8 +65,8 @@ def test_a_resume_under_another_meter_identity_measures_again(small_inputs, tmp_
         meter = model(*coefficients)
         job = make_job(small_inputs, tmp_path, "gz-1",
                        meter_identity=meter.identity({"idle_power_w": 20.0}))
-        study.run_job(job, meter, journal, log=said.append)
-        runs = study.read_journal(journal, job.key())
+        repeats.run_job(job, meter, journal, log=said.append)
+        runs = repeats.read_journal(journal, job.key())
         assert len(runs) == 4 and len({r["meter_id"] for r in runs}) == 1
         ids.append(runs[0]["meter_id"])
     assert ids[0] != ids[1]
@@ -73,7 +78,7 @@ def test_a_resume_under_another_meter_identity_measures_again(small_inputs, tmp_
     out = tmp_path / "runs.csv"
     records.write_runs_csv(records.read_journal(journal), out)
     with pytest.raises(RecordError, match="runs of 2 meter identities"):
-        analysis.analyze([str(out)], tmp_path / "tables")
+        run_tables.analyze([str(out)], tmp_path / "tables")
 
 
 def test_one_journal_reader_names_every_damaged_line(tmp_path):
@@ -182,10 +187,10 @@ def test_a_hung_ipmitool_is_a_named_error(tmp_path, monkeypatch):
 
 
 def test_one_free_space_rule_counts_copies_phases_and_the_image(tmp_path):
-    assert study.space_needed(100, copies=2, phases=3) == 1500  # 2.5 x every file
+    assert free_space.space_needed(100, copies=2, phases=3) == 1500  # 2.5 x every file
     with pytest.raises(ConfigError, match=r"has .* GiB free; this study needs"):
-        study.check_free_space(str(tmp_path), 1 << 60)
+        free_space.check_free_space(str(tmp_path), 1 << 60)
     image = tmp_path / "disk.img"
     image.write_bytes(b"")
     with pytest.raises(ConfigError, match="disk.img is .* GiB, but its disk .* has room"):
-        study.check_free_space(str(tmp_path), 1, str(image), 1 << 60)
+        free_space.check_free_space(str(tmp_path), 1, str(image), 1 << 60)

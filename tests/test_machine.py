@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from wattzip import factors, machine, system, undoers
+from wattzip import machine
 from wattzip.errors import WattzipError
+from wattzip.machine import factors, system, undoers
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 WATTZIP = [sys.executable, "-m", "wattzip"]
@@ -61,7 +62,7 @@ def mounted(path: Path) -> bool:
 def test_a_killed_job_s_medium_is_unmounted_and_its_loop_freed(tmp_path):
     target = tmp_path / "target"
     proc = holder(f"""
-        from wattzip.media import Medium
+        from wattzip.machine.media import Medium
         Medium(name="m", kind="image", path={str(target)!r}, size="16MiB").attach()
     """, tmp_path / "ready")
     kill(proc)
@@ -77,7 +78,7 @@ def test_a_killed_job_s_scheduler_on_the_real_disk_is_restored(tmp_path):
     original = factors.current_io_scheduler(disk)
     other = "bfq" if original != "bfq" else "mq-deadline"
     proc = holder(f"""
-        from wattzip import factors
+        from wattzip.machine import factors
         held = factors.applied({disk!r}, {other!r})  # kept: a dropped one would restore
         held.__enter__()
     """, tmp_path / "ready")
@@ -105,7 +106,7 @@ def test_a_killed_job_s_governors_are_restored(tmp_path, monkeypatch):
     monkeypatch.setenv(undoers.FAKE_SYSFS_ENV, str(tmp_path))  # where restore may write
     files = fake_cpufreq(tmp_path)
     proc = holder(f"""
-        from wattzip import factors
+        from wattzip.machine import factors
         held = factors.applied(None, "keep", "powersave", sysfs={str(tmp_path)!r})
         held.__enter__()
     """, tmp_path / "ready")
@@ -117,7 +118,7 @@ def test_a_killed_job_s_governors_are_restored(tmp_path, monkeypatch):
 
 def test_a_killed_job_s_cgroup_is_removed(tmp_path):
     proc = holder(f"""
-        from wattzip import throttle
+        from wattzip.machine import throttle
         t = throttle.Throttle(["vda"], 50_000_000)
         t.create()
         inside = t.entered()

@@ -16,9 +16,13 @@ import time
 
 import pytest
 
-from wattzip import analysis, inputs, media, meters, records, runner, study, throttle
-from wattzip.extents import check_owns_blocks
-from wattzip.job import DutyCycle, MeasurementJob
+from wattzip import meters, records
+from wattzip.analysis import cell_summary
+from wattzip.machine import media, throttle
+from wattzip.machine.extents import check_owns_blocks
+from wattzip.measure import repeats, runner
+from wattzip.measure.job import DutyCycle, MeasurementJob
+from wattzip.workload import inputs
 
 from .test_runner import cached_bytes, make_job
 
@@ -77,7 +81,7 @@ def test_plain_write_on_xfs_owns_its_blocks_and_a_reflinking_copy_fails(
     job = MeasurementJob(testbed="t", file_type="text", input_path=src,
                          input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
                          codec=None, min_repeats=1, max_repeats=1)
-    study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     write = runs[0]
     assert write["verified"] and write["own_blocks"] is True and write["tool"] == "dd"
@@ -90,7 +94,7 @@ def test_plain_write_on_xfs_owns_its_blocks_and_a_reflinking_copy_fails(
     job = MeasurementJob(testbed="t", file_type="text", input_path=src,
                          input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
                          codec=None, min_repeats=1, max_repeats=1)
-    study.run_job(job, model_meter, tmp_path / "k.jsonl", log=lambda m: None)
+    repeats.run_job(job, model_meter, tmp_path / "k.jsonl", log=lambda m: None)
     write = records.read_jsonl([tmp_path / "k.jsonl"])[0]
     assert not write["verified"] and write["own_blocks"] is False
     assert "shared with another file" in write["failure"]
@@ -104,7 +108,7 @@ def test_unmount_flush_on_a_fresh_ext2_image(small_inputs, tmp_path, model_meter
                           size="64MiB", fs="ext2", flush="unmount")
     job = make_job(small_inputs, tmp_path, "gz-1", medium=medium)
     unmounts, cached_before_read = [], []
-    real_unmount, real_measure = media.Medium.unmount, study.measure
+    real_unmount, real_measure = media.Medium.unmount, repeats.measure
 
     def unmount(self):
         unmounts.append(runner.utc_now())
@@ -116,8 +120,8 @@ def test_unmount_flush_on_a_fresh_ext2_image(small_inputs, tmp_path, model_meter
         return real_measure(operation, *a, **kw)
 
     monkeypatch.setattr(media.Medium, "unmount", unmount)
-    monkeypatch.setattr(study, "measure", measure)
-    study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    monkeypatch.setattr(repeats, "measure", measure)
+    repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     assert all(r["verified"] for r in runs) and len(runs) == 4
     writes = [r for r in runs if r["op"] == "compress-write"]
@@ -133,7 +137,7 @@ def test_global_drop_reads_the_tools_back_but_not_the_data(small_inputs, tmp_pat
     if not os.access(runner.DROP_CACHES, os.W_OK):
         pytest.skip("needs root for /proc/sys/vm/drop_caches")
     job = make_job(small_inputs, tmp_path, "gz-1")
-    cold = study.ColdCache(job)
+    cold = repeats.ColdCache(job)
     gzip = os.path.realpath(shutil.which("gzip"))
     assert gzip in cold.tool_files and any("libc" in f for f in cold.tool_files)
     assert cold() == ("global", True)
@@ -149,18 +153,18 @@ def test_copies_read_their_own_inputs_and_the_ratio_counts_every_copy(
     shutil.copyfile(path, local)
     single = make_job(small_inputs, tmp_path / "one", "gz-1", max_repeats=1, min_repeats=1)
     single.input_path = str(local)
-    study.run_job(single, model_meter, tmp_path / "one.jsonl", log=lambda m: None)
+    repeats.run_job(single, model_meter, tmp_path / "one.jsonl", log=lambda m: None)
     job = make_job(small_inputs, tmp_path / "three", "gz-1", copies=3, max_repeats=1,
                    min_repeats=1)
     job.input_path = str(local)
-    study.run_job(job, model_meter, tmp_path / "three.jsonl", log=lambda m: None)
+    repeats.run_job(job, model_meter, tmp_path / "three.jsonl", log=lambda m: None)
     assert len(set(job.input_paths)) == 3
     assert len({os.stat(p).st_ino for p in job.input_paths}) == 3
     assert all(inputs.sha256_file(p) == entry["sha256"] for p in job.input_paths)
     rows = records.load_runs([tmp_path / "one.jsonl", tmp_path / "three.jsonl"])
     for r in rows:
         r["setting"] = f"x{r['copies']}"
-    ratios = {s["setting"]: s["compression_ratio"] for s in analysis.summarize(rows)
+    ratios = {s["setting"]: s["compression_ratio"] for s in cell_summary.summarize(rows)
               if s["op"] == "compress-write"}
     assert ratios["x3"] == pytest.approx(ratios["x1"], rel=1e-9)
     assert ratios["x1"] > 1.5
@@ -259,7 +263,7 @@ def test_throttled_plain_read_takes_the_configured_bandwidth(tmp_path, model_met
 
 
 def runner_disk(path) -> str:
-    from wattzip import system
+    from wattzip.machine import system
 
     return system.block_device(os.path.dirname(path))["disk"]
 
@@ -270,7 +274,7 @@ def runner_disk(path) -> str:
 def test_btrfs_compression_ratio_is_measured_on_disk(small_inputs, tmp_path, model_meter):
     """compress-force=zstd:3: a zero file shrinks far, a random one not at all; both read
     back the same bytes through the filesystem."""
-    from wattzip import codec_registry
+    from wattzip.workload import codec_registry
 
     ratios = {}
     for ftype in ("zero", "random"):
@@ -280,7 +284,7 @@ def test_btrfs_compression_ratio_is_measured_on_disk(small_inputs, tmp_path, mod
                        medium=medium, min_repeats=1, max_repeats=1)
         job.codec = codec_registry.get("btrfs-zstd-3")
         journal = tmp_path / f"{ftype}.jsonl"
-        study.run_job(job, model_meter, journal, log=lambda m: None)
+        repeats.run_job(job, model_meter, journal, log=lambda m: None)
         runs = records.read_jsonl([journal])
         assert [r["op"] for r in runs] == ["compress-write", "decompress-read"]
         assert all(r["verified"] for r in runs), runs
@@ -293,7 +297,7 @@ def test_btrfs_compression_ratio_is_measured_on_disk(small_inputs, tmp_path, mod
 @needs_root
 def test_scheduler_of_a_loop_image_is_switched_on_its_disk_and_restored_after_a_kill(
         small_inputs, tmp_path):
-    from wattzip import system
+    from wattzip.machine import system
 
     path, entry = small_inputs["random"]
     manifest = tmp_path / "m.json"
@@ -330,7 +334,7 @@ def test_duty_cycle_run_covers_its_idle_phases(small_inputs, tmp_path, codec_nam
                                                   interval_s=0.05))
     job = make_job(small_inputs, tmp_path, codec_name, min_repeats=1, max_repeats=1,
                    duty=DutyCycle(phases=3, compute_s=0.4))
-    study.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
+    repeats.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     assert [r["op"] for r in runs] == ["write-compute"]
     run = runs[0]
@@ -338,6 +342,7 @@ def test_duty_cycle_run_covers_its_idle_phases(small_inputs, tmp_path, codec_nam
     assert run["elapsed_s"] >= 3 * 0.4
     assert run["energy_j"] >= 50 * 3 * 0.4  # at least idle power through the idle phases
     assert run["output_bytes"] > 0
-    ratio = analysis.summarize(records.load_runs([tmp_path / "j.jsonl"]))[0]["compression_ratio"]
+    rows = records.load_runs([tmp_path / "j.jsonl"])
+    ratio = cell_summary.summarize(rows)[0]["compression_ratio"]
     single = job.input_bytes / (run["output_bytes"] / 3)
     assert ratio == pytest.approx(single)

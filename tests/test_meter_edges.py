@@ -18,8 +18,9 @@ import time
 
 import pytest
 
-from wattzip import machine, meters, runner
+from wattzip import machine, meters
 from wattzip.errors import MeterError
+from wattzip.measure import runner
 
 
 def step_energy(t0, t1, step_at, before_w, after_w):

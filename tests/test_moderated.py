@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import special
 
-from wattzip import analysis, moderated, verdicts
-from wattzip.analysis_options import AnalysisOptions
-from wattzip.design import Study
-from wattzip.stopping import VerdictLooks, needs_more
+from wattzip.analysis import moderated, run_tables, verdicts
+from wattzip.analysis.options import AnalysisOptions
+from wattzip.analysis.stopping import VerdictLooks, needs_more
+from wattzip.model.study import Study
 
 OPS = ("compress-write", "decompress-read")
 
@@ -95,7 +95,7 @@ def study_coverage(rng, cells=12, noisy=False, looks=(2, 4, 8)):
         arm = {a: [m * (1 + cv * rng.gauss(0, 1)) for _ in range(looks[-1])]
                for a, m in means.items()}
         for n in looks:
-            own = [(op, arm[a][:n]) for a, op in zip("wcrd", analysis.FOUR_OPS, strict=True)]
+            own = [(op, arm[a][:n]) for a, op in zip("wcrd", run_tables.FOUR_OPS, strict=True)]
             v = moderated.decide(*(arm[a][:n] for a in "wcrd"),
                                  moderated.fit_priors(own + done), 1.0, 0.02, each)
             if v.verdict != verdicts.UNDECIDED:
@@ -136,8 +136,8 @@ def test_the_analysis_gives_each_cell_the_verdict_its_job_stopped_on():
     measured before it (the first cell has none, and is judged alone)."""
     rng, clock = random.Random(2), []
     rows = [r for k in range(10) for r in cell_rows("text", f"c{k}", CELL, 2, rng, clock)]
-    welch = analysis.breakeven_table(rows, AnalysisOptions(looks=3))
-    shared = analysis.breakeven_table(rows, AnalysisOptions(looks=3, moderated=True))
+    welch = run_tables.breakeven_table(rows, AnalysisOptions(looks=3))
+    shared = run_tables.breakeven_table(rows, AnalysisOptions(looks=3, moderated=True))
     decided = [sum(b["verdict"] != "undecided" for b in t if b["metric"] == "T")
                for t in (welch, shared)]
     assert decided[0] < decided[1]
@@ -173,7 +173,7 @@ def test_the_plan_states_every_design_side_by_side():
     """From a pilot's rates (seconds per byte, as a cached pilot holds them): one pass is
     the floor, the moderated design's minimum (2 runs per arm) is below the verdict
     design's (3) and the paper's rule's (5); cheap cells are measured first."""
-    from wattzip import plan
+    from wattzip.model import plan
 
     study = Study.from_files(["config.yaml", "config/paper.yaml",
                               "config/paper-moderated.yaml"])
@@ -197,7 +197,8 @@ def test_the_plan_states_every_design_side_by_side():
 
 
 def test_a_job_reads_the_other_cells_journals_of_its_setting_for_its_prior(tmp_path):
-    from wattzip import measurement, records
+    from wattzip import records
+    from wattzip.measure import measurement
 
     folder = tmp_path / "journal" / "s"
     rng = random.Random(4)

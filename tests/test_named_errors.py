@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from wattzip import plan, study
 from wattzip.errors import ConfigError, WattzipError
+from wattzip.measure import staging
+from wattzip.model import plan
 
 
 def test_a_damaged_pilot_cache_is_named_and_kept(tmp_path):
@@ -23,7 +24,7 @@ def test_a_damaged_pilot_cache_is_named_and_kept(tmp_path):
 def test_a_missing_compsize_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ConfigError, match="compsize, which is not installed"):
-        study.on_disk_bytes(str(tmp_path))
+        staging.on_disk_bytes(str(tmp_path))
 
 
 @pytest.mark.parametrize("copies", ["0", "-2", "two"])

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from wattzip.design import merge_configs
 from wattzip.errors import ConfigError
-from wattzip.media import Medium
+from wattzip.machine.media import Medium
+from wattzip.model.config import merge_configs
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = str(ROOT / "config" / "schema.yaml")

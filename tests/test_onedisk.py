@@ -1,4 +1,4 @@
-"""The emulated disk with one budget for reads and writes (wattzip.onedisk), on real loop
+"""The emulated disk with one budget for reads and writes (wattzip.machine.onedisk), on real loop
 devices over FUSE (needs root).
 
 What the disk did is read from outside the code under test: the wall clock, the bytes
@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from wattzip import analysis, inputs, machine, media, meters, onedisk, records, study
-from wattzip.codec_registry import get as codec
-from wattzip.job import MeasurementJob
+from wattzip import machine, meters, records
+from wattzip.analysis import run_tables
+from wattzip.machine import media, onedisk
+from wattzip.measure import repeats
+from wattzip.measure.job import MeasurementJob
+from wattzip.workload import inputs
+from wattzip.workload.codec_registry import get as codec
 
 RATE = 30_000_000  # the paper's laptop disk, 30 MB/s
 MIB = 1 << 20
@@ -40,7 +44,7 @@ def test_the_plan_charges_one_disk_the_input_and_the_output():
     """64 MB in, 16 MB stored, at 10 MB/s: on one disk the write moves 80 MB through one
     budget (8 s), on two the larger side alone bounds it (6.4 s); a CPU-bound pair keeps
     its CPU time; unlimited, the pilot's times stand."""
-    from wattzip.plan import pair_s
+    from wattzip.model.plan import pair_s
 
     rate = {"write_s_per_byte": 1e-9, "read_s_per_byte": 1e-9, "stored_per_byte": 0.25}
     moved = 64e6
@@ -154,7 +158,7 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
                              bandwidth_bytes_per_s=RATE, factors={"setting": "laptop"})
         journal = tmp_path / f"{name}.jsonl"
         log = []
-        study.run_job(job, meter, journal, log=log.append)
+        repeats.run_job(job, meter, journal, log=log.append)
         assert any("staging the input on the medium" in line for line in log)
         runs += records.read_jsonl([journal])
     assert all(r["verified"] for r in runs)
@@ -179,7 +183,7 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
     assert mean_s("gz-1", "compress-write") < 0.8 * plain_write
     assert mean_s("gz-1", "decompress-read") < 0.8 * mean_s("plain", "plain-read")
     rows = [{**r, "testbed": "t", "setting": "laptop"} for r in runs]
-    cell = [b for b in analysis.breakeven_table(rows) if b["metric"] == "T"]
+    cell = [b for b in run_tables.breakeven_table(rows) if b["metric"] == "T"]
     assert len(cell) == 1
     assert (cell[0]["kind"], cell[0]["decided"]) == ("always", True), cell[0]
 
@@ -200,7 +204,7 @@ def test_a_budget_above_the_host_disk_s_cold_speed_is_refused(tmp_path):
     """The host disk made slow for the daemon alone (a blkio cgroup capping its reads of
     the image at 10 MB/s): a 40 MB/s budget is refused, although the host's page cache
     would serve the image's bytes far faster."""
-    from wattzip import system, throttle
+    from wattzip.machine import system, throttle
 
     medium = media.Medium(name="server", kind="image", path=str(tmp_path / "ext2"),
                           size="256MiB", fs="ext2", inputs="on-medium")

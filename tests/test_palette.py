@@ -1,7 +1,7 @@
 """Every codec of the registry in one study: the figure scripts draw them all.
 
 The tables are the committed fixture's, one codec's rows repeated for every codec of
-the registry (wattzip.codec_registry, file-system codecs included); each figure is drawn by
+the registry (wattzip.workload.codec_registry, file-system codecs included); each figure is drawn by
 its real R script, given the `snakemake` object that Snakemake's script directive gives it.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wattzip import codec_registry
+from wattzip.workload import codec_registry
 
 from .test_workflow import REPO
 

@@ -68,8 +68,8 @@ def test_a_failing_figure_stops_the_study_before_anything_is_measured(tmp_path):
 
 
 def _simulated_runs(tmp_path: Path) -> Path:
-    from wattzip import rehearsal
-    from wattzip.design import Study
+    from wattzip.model import rehearsal
+    from wattzip.model.study import Study
 
     study = Study.from_files([REPO / "config.yaml", TINY])
     runs = tmp_path / "sim" / "runs.csv"
@@ -99,8 +99,8 @@ def test_simulated_and_measured_runs_never_mix(tmp_path):
 def test_the_rehearsal_runs_the_design_checks_that_need_no_machine(tmp_path):
     import yaml
 
-    from wattzip import checks
-    from wattzip.design import Study
+    from wattzip.model import checks
+    from wattzip.model.study import Study
 
     on_medium = {"ext2": {"kind": "image", "path": "x", "size": "1MiB", "fs": "ext2",
                           "inputs": "on-medium"}}

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from wattzip import report
+from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex
-from wattzip.reference import write_with_tex
 from wattzip.report import macros, passages
 from wattzip.report.tables import ReportTables
 

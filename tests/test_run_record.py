@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from wattzip import meters, records, study
+from wattzip import meters, records
+from wattzip.measure import repeats
 from wattzip.run_record import RUN_COLUMNS, SCHEMA_VERSION, RunRecord
 
 from .test_figures import FIXTURE
@@ -30,7 +31,7 @@ def test_a_jobs_runs_say_their_version_in_the_journal_and_runs_csv(small_inputs,
     model = meters.ModelMeter(meters.MeterOptions(interval_s=0.05))
     job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=2, max_repeats=2,
                    meter_identity=model.identity({}), model=model.model)
-    study.run_job(job, model, journal, log=lambda m: None)
+    repeats.run_job(job, model, journal, log=lambda m: None)
     lines = [json.loads(x) for x in journal.read_text().splitlines()]
     assert lines and all(x["schema_version"] == SCHEMA_VERSION for x in lines)
     assert all(x["energy_passive_j"] is not None and x["factors"] for x in lines)

@@ -11,9 +11,12 @@ import sys
 
 import pytest
 
-from wattzip import codec_registry, media, meters, records, runner, study
-from wattzip import job as job_module
-from wattzip.job import MeasurementJob
+from wattzip import meters, records
+from wattzip.machine import media
+from wattzip.measure import job as job_module
+from wattzip.measure import repeats, runner
+from wattzip.measure.job import MeasurementJob
+from wattzip.workload import codec_registry
 
 
 @pytest.fixture
@@ -51,7 +54,7 @@ def test_one_compress_write_record(small_inputs, tmp_path, model_meter):
 def test_job_records_every_run_verified(small_inputs, tmp_path, model_meter, codec_name):
     job = make_job(small_inputs, tmp_path, codec_name, trace_dir=str(tmp_path / "traces"))
     journal = tmp_path / "journal.jsonl"
-    summary = study.run_job(job, model_meter, journal, log=lambda m: None)
+    summary = repeats.run_job(job, model_meter, journal, log=lambda m: None)
     runs = records.read_jsonl([journal])
     assert summary["repeats"] == 2 and summary["failed"] == 0
     assert [r["op"] for r in runs] == list(job.ops) * 2
@@ -66,7 +69,7 @@ def test_job_records_every_run_verified(small_inputs, tmp_path, model_meter, cod
 def test_compress_reports_exit_2_on_random_yet_verifies(small_inputs, tmp_path, model_meter):
     job = make_job(small_inputs, tmp_path, "c-16", file_type="random", max_repeats=1,
                    min_repeats=1)
-    study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     write = records.read_jsonl([tmp_path / "j.jsonl"])[0]
     assert write["exit_code"] == 2 and write["verified"]
     assert write["output_bytes"] > job.input_bytes  # compress expands random data
@@ -85,7 +88,7 @@ def corrupting_codec(tmp_path):
 def test_corrupting_decompressor_is_recorded_not_verified(small_inputs, tmp_path, model_meter):
     job = make_job(small_inputs, tmp_path, "gz-1", max_repeats=5)
     job.codec = corrupting_codec(tmp_path)
-    summary = study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    summary = repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     assert len(runs) == 4, "two failed repeats in a row stop the job, all runs recorded"
     assert summary["failed"] == 4
@@ -146,14 +149,14 @@ def test_failing_command_is_recorded(small_inputs, tmp_path, model_meter):
 
 def test_killed_job_resumes_from_journal(small_inputs, tmp_path, model_meter):
     journal = tmp_path / "j.jsonl"
-    study.run_job(make_job(small_inputs, tmp_path, "lzo-1", max_repeats=2), model_meter,
+    repeats.run_job(make_job(small_inputs, tmp_path, "lzo-1", max_repeats=2), model_meter,
                   journal, log=lambda m: None)
     with open(journal, "a") as f:
         f.write('{"torn": ')  # a kill in mid-write
     logs = []
     job = make_job(small_inputs, tmp_path, "lzo-1", min_repeats=3, max_repeats=3)
-    summary = study.run_job(job, model_meter, journal, log=logs.append)
-    runs = study.read_journal(journal, job.key())
+    summary = repeats.run_job(job, model_meter, journal, log=logs.append)
+    runs = repeats.read_journal(journal, job.key())
     assert [r["repeat"] for r in runs] == [1, 1, 2, 2, 3, 3]
     assert summary["repeats"] == 3
     assert any("resuming after 2" in m for m in logs)
@@ -161,7 +164,7 @@ def test_killed_job_resumes_from_journal(small_inputs, tmp_path, model_meter):
 
 def test_copies_run_concurrently(small_inputs, tmp_path, model_meter):
     job = make_job(small_inputs, tmp_path, "gz-1", copies=3, max_repeats=1, min_repeats=1)
-    study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     assert runs[0]["copies"] == 3 and all(r["verified"] for r in runs)
 
@@ -218,7 +221,7 @@ def test_each_distinct_output_is_decompressed_once_across_settings(small_inputs,
     for name in ("ssd", "sas", "sata"):
         job = make_job(small_inputs, tmp_path, "gz-6", verify_cache=str(cache),
                        medium=media.Medium(name=name, path=str(tmp_path / name)))
-        study.run_job(job, model_meter, tmp_path / f"{name}.jsonl", log=lambda m: None)
+        repeats.run_job(job, model_meter, tmp_path / f"{name}.jsonl", log=lambda m: None)
     assert len(decompressions) == 1
     writes = [r for name in ("ssd", "sas", "sata")
               for r in records.read_journal(tmp_path / f"{name}.jsonl")

@@ -45,7 +45,7 @@ def test_a_job_killed_alone_leaves_tools_that_the_first_recovery_kills(tmp_path)
     proc = holder(f"""
         import subprocess
         from wattzip import machine
-        from wattzip.media import Medium
+        from wattzip.machine.media import Medium
         # No guard: as when it dies with the job (a Slurm timeout kills the whole cgroup).
         held = machine.session("job", guarded=False)  # kept: a dropped one undoes at once
         held.__enter__()
@@ -67,7 +67,7 @@ def test_a_job_killed_alone_is_undone_at_once_by_its_guard(tmp_path):
     proc = holder(f"""
         import subprocess
         from wattzip import machine
-        from wattzip.media import Medium
+        from wattzip.machine.media import Medium
         held = machine.session("job")  # kept: a dropped one would undo at once
         held.__enter__()
         Medium(name="m", kind="image", path={str(target)!r}, size="16MiB").attach()
@@ -123,7 +123,7 @@ def test_sigterm_under_nohup_still_undoes_and_stops(tmp_path):
 def test_an_image_through_a_symlinked_folder_is_detached_and_attached_again(tmp_path):
     """/data linked to /srv/data: the kernel names the loop's backing file by its resolved
     path, and the medium compares resolved paths, so its job frees the loop device."""
-    from wattzip.media import Medium
+    from wattzip.machine.media import Medium
 
     (tmp_path / "srv").mkdir()
     (tmp_path / "data").symlink_to(tmp_path / "srv")
@@ -136,7 +136,7 @@ def test_an_image_through_a_symlinked_folder_is_detached_and_attached_again(tmp_
 
 
 def test_an_existing_file_at_the_image_path_is_refused_by_name(tmp_path):
-    from wattzip.media import Medium, MediumError
+    from wattzip.machine.media import Medium, MediumError
 
     theirs = tmp_path / "target.img"
     theirs.write_bytes(b"someone's data\n")
@@ -147,7 +147,7 @@ def test_an_existing_file_at_the_image_path_is_refused_by_name(tmp_path):
 
 
 def test_a_link_planted_at_the_image_path_is_never_followed(tmp_path):
-    from wattzip.media import Medium, MediumError
+    from wattzip.machine.media import Medium, MediumError
 
     victim = tmp_path / "victim"
     victim.write_bytes(b"precious\n")
@@ -159,7 +159,7 @@ def test_a_link_planted_at_the_image_path_is_never_followed(tmp_path):
 
 
 def test_a_mount_point_that_is_not_empty_is_refused(tmp_path):
-    from wattzip.media import Medium, MediumError
+    from wattzip.machine.media import Medium, MediumError
 
     target = tmp_path / "target"
     target.mkdir()
@@ -171,7 +171,7 @@ def test_a_mount_point_that_is_not_empty_is_refused(tmp_path):
 
 
 def test_a_tmpfs_larger_than_the_memory_is_refused(tmp_path):
-    from wattzip.media import Medium, MediumError
+    from wattzip.machine.media import Medium, MediumError
 
     medium = Medium(name="m", kind="tmpfs", path=str(tmp_path / "t"), size="64TiB")
     with pytest.raises(MediumError, match="exceeds the memory available"):
@@ -228,7 +228,7 @@ def test_the_wattsup_port_opens_only_under_the_lock(tmp_path):
 def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
     """A block medium (a real loop device here) whose mount point sits on the root disk:
     the idle calibration sets the scheduler on the medium's device, as the jobs do."""
-    from wattzip import factors, system
+    from wattzip.machine import factors, system
 
     image = tmp_path / "disk.img"
     image.write_bytes(b"")
@@ -260,7 +260,8 @@ def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
 def test_a_link_planted_at_a_partial_or_output_file_is_never_followed(tmp_path):
     """Another user's link at the name root writes next (a .partial beside a result, a
     copy's target): the write fails instead of going where the link points."""
-    from wattzip import inputs, records
+    from wattzip import records
+    from wattzip.workload import inputs
 
     victim = tmp_path / "victim"
     victim.write_text("precious\n")

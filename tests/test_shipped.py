@@ -33,7 +33,7 @@ def test_kick_the_tires_is_measured_end_to_end(tmp_path):
     study = root / "results" / "kick-the-tires"
     every = read_csv(study / "local" / "runs.csv")
     # a run disturbed by other load or by the machine's drift over its job is flagged
-    # with the reason and measured again (wattzip.disturbance, wattzip.drift)
+    # with the reason and measured again (wattzip.measure.disturbance, wattzip.measure.drift)
     assert all(r["verified"] == "false" and r["failure"] for r in every if r["disturbed"])
     runs = [r for r in every if not r["disturbed"]]
     assert runs and all(r["verified"] == "true" for r in runs)

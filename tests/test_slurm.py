@@ -18,8 +18,8 @@ from collections import Counter
 
 import pytest
 
-from wattzip import system
 from wattzip.errors import ConfigError
+from wattzip.machine import system
 
 from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 

@@ -9,8 +9,11 @@ import shutil
 
 import pytest
 
-from wattzip import codec_registry, media, meters, records, study
-from wattzip.stopping import VerdictLooks, needs_more, outliers
+from wattzip import meters, records
+from wattzip.analysis.stopping import VerdictLooks, needs_more, outliers
+from wattzip.machine import media
+from wattzip.measure import repeats
+from wattzip.workload import codec_registry
 
 from .test_runner import make_job
 
@@ -221,7 +224,7 @@ def test_a_verdict_job_measures_its_own_plain_arm_interleaved_abba(small_inputs,
                    looks=VerdictLooks((2, 3, 4)), factors={"setting": "s"})
     journal = tmp_path / "j.jsonl"
     heard = []
-    summary = study.run_job(job, model_meter, journal, log=heard.append)
+    summary = repeats.run_job(job, model_meter, journal, log=heard.append)
     rows = records.read_jsonl([journal])
     assert {r["job_key"] for r in rows} == {job.key()}, "both arms are the job's runs"
     assert abba_order(rows) and len(rows) == 4 * summary["repeats"]
@@ -249,7 +252,7 @@ def test_a_killed_verdict_job_resumes_both_arms_in_abba_order(small_inputs, tmp_
     journal = tmp_path / "j.jsonl"
     first = make_job(small_inputs, tmp_path, "gz-1", min_repeats=3, max_repeats=4,
                      looks=looks)
-    study.run_job(first, model_meter, journal, log=lambda m: None)
+    repeats.run_job(first, model_meter, journal, log=lambda m: None)
     rows = records.read_jsonl([journal])
     # A kill after the plain arm of repeat 3 (P C, C P, P | C P ...): the codec arm of
     # repeat 3 is what the job lacks.
@@ -258,7 +261,7 @@ def test_a_killed_verdict_job_resumes_both_arms_in_abba_order(small_inputs, tmp_
     journal.write_text("".join(lines))
     heard = []
     job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=3, max_repeats=4, looks=looks)
-    summary = study.run_job(job, model_meter, journal, log=heard.append)
+    summary = repeats.run_job(job, model_meter, journal, log=heard.append)
     again = records.read_jsonl([journal])
     assert any("resuming after 3" in m for m in heard)
     assert again[:10] == rows[:10]
@@ -272,7 +275,7 @@ def test_an_outlier_keeps_a_real_job_going_and_stays_in_its_runs(small_inputs, t
     """The paper's rule with a wide target stops at min = 5; one compress-write ten times
     slower keeps the job measuring one more repeat, and the run stays, verified, in the
     journal."""
-    real = study.measure
+    real = repeats.measure
     calls = {"compress-write": 0}
 
     def measure(operation, *args, **kw):
@@ -283,11 +286,11 @@ def test_an_outlier_keeps_a_real_job_going_and_stays_in_its_runs(small_inputs, t
                 result["elapsed_s"] *= 10
         return result
 
-    monkeypatch.setattr(study, "measure", measure)
+    monkeypatch.setattr(repeats, "measure", measure)
     job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=5, max_repeats=7,
                    ci_target=10.0)
     heard = []
-    summary = study.run_job(job, model_meter, tmp_path / "j.jsonl", log=heard.append)
+    summary = repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=heard.append)
     rows = records.read_jsonl([tmp_path / "j.jsonl"])
     assert summary["repeats"] >= 6  # one more for r2 (other tiny runs may add their own)
     slow = [r for r in rows if r["op"] == "compress-write" and r["repeat"] == 2]
@@ -311,8 +314,8 @@ def test_a_filesystem_codecs_plain_arm_writes_without_its_compression(small_inpu
     job = make_job(small_inputs, tmp_path, "plain", file_type="zero", medium=medium,
                    min_repeats=2, max_repeats=3, looks=VerdictLooks((2, 3)))
     job.codec = codec
-    assert study.plain_arm(job).medium.mount_options == ""
-    study.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    assert repeats.plain_arm(job).medium.mount_options == ""
+    repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     rows = records.read_jsonl([tmp_path / "j.jsonl"])
     assert abba_order(rows) and all(r["verified"] for r in rows)
     options = {r["op"]: r["mount_options"] for r in rows}

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from wattzip import analysis, uncertainty, verdicts
+from wattzip.analysis import cell_summary, uncertainty, verdicts
 from wattzip.meters import MeterOptions
 from wattzip.meters.base import PowerSampleMeter, integrate_averages
 from wattzip.meters.coefficients import Coefficients, table
@@ -173,7 +173,7 @@ def test_summary_names_the_dominant_term():
                  op="compress-write", repeat=i, input_bytes=1, user_s=1.0, sys_s=0.0,
                  wait_s=9.0, cpu_utilization=0.1)
             for i, r in enumerate(runs([1000.0, 1001.0, 1000.5]), 1)]
-    (row,) = analysis.summarize(rows)
+    (row,) = cell_summary.summarize(rows)
     assert row["dominant_energy_j"] == "meter"
     assert row["U_energy_j"] > row["hw_energy_j"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wattzip import verdicts
+from wattzip.analysis import verdicts
 
 MEANS = {"w": 10.0, "r": 5.0}  # plain write and read; the codec's arms set the truth
 
@@ -56,14 +56,14 @@ def test_fieller_is_unbounded_when_the_read_saving_reaches_zero():
 
 
 def test_outliers_and_noisy_cells_are_flagged_not_dropped():
-    from wattzip import analysis
+    from wattzip.analysis import cell_summary
 
     from .test_analysis import cell
 
     rows = cell("text", "gz-1", 100, 150, 80, 60, n=7, spread=1)
     writes = [r for r in rows if r["op"] == "compress-write"]
     writes[3]["elapsed_s"] *= 3  # one run the machine disturbed
-    summary = {(s["codec"], s["op"]): s for s in analysis.summarize(rows)}
+    summary = {(s["codec"], s["op"]): s for s in cell_summary.summarize(rows)}
     noisy = summary[("gz-1", "compress-write")]
     assert noisy["outlier_repeats"] == str(writes[3]["repeat"]) and noisy["n"] == 7
     assert noisy["cv_warning"] is True

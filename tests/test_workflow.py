@@ -71,7 +71,7 @@ def tiny_study(tmp_path_factory):
 
 def quiet_runs(all_runs):
     """The runs every statistic uses: a run disturbed by other load on the machine is
-    kept in runs.csv, flagged with its reason, and measured again (wattzip.disturbance)."""
+    kept in runs.csv, flagged with its reason, and measured again (wattzip.measure.disturbance)."""
     disturbed = [r for r in all_runs if r["disturbed"]]
     assert all(r["verified"] == "false" and r["failure"] for r in disturbed)
     return [r for r in all_runs if not r["disturbed"]]
@@ -281,7 +281,7 @@ def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
 def test_appendix_commands_reproduce_every_claims_row(tiny_study):
     """Every claim of the registry is in the appendix, and its "decide" command, run on
     the tiny study, gives that claim's rows of claims.csv."""
-    from wattzip.claims import load_claims
+    from wattzip.analysis.claims import load_claims
 
     text = (tiny_study / "results/tiny/tiny/appendix.md").read_text()
     claims = read_csv(tiny_study / "results/tiny/tiny/claims.csv")

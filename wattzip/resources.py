@@ -12,6 +12,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+import yaml
+
 # A folder of reference tables: the package's own, or one a caller names (--reference).
 ReferenceDir = str | os.PathLike | Traversable
 
@@ -23,6 +25,11 @@ def data() -> Traversable:
 def schema_text() -> str:
     """config/schema.yaml as the package ships it."""
     return (data() / "schema.yaml").read_text(encoding="utf-8")
+
+
+def load_schema(path: str | Path | None = None) -> dict:
+    """The config schema: the package's own (package data), or the file at `path`."""
+    return yaml.safe_load(schema_text() if path is None else Path(path).read_text())
 
 
 def reference_dir(given: ReferenceDir | None = None) -> Traversable:

@@ -60,12 +60,12 @@ class RunRecord:
     meter_identity: Any = None
     meter_flags: str | None = None
     samples: int | None = None
-    # The energy budget's sampling and idle terms (wattzip.uncertainty).
+    # The energy budget's sampling and idle terms (wattzip.analysis.uncertainty).
     sample_gap_s: float | None = None
     power_step_rss_w: float | None = None
     idle_power_u_w: float | None = None
     idle_windows: int | None = None
-    # The rest of the machine's load over the region (wattzip.disturbance), and why a run
+    # The rest of the machine's load over the region (wattzip.measure.disturbance), and why a run
     # was left out as disturbed (load, steal, drift) or kept despite a drift.
     other_user_s: float | None = None
     other_user_share: float | None = None
@@ -113,7 +113,7 @@ class RunRecord:
     model_threads: int | None = None
     model_source: str | None = None
     model_energy_j: float | None = None
-    simulated: bool | None = None  # a rehearsal's run (wattzip.rehearsal), never measured
+    simulated: bool | None = None  # a rehearsal's run (wattzip.model.rehearsal), never measured
     schema_version: int = SCHEMA_VERSION
     # In the journal only: the job's factors, key, and how the region ended.
     factors: dict = field(default_factory=dict)

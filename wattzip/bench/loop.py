@@ -1,7 +1,7 @@
 """The runs: hooks, warm-up, cache drops and the measured region, one command after the
 other, or all of them interleaved until the planned looks decide every pair.
 
-Each timed run is one wattzip.runner.measure region (meter started, command run, meter
+Each timed run is one wattzip.measure.runner.measure region (meter started, command run, meter
 stopped), the same region `wattzip measure` and every study run use. Hooks, warm-ups and
 cache drops happen outside it. An outlier (modified Z above 3.5 in time or energy) is
 flagged and measured again, one more run for each new one, and stays in every statistic.
@@ -19,15 +19,15 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from wattzip import runner
+from wattzip.analysis.stopping import outliers
+from wattzip.analysis.verdicts import look_confidence
 from wattzip.bench import summary
 from wattzip.bench.commands import NO_SHELL, Command, argv_of, substitute
 from wattzip.bench.errors import CommandFailedError
 from wattzip.bench.progress import Progress
 from wattzip.errors import MeterError, WattzipError
+from wattzip.measure import runner
 from wattzip.meters import Meter
-from wattzip.stopping import outliers
-from wattzip.verdicts import look_confidence
 
 # hyperfine's rule without --runs: enough runs for about 3 s, at least --min-runs.
 TARGET_SECONDS = 3.0

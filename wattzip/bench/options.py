@@ -8,11 +8,12 @@ import argparse
 import os
 import sys
 
-from wattzip import __version__, machine, options
+from wattzip import __version__, machine
 from wattzip.bench import commands, export, report, summary
 from wattzip.bench.loop import Bench, Plan
 from wattzip.bench.progress import Progress
 from wattzip.errors import WattzipError
+from wattzip.measure import options
 
 SHELL_HELP = ("the shell that runs each command line, as hyperfine does (default: "
               "%(default)s, i.e. `sh -c CMD`; the line is your own, run as you typed it); "
@@ -137,7 +138,7 @@ def idle_of(a, meter, log) -> tuple[float | None, str]:
             raise WattzipError("give --idle-power-w or --idle-windows, not both")
         import tempfile
 
-        from wattzip import idle
+        from wattzip.measure import idle
 
         with tempfile.TemporaryDirectory(prefix="wattzip-bench-idle-") as tmp:
             out = idle.calibrate(meter, count=a.idle_windows, seconds=a.idle_seconds,

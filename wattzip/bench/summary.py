@@ -3,7 +3,7 @@
 Time as hyperfine reports it (mean, sd, median, min, max, user, system over the runs).
 Energy with the 95 % Student-t half-width of its mean, its active / passive split when
 an idle power is known, and the mean power. A comparison is a ratio of means with
-Fieller's interval and a verdict (wattzip.verdicts) on the difference, against a margin
+Fieller's interval and a verdict (wattzip.analysis.verdicts) on the difference, against a margin
 of the reference's mean: at the confidence of one look when the runs stopped at planned
 looks (Bonferroni), so that the verdict holds whichever look stopped them.
 """
@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from wattzip import stats, verdicts
-from wattzip.stopping import outliers
+from wattzip import stats
+from wattzip.analysis import verdicts
+from wattzip.analysis.stopping import outliers
 
 # A verdict's words, per metric: the reference minus the command saves / costs.
 WORDS = {

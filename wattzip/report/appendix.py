@@ -13,10 +13,10 @@ import csv
 import datetime as dt
 from pathlib import Path
 
-from wattzip.analysis_options import AnalysisOptions
-from wattzip.claims import load_claims
-from wattzip.design import Study
+from wattzip.analysis.claims import load_claims
+from wattzip.analysis.options import AnalysisOptions
 from wattzip.latex import tex
+from wattzip.model.study import Study
 
 SIMULATED = ("SIMULATED: a rehearsal's runs, synthesised from the study's design; nothing "
              "here was measured.")

@@ -9,13 +9,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from wattzip.analysis_options import AnalysisOptions, breakeven_levels, percent
-from wattzip.breakeven import format_ratio
+from wattzip.analysis.breakeven import format_ratio
+from wattzip.analysis.options import AnalysisOptions, breakeven_levels, percent
+from wattzip.analysis.robustness import median_abs_error_pct
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex, tex
 from wattzip.meters.coefficients import extremes
 from wattzip.report.tables import ReportTables
-from wattzip.robustness import median_abs_error_pct
 
 
 def original(table: list[dict], file_type: str, codec: str, metric: str | None = None) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from wattzip import disturbance, uncertainty
+from wattzip.analysis import uncertainty
 from wattzip.latex import tex
+from wattzip.measure import disturbance
 from wattzip.report.tables import ReportTables, rows
 
 
@@ -76,7 +77,7 @@ FACTOR_TITLES = {"medium": "Storage media", "io_scheduler": "I/O schedulers",
                  "governor": "CPU frequency governors", "copies": "Concurrency",
                  "bandwidth": "Disk bandwidth"}
 EMULATED_DISKS = {
-    # The input on the medium: SYSTOR '09's layout (wattzip.onedisk).
+    # The input on the medium: SYSTOR '09's layout (wattzip.machine.onedisk).
     "on-medium": (
         "These disks were \\emph{emulated}, in SYSTOR '09's layout of one disk read and "
         "written: each job staged its input on the medium (outside the measured region), "

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from wattzip.analysis.reference import read_reference
 from wattzip.errors import RecordError
-from wattzip.reference import read_reference
 
 
 def rows(path) -> list[dict]:

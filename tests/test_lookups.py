@@ -1,0 +1,61 @@
+"""The rules' lookups (wattzip.model.lookups), as Snakemake calls them: with wildcards,
+and params functions with `input` too."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from wattzip.model.jobs import Job
+from wattzip.model.lookups import RuleLookups
+from wattzip.model.study import Study
+
+from .test_design import BASE, MEDIA
+
+
+class Wildcards(SimpleNamespace):
+    """Snakemake's wildcards: attributes, and items() as Namedlist gives them."""
+
+    def items(self):
+        return vars(self).items()
+
+
+def lookups(copied_in=()) -> RuleLookups:
+    config = {**BASE, "factors": {"medium": MEDIA}}
+    return RuleLookups(Study.from_config(config), config, list(copied_in))
+
+
+def test_a_job_spec_is_the_models_own_slice_of_the_study():
+    rules = lookups()
+    setting = rules.study.primary.name
+    w = Wildcards(testbed="tb", setting=setting, ftype="text", codec="gz-1")
+    spec = json.loads(rules.job_spec(w))
+    job = Job("tb", setting, "text", "gz-1", rules.measured)
+    assert spec == json.loads(json.dumps(rules.study.job_spec(job), sort_keys=True))
+    assert spec["codec"] == "gz-1" and spec["testbed"] == "tb"
+
+
+def test_each_tree_answers_through_its_own_wildcards():
+    rules = lookups(copied_in=["other"])
+    measured, rehearsed = rules.measured, rules.rehearsed
+    assert rules.tree(Wildcards(root=rehearsed)).stage == "rehearsal"
+    assert rules.tree(Wildcards(root=measured)).stage == "results"
+    summaries = rules.testbed_tables("summary.csv")(Wildcards(root=measured))
+    assert summaries == [f"{measured}/tb/summary.csv", f"{measured}/other/summary.csv"]
+    assert rules.in_root("{testbed}/runs.csv")(Wildcards(root=rehearsed, testbed="tb")) \
+        == f"{rehearsed}/tb/runs.csv"
+
+
+def test_the_rehearsal_comes_first_and_copied_in_testbeds_are_never_measured():
+    assert lookups().all_outputs()[0] == f"{lookups().rehearsed}/paper.pdf"
+    assert lookups(copied_in=["other"]).this_testbed() == "tb"
+
+
+def test_the_settings_flag_is_quoted_and_absent_without_a_table():
+    assert RuleLookups.settings_flag(None, SimpleNamespace(settings="a b.csv")) \
+        == "--settings 'a b.csv'"
+    assert RuleLookups.settings_flag(None, SimpleNamespace(settings=[])) == ""
+
+
+def test_a_job_claims_every_core_of_a_testbed_outside_slurm():
+    assert lookups().threads(7)(Wildcards(testbed="tb")) == 7

@@ -1,0 +1,159 @@
+"""Each cell's mean and interval per operation and metric (SYSTOR '09 section 3), and
+the energy-time correlation R: the summary every other table starts from."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+
+from wattzip.analysis import uncertainty
+from wattzip.analysis.breakeven import format_ratio
+from wattzip.analysis.options import DEFAULT, AnalysisOptions
+from wattzip.latex import display_tex
+from wattzip.stats import (
+    CV_WARNING,
+    OUTLIER_MIN_RUNS,
+    OUTLIER_Z,
+    half_width,
+    mean,
+    modified_z,
+    pearson_r,
+    stdev,
+)
+
+METRICS = {  # summary column stem -> per-run value
+    "elapsed_s": lambda r: r["elapsed_s"],
+    "user_s": lambda r: r["user_s"],
+    "sys_s": lambda r: r["sys_s"],
+    "wait_s": lambda r: r["wait_s"],
+    "cpu_utilization": lambda r: r["cpu_utilization"],
+    "energy_j": lambda r: r["energy_j"],
+    "energy_active_j": lambda r: r["energy_active_j"],
+    "energy_passive_j": lambda r: r["energy_passive_j"],
+    "et_js": lambda r: r["energy_j"] * r["elapsed_s"],
+}
+
+
+REPEAT_RULE_METRICS = ("elapsed_s", "energy_j", "et_js")
+
+
+GROUP = ("testbed", "setting", "file_type", "codec", "op")
+
+
+CELL = ("testbed", "setting", "file_type", "codec")
+
+
+def key_of(row: dict, fields: tuple[str, ...]) -> tuple:
+    return tuple(row.get(f) for f in fields)
+
+
+def is_estimated(rows: Iterable[dict]) -> bool:
+    return any(r.get("meter_method") == "estimated" for r in rows)
+
+
+def summarize(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
+    """One row per testbed x setting x file type x codec x operation.
+
+    Failed or unverified runs are counted in n_failed and left out of every
+    statistic, never dropped silently.
+    """
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[key_of(row, GROUP)].append(row)
+    out = []
+    for key, group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        good = [r for r in group if r.get("verified")]
+        row = dict(zip(GROUP, key, strict=True))
+        first = group[0]
+        row.update({
+            "tool": first.get("tool"), "level": first.get("level"),
+            "bandwidth_bytes_per_s": first.get("bandwidth_bytes_per_s"),
+            "input_bytes": first.get("input_bytes"), "n": len(good),
+            # Disturbed runs (wattzip.measure.disturbance) are counted apart from failed ones.
+            "n_failed": sum(1 for r in group if not r.get("verified") and not r.get("disturbed")),
+            "n_disturbed": sum(1 for r in group if r.get("disturbed")),
+            "meter_method": "estimated" if is_estimated(good) else (
+                good[0].get("meter_method") if good else None),
+            "meter_source": good[0].get("meter_source") if good else None,
+            "meter_id": good[0].get("meter_id") if good else None,
+            "meter_scope": good[0].get("meter_scope") if good else None,
+        })
+        for stem, get in METRICS.items():
+            values = [get(r) for r in good if has_metric(r, stem)]
+            row[f"mean_{stem}"] = mean(values) if values else math.nan
+            row[f"hw_{stem}"] = half_width(values) if len(values) > 1 else math.nan
+        # Each energy's GUM budget beside the repeats' half-width (wattzip.analysis.uncertainty).
+        for stem in uncertainty.STEMS:
+            mine = [r for r in good if has_metric(r, stem)]
+            row.update(uncertainty.budget(mine, stem).columns(stem) if mine
+                       else uncertainty.empty_columns(stem))
+        # Noise, said rather than hidden: runs whose time or energy is an outlier
+        # (modified Z > 3.5, kept and counted), and a coefficient of variation of 10% or more.
+        # A plain row pools every plain run of its setting and file type: a run measured
+        # in a codec's job (the verdict design) is named by that job, e.g. gz-1:3.
+        flagged = set()
+        cvs = []
+        for stem in ("elapsed_s", "energy_j"):
+            pairs = [(f"{paired_with(r)}:{r.get('repeat')}" if paired_with(r)
+                      else r.get("repeat"), METRICS[stem](r)) for r in good if has_metric(r, stem)]
+            if len(pairs) >= OUTLIER_MIN_RUNS:
+                z = modified_z([v for _, v in pairs])
+                flagged |= {rep for (rep, _), zi in zip(pairs, z, strict=True)
+                            if abs(zi) > OUTLIER_Z}
+            if len(pairs) >= 2 and mean([v for _, v in pairs]):
+                cvs.append(stdev([v for _, v in pairs]) / abs(mean([v for _, v in pairs])))
+        row["outlier_repeats"] = " ".join(str(x) for x in sorted(flagged, key=str))
+        row["cv_max"] = max(cvs) if cvs else math.nan
+        row["cv_warning"] = bool(cvs) and max(cvs) >= CV_WARNING
+        out_bytes = [r["output_bytes"] for r in good if r.get("output_bytes")]
+        row["copies"] = int(first.get("copies") or 1)
+        files = row["copies"] * int(first.get("phases") or 1)
+        if row["op"] in ("compress-write", "write-compute") and out_bytes:
+            # output_bytes is every copy's (or phase's) file together: the ratio of totals.
+            row["output_bytes"] = mean(out_bytes)
+            row["compression_ratio"] = row["input_bytes"] * files / row["output_bytes"]
+        else:
+            row["output_bytes"] = mean(out_bytes) if out_bytes else math.nan
+            row["compression_ratio"] = 1.0 if row["op"].startswith("plain") else math.nan
+        # The ratio table's cell, set here by the one formatter so that R only places it.
+        row["compression_ratio_tex"] = display_tex(format_ratio(row["compression_ratio"]))
+        # The repeat rule's metrics: T, E and ET (those with error bars in the paper).
+        ci_target = options.ci_target
+        targeted = [s for s in REPEAT_RULE_METRICS if not math.isnan(row[f"mean_{s}"])]
+        row["ci_met"] = all(
+            row[f"hw_{s}"] <= ci_target * abs(row[f"mean_{s}"]) for s in targeted
+        ) if len(good) > 1 and targeted else False
+        # Active energy of I/O-bound work is a small difference of two large numbers:
+        # its half-width is reported and flagged, never chased with more repeats.
+        active_hw = row["hw_energy_active_j"]
+        row["active_hw_over_target"] = bool(
+            not math.isnan(active_hw) and active_hw > ci_target * abs(row["mean_energy_active_j"]))
+        out.append(row)
+    return out
+
+
+def has_metric(run: dict, stem: str) -> bool:
+    needed = ("energy_j", "elapsed_s") if stem == "et_js" else (stem,)
+    return all(run.get(k) is not None for k in needed)
+
+
+def paired_with(run: dict) -> str:
+    """The codec whose job measured this plain run beside it (the verdict design's
+    interleaved arms), or "" for a plain baseline job's run (runs.csv's paired_with)."""
+    return run.get("paired_with") or ""
+
+
+def correlation_table(rows: list[dict]) -> list[dict]:
+    """Pearson R of energy against time over all runs, per file type and overall."""
+    good = [r for r in rows if r.get("verified") and r.get("energy_j") is not None]
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in good:
+        groups[(r["testbed"], r["setting"], r["file_type"])].append(r)
+        groups[(r["testbed"], r["setting"], "all")].append(r)
+    return [
+        {"testbed": t, "setting": s, "file_type": f, "n": len(g),
+         "r": pearson_r([x["elapsed_s"] for x in g], [x["energy_j"] for x in g]),
+         "estimated": is_estimated(g)}
+        for (t, s, f), g in sorted(groups.items())
+    ]

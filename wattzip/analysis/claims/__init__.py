@@ -1,0 +1,84 @@
+"""The original papers' claims: a registry, the evidence, and one module of checks per paper.
+"""
+
+from __future__ import annotations
+
+from wattzip.analysis.claims import hpc14, systor09, systor11  # noqa: F401 (they register their checks)
+from wattzip.analysis.claims.evidence import Evidence, _cell_name
+from wattzip.analysis.claims.registry import CHECKS, Claim, Outcome, check, load_claims
+from wattzip.analysis.claims.systor11 import sysid_fits
+from wattzip.analysis.family import holm
+from wattzip.analysis.options import DEFAULT, AnalysisOptions, percent
+from wattzip.resources import ReferenceDir
+from wattzip.stats import fit_percent
+
+__all__ = ["CHECKS", "Claim", "Evidence", "Outcome", "check", "decide", "fit_percent",
+           "load_claims", "sysid_fits"]
+
+
+def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
+           runs: list[dict], reference_dir: ReferenceDir | None = None,
+           options: AnalysisOptions = DEFAULT) -> list[dict]:
+    """One row per testbed x setting x claim (testbed-scoped claims: setting 'all')."""
+    claims = load_claims(reference_dir)
+    rows = []
+    for testbed in sorted({s["testbed"] for s in summary}):
+        settings = sorted({s["setting"] for s in summary if s["testbed"] == testbed})
+        for claim in claims:
+            for setting in (settings if claim.scope == "setting" else [None]):
+                ev = Evidence(testbed, setting, summary, breakeven, correlation, runs,
+                              reference_dir, options)
+                out, holm = familywise(claim, ev, CHECKS[claim.id](claim, ev))
+                rows.append({**_row(claim, out, ev), **holm})
+    return rows
+
+
+def familywise(claim: Claim, ev: Evidence, out: Outcome) -> tuple[Outcome, dict]:
+    """The claim decided again with its break-even cells held to a family-wise confidence
+    (Holm over the cells it rests on, wattzip.analysis.family): a cell decided alone but not in the
+    family counts as undecided. The row states the family and the cells it undid."""
+    names = set(out.rests_on)
+    cells = [b for b in ev.in_setting(ev.breakeven) if _cell_name(b) in names] \
+        if ev.setting is not None else []
+    level = ev.options.confidence
+    stated = {"familywise_confidence": f"{level:.0%} per comparison",
+              "family_cells": len(cells), "holm_undecided": "",
+              # What its undecided cells could have seen (wattzip.analysis.power).
+              "undecided_power": "; ".join(f"{_cell_name(b)} {b['verdict_note']}"
+                                          for b in cells if b.get("undecided_as"))}
+    if len(cells) < 2 or any(b.get("p_decided") in (None, "") for b in cells):
+        if len(cells) == 1:
+            stated["familywise_confidence"] = f"{level:.0%} (one cell)"
+        return out, stated
+    keep = holm([float(b["p_decided"]) for b in cells], 1 - level)
+    undone = [b for b, k in zip(cells, keep, strict=True) if b["decided"] and not k]
+    stated["familywise_confidence"] = (f"{level:.0%} family-wise over "
+                                       f"{len(cells)} cells (Holm)")
+    stated["holm_undecided"] = "; ".join(_cell_name(b) for b in undone)
+    if undone:
+        held = {id(b) for b in undone}
+        breakeven = [{**b, "decided": False} if id(b) in held else b for b in ev.breakeven]
+        ev = Evidence(ev.testbed, ev.setting, ev.summary, breakeven, ev.correlation, ev.runs,
+                      ev.reference_dir, ev.options)
+        out = CHECKS[claim.id](claim, ev)
+    out.evidence += (f" [{stated['familywise_confidence']}"
+                     + (f"; decided alone, not in the family: {stated['holm_undecided']}"
+                        if undone else "") + "]")
+    return out, stated
+
+
+def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:
+    estimated = claim.energy and ev.estimated() and out.ok is not None
+    notes = []
+    if estimated:
+        notes.append("rests on ESTIMATED energy (utilization model, no power meter)")
+    if out.undecided:
+        notes.append(f"undecided at {percent(ev.options.confidence)}%: "
+                     + "; ".join(out.undecided))
+    verdict = ("holds" if out.ok else "refuted") if out.ok is not None else (
+        f"not testable here: {out.why}")
+    return {"testbed": ev.testbed, "setting": ev.setting or "all", "claim_id": claim.id,
+            "claim": claim.claim, "source": claim.source, "verdict": verdict,
+            "evidence": out.evidence, "estimated": estimated, "note": "; ".join(notes),
+            "rests_on": "; ".join(out.rests_on), "overlay": claim.overlay,
+            "factor": claim.factor}

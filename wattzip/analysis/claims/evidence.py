@@ -1,0 +1,130 @@
+"""The evidence a check reads: one testbed's analysis tables and runs, seen from one setting.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from dataclasses import dataclass
+
+from wattzip.analysis.claims.registry import FACTOR_FIELDS, Claim, Outcome
+from wattzip.analysis.options import DEFAULT, AnalysisOptions
+from wattzip.analysis.reference import read_reference
+from wattzip.resources import ReferenceDir, reference_file
+from wattzip.stats import Interval, welch_interval
+
+
+@dataclass
+class Evidence:
+    """The analysis tables and runs of one testbed, seen from one setting (or all)."""
+
+    testbed: str
+    setting: str | None
+    summary: list[dict]
+    breakeven: list[dict]
+    correlation: list[dict]
+    runs: list[dict]
+    reference_dir: ReferenceDir | None
+    options: AnalysisOptions = DEFAULT
+
+    def __post_init__(self) -> None:
+        self._values: dict[tuple, list[dict]] = defaultdict(list)
+        for r in self.runs:
+            if r.get("verified") and r.get("testbed") == self.testbed:
+                self._values[(r["setting"], r["file_type"], r["codec"], r["op"])].append(r)
+
+    def in_setting(self, rows: list[dict], setting: str | None = None) -> list[dict]:
+        setting = setting or self.setting
+        return [r for r in rows if r["testbed"] == self.testbed and r["setting"] == setting]
+
+    def summary_row(self, file_type, codec, op, setting=None) -> dict | None:
+        for r in self.in_setting(self.summary, setting):
+            if (r["file_type"], r["codec"], r["op"]) == (file_type, codec, op) and r["n"]:
+                return r
+        return None
+
+    def budgets(self, setting: str) -> set[str]:
+        """How a setting's emulated disk gave out its bandwidth (runs' bandwidth_budget):
+        "one for reads and writes", "each device's reads and writes apart"."""
+        return {r["bandwidth_budget"] for rows in self._values.values() for r in rows
+                if r["setting"] == setting and r.get("bandwidth_budget")}
+
+    def cell(self, file_type, codec, metric, setting=None) -> dict | None:
+        for r in self.in_setting(self.breakeven, setting):
+            if (r["file_type"], r["codec"], r["metric"]) == (file_type, codec, metric):
+                return r
+        return None
+
+    def values(self, file_type, codec, op, metric="energy_j", setting=None) -> list[float]:
+        runs = self._values.get((setting or self.setting, file_type, codec, op), [])
+        return [r[metric] for r in runs if r.get(metric) is not None]
+
+    def difference(self, a: tuple, b: tuple, metric="energy_j", setting_a=None,
+                   setting_b=None) -> Interval:
+        """Interval of mean(a) - mean(b), a and b (file type, codec, op)."""
+        return welch_interval([(1, self.values(*a, metric, setting=setting_a)),
+                               (-1, self.values(*b, metric, setting=setting_b))],
+                              self.options.confidence)
+
+    def codecs(self) -> list[str]:
+        return sorted({r["codec"] for r in self.in_setting(self.summary) if r["codec"] != "plain"})
+
+    def file_types(self) -> list[str]:
+        return sorted({r["file_type"] for r in self.in_setting(self.summary)})
+
+    @functools.cached_property
+    def settings(self) -> list[str]:
+        return list(self.setting_factors)
+
+    @functools.cached_property
+    def setting_factors(self) -> dict[str, dict]:
+        """Each setting's factor columns (and primary flag), as the summary carries them."""
+        out = {}
+        for r in self.summary:
+            if r["testbed"] == self.testbed:
+                out.setdefault(r["setting"], {k: r.get(k) for k in (*FACTOR_FIELDS,
+                                                                     "primary")})
+        return out
+
+    def reference(self, name: str) -> list[dict]:
+        return read_reference(reference_file(f"{name}.csv", self.reference_dir))[1]
+
+    def estimated(self) -> bool:
+        rows = self.summary if self.setting is None else self.in_setting(self.summary)
+        return any(r.get("meter_method") == "estimated"
+                   for r in rows if r["testbed"] == self.testbed)
+
+
+def factor_settings(ev: Evidence, factor: str) -> dict[str, str]:
+    """Each value of one factor (a FACTOR_FIELDS column) -> the setting that has it and the
+    primary setting's values of every other factor, so that a comparison changes that factor
+    alone. Unset values (no cap, "keep") are left out."""
+    info = ev.setting_factors
+    primary = next((f for f in info.values() if f.get("primary")), None)
+    if primary is None:
+        return {}
+    others = [f for f in FACTOR_FIELDS if f != factor]
+    out = {}
+    for name, f in info.items():
+        if all(str(f.get(o)) == str(primary.get(o)) for o in others):
+            value = f.get(factor)
+            if value not in (None, "", "keep"):
+                out[str(value)] = name
+    return out
+
+
+def _cell_name(b: dict) -> str:
+    return f"{b['file_type']} {b['codec']} {b['metric']}"
+
+
+def _fmt(cells: list[dict]) -> str:
+    return "; ".join(f"{b['file_type']} {b['codec']} {b['display']}" for b in cells)
+
+
+def _needs(claim: Claim, what: str) -> Outcome:
+    return Outcome(None, why=f"needs {what} ({claim.overlay})")
+
+
+def _sign(iv: Interval) -> int | None:
+    """+1 or -1 when the interval excludes zero, else None (undecided)."""
+    return 1 if iv.lo > 0 else -1 if iv.hi < 0 else None

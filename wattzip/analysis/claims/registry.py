@@ -1,0 +1,74 @@
+"""The claims registry: each claim declared in claims.yaml (package data), one check each.
+
+A check returns holds (True), refuted (False) or not testable (None, with the reason):
+a claim whose deciding differences the confidence intervals cannot tell from zero is
+not testable, not refuted. No number of the papers is in code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import yaml
+
+from wattzip.errors import ConfigError
+from wattzip.resources import ReferenceDir, reference_file
+
+# The factor columns the analysis tables carry (wattzip.model.study.FACTORS, bandwidth in bytes/s).
+FACTOR_FIELDS = ("medium", "io_scheduler", "governor", "copies", "bandwidth_bytes_per_s")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    section: str
+    claim: str
+    reference: tuple[str, ...]
+    overlay: str
+    scope: str  # "setting" or "testbed"
+    energy: bool
+    parameters: dict = field(hash=False, compare=False, default_factory=dict)
+    factor: str = ""  # the factor a testbed-wide claim compares across
+
+    @property
+    def source(self) -> str:
+        return f"{self.paper} {self.section}"
+
+
+@dataclass
+class Outcome:
+    ok: bool | None
+    evidence: str = ""
+    why: str = ""  # when not testable
+    rests_on: list[str] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)
+
+
+def load_claims(reference_dir: ReferenceDir | None = None) -> list[Claim]:
+    """Every declared claim (the package's claims.yaml unless another folder is named); each
+    must have a check here, and each check a declaration."""
+    entries = yaml.safe_load(reference_file("claims.yaml", reference_dir).read_text(
+        encoding="utf-8"))
+    claims = [Claim(id=e["id"], paper=e["paper"], section=str(e["section"]),
+                    claim=e["claim"], reference=tuple(e.get("reference") or ()),
+                    overlay=e["overlay"], scope=e["scope"], energy=bool(e["energy"]),
+                    parameters=e.get("parameters") or {}, factor=e.get("factor", ""))
+              for e in entries]
+    declared = {c.id for c in claims}
+    if declared != set(CHECKS):
+        raise ConfigError(f"claims.yaml and wattzip/analysis/claims/ disagree: declared without a "
+                          f"check {sorted(declared - set(CHECKS))}, checks without a "
+                          f"declaration {sorted(set(CHECKS) - declared)}")
+    return claims
+
+
+CHECKS: dict[str, Callable[[Claim, Evidence], Outcome]] = {}  # noqa: F821 (evidence.py)
+
+
+def check(claim_id: str):
+    def register(fn):
+        CHECKS[claim_id] = fn
+        return fn
+    return register

@@ -1,0 +1,264 @@
+"""SYSTOR '11's claims: levels, file types, factors across settings, system identification.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from wattzip.analysis.claims.evidence import _needs, _sign, factor_settings
+from wattzip.analysis.claims.registry import Outcome, check
+from wattzip.stats import fit_percent, least_squares_predict, mean
+
+# --- SYSTOR '11: levels --------------------------------------------------------------------
+
+
+def _levels(ev, tool_prefix, file_type) -> dict[int, dict]:
+    out = {}
+    for c in ev.codecs():
+        name, _, level = c.partition("-")
+        if name == tool_prefix and level.isdigit():
+            row = ev.summary_row(file_type, c, "compress-write")
+            if row:
+                out[int(level)] = row
+    return out
+
+
+@check("lzop_levels_identical")
+def lzop_levels_identical(claim, ev):
+    tool = claim.parameters["tool"]
+    ref = defaultdict(dict)
+    for r in ev.reference(claim.reference[0]):
+        name, _, level = r["codec"].partition("-")
+        if name == tool and level.isdigit():
+            ref[r["file_type"]][int(level)] = r["display"]
+    found, wrong = [], []
+    for ftype in ev.file_types():
+        ours = _levels(ev, tool, ftype)
+        same = [lv for lv, d in ref.get(ftype, {}).items() if d == ref[ftype].get(1)]
+        if len(same) < 2 or not all(lv in ours for lv in same):
+            continue
+        crs = [ours[lv]["compression_ratio"] for lv in same]
+        found.append(f"{ftype} {tool}-{min(same)}..{max(same)}: CR {min(crs):.3f}..{max(crs):.3f}")
+        if max(crs) - min(crs) > 1e-3 * max(crs):
+            wrong.append(ftype)
+    if not found:
+        return _needs(claim, f"{tool}-1 .. {tool}-6")
+    return Outcome(not wrong, "; ".join(found), rests_on=found)
+
+
+def _energy_peak(ev, levels: dict[int, dict], file_type, tool):
+    """(level of the highest mean energy, whether it beats every other level at 95%)."""
+    top = max(levels, key=lambda lv: levels[lv]["mean_energy_j"])
+    sure = all(_sign(ev.difference((file_type, f"{tool}-{top}", "compress-write"),
+                                   (file_type, f"{tool}-{lv}", "compress-write"))) == 1
+               for lv in levels if lv != top)
+    return top, sure
+
+
+@check("gzip_level_energy_peak")
+def gzip_level_energy_peak(claim, ev):
+    tool, ftype = claim.parameters["tool"], claim.parameters["file_type"]
+    levels = _levels(ev, tool, ftype)
+    if len(levels) < 3:
+        return _needs(claim, f"three or more levels of {tool} on {ftype}")
+    top = max(levels, key=lambda lv: levels[lv]["mean_energy_j"])
+    first, last = min(levels), max(levels)
+    evidence = "; ".join(f"{tool}-{lv} {levels[lv]['mean_energy_j']:.1f} J"
+                         for lv in sorted(levels))
+    rises = _sign(ev.difference((ftype, f"{tool}-{top}", "compress-write"),
+                                (ftype, f"{tool}-{first}", "compress-write")))
+    falls = _sign(ev.difference((ftype, f"{tool}-{top}", "compress-write"),
+                                (ftype, f"{tool}-{last}", "compress-write")))
+    if top == last:
+        _, sure = _energy_peak(ev, levels, ftype, tool)
+        return Outcome(False if sure else None, evidence + f"; peak at the last level {last}",
+                       why="the last level's lead is within the intervals")
+    ok = True if rises == 1 and falls == 1 else None
+    return Outcome(ok, evidence + f"; peak at level {top}", why="the rise or the fall is "
+                   "within the intervals", rests_on=[f"{ftype} {tool}-{lv}" for lv in levels])
+
+
+@check("level_max_energy_by_type")
+def level_max_energy_by_type(claim, ev):
+    tool = claim.parameters["tool"]
+    expected = claim.parameters["most_expensive_level"]
+    results, parts, undecided = [], [], []
+    for ftype, want in expected.items():
+        levels = _levels(ev, tool, ftype)
+        if want not in levels or len(levels) < 3:
+            continue
+        top, sure = _energy_peak(ev, levels, ftype, tool)
+        parts.append(f"{ftype}: most at {tool}-{top} (paper {tool}-{want})")
+        if not sure:
+            undecided.append(f"{ftype}: {tool}-{top} leads within the intervals")
+        results.append((top == want) if sure else None)
+    if not results:
+        return _needs(claim, f"levels 1-9 of {tool}")
+    ok = False if False in results else None if None in results else True
+    return Outcome(ok, "; ".join(parts), why="the top level's lead is within the intervals",
+                   undecided=undecided, rests_on=parts)
+
+
+@check("text_more_than_binary")
+def text_more_than_binary(claim, ev):
+    signs, parts = [], []
+    for c in ev.codecs():
+        if ev.summary_row("text", c, "compress-write") and ev.summary_row("binary", c,
+                                                                          "compress-write"):
+            s = _sign(ev.difference(("text", c, "compress-write"),
+                                    ("binary", c, "compress-write")))
+            signs.append(s)
+            parts.append(f"{c} {'>' if s == 1 else '<' if s == -1 else '~'}")
+    if not signs:
+        return _needs(claim, "text and binary files")
+    ok = False if -1 in signs else None if None in signs else True
+    return Outcome(ok, "text vs binary compress-write energy: " + ", ".join(parts),
+                   why="some codecs' differences are within the intervals",
+                   undecided=[p for p in parts if p.endswith("~")], rests_on=parts)
+
+
+# --- SYSTOR '11: factors across settings ---------------------------------------------------
+
+
+def _paired_cells(ev, a: str, b: str) -> list[tuple[str, str]]:
+    """(file type, codec) compress-write cells measured in both settings."""
+    have = {s: {(r["file_type"], r["codec"]) for r in ev.in_setting(ev.summary, s)
+                if r["op"] == "compress-write" and r["n"]} for s in (a, b)}
+    return sorted(have[a] & have[b])
+
+
+def _compare(ev, a: str, b: str) -> list[int | None]:
+    return [_sign(ev.difference((f, c, "compress-write"), (f, c, "compress-write"),
+                                setting_a=a, setting_b=b)) for f, c in _paired_cells(ev, a, b)]
+
+
+@check("dvfs_no_saving")
+def dvfs_no_saving(claim, ev):
+    by = factor_settings(ev, "governor")
+    fastest = claim.parameters["fastest"]
+    if fastest not in by or len(by) < 2:
+        return Outcome(None, why=f"needs a governor factor with '{fastest}' and a slower "
+                                 "governor (cpufreq; not in a VM)")
+    if ev.estimated():
+        return Outcome(None, why="energy here is ESTIMATED by a utilisation model that ignores "
+                                 "CPU frequency, so any verdict would be an artefact of it")
+    signs = [s for g in by if g != fastest for s in _compare(ev, by[g], by[fastest])]
+    ok = False if -1 in signs else None if None in signs else True
+    return Outcome(ok, f"slower governors vs {fastest}: " + ", ".join(
+        {1: "more", -1: "less", None: "~"}[s] for s in signs), why="within the intervals")
+
+
+@check("io_scheduler_effect")
+def io_scheduler_effect(claim, ev):
+    by = factor_settings(ev, "io_scheduler")
+    similar = [s for s in claim.parameters["similar"] if s in by]
+    different = [s for s in claim.parameters["different"] if s in by]
+    if len(similar) < 2 or not different:
+        return _needs(claim, "I/O schedulers " + ", ".join(claim.parameters["similar"]
+                                                          + claim.parameters["different"]))
+    same = _compare(ev, by[similar[0]], by[similar[1]])
+    apart = [s for d in different for s in _compare(ev, by[d], by[similar[0]])]
+    evidence = (f"{similar[0]} vs {similar[1]}: {sum(s is not None for s in same)} of "
+                f"{len(same)} cells differ; {', '.join(different)} vs {similar[0]}: "
+                f"{sum(s is not None for s in apart)} of {len(apart)} differ")
+    if not same or not apart:
+        return Outcome(None, evidence, why="no cell measured under both schedulers")
+    alike = all(s is None for s in same)
+    distinct = sum(s is not None for s in apart) >= len(apart) / 2
+    return Outcome(alike and distinct, evidence)
+
+
+@check("media_faster_less_energy")
+def media_faster_less_energy(claim, ev):
+    by = factor_settings(ev, "medium")
+    speed = {}
+    for medium, setting in by.items():
+        rows = [r for r in ev.in_setting(ev.summary, setting) if r["op"] == "plain-write"
+                and r["n"]]
+        if rows:
+            speed[medium] = mean([r["input_bytes"] / r["mean_elapsed_s"] for r in rows])
+    if len(speed) < 2:
+        return _needs(claim, "two or more storage media")
+    order = sorted(speed, key=lambda m: -speed[m])
+    signs = [s for a, b in zip(order, order[1:], strict=False)
+             for s in _compare(ev, by[a], by[b])]
+    ok = False if 1 in signs else None if None in signs else True
+    return Outcome(ok, "media by plain-write speed: " + ", ".join(
+        f"{m} {speed[m] / 2**20:.0f} MiB/s" for m in order) + "; faster one uses less energy "
+        f"in {signs.count(-1)} of {len(signs)} cells", why="some cells are within the intervals")
+
+
+# --- SYSTOR '11 4.2: system identification ----------------------------------------------
+
+
+def _design(runs: list[dict]) -> tuple[list[list[float]], dict]:
+    """The labels coded as numbers, as the paper tried: algorithm, level, file type, frequency."""
+    tools = {t: i for i, t in enumerate(sorted({r["tool"] for r in runs}))}
+    types = {t: i for i, t in enumerate(sorted({r["file_type"] for r in runs}))}
+    govs = {g: i for i, g in enumerate(sorted({_governor(r) for r in runs}))}
+    rows = [[1.0, tools[r["tool"]], _level(r), types[r["file_type"]], govs[_governor(r)]]
+            for r in runs]
+    return rows, {"tools": tools, "types": types}
+
+
+def _governor(run: dict) -> str:
+    return str(run.get("factor_governor") or "")
+
+
+def _level(run: dict) -> float:
+    try:
+        return float(run.get("level") or 0)
+    except ValueError:
+        return 0.0
+
+
+def sysid_fits(runs: list[dict]) -> dict[str, float] | None:
+    """Held-out fit % of one linear model on the labels, and of a model per mode.
+
+    Compress-write runs (and plain-write as algorithm NONE) are split by repeat
+    into two halves of the same size: odd repeats fit, even repeats test. A
+    mode is one algorithm on one file type (SYSTOR '11: labels are the modes
+    of a hybrid automaton); its model is linear in the level.
+    """
+    usable = [r for r in runs if r.get("verified") and r["op"] in ("compress-write",
+                                                                     "plain-write")
+              and r.get("energy_j") is not None]
+    train = [r for r in usable if r["repeat"] % 2 == 1]
+    test = [r for r in usable if r["repeat"] % 2 == 0]
+    if len({r["tool"] for r in usable}) < 2 or len(test) < 8 or len(train) < 8:
+        return None
+    x_all, _ = _design(train + test)
+    x_train, x_test = x_all[:len(train)], x_all[len(train):]
+    fits = {}
+    for output, get in (("energy", lambda r: r["energy_j"]),
+                        ("performance", lambda r: 1 / r["elapsed_s"])):
+        y_train, y_test = [get(r) for r in train], [get(r) for r in test]
+        fits[f"linear_{output}"] = fit_percent(y_test, least_squares_predict(
+            x_train, y_train, x_test))
+        predicted = []
+        for r in test:
+            mode = [(i, t) for i, t in enumerate(train)
+                    if (t["tool"], t["file_type"]) == (r["tool"], r["file_type"])]
+            if not mode:
+                predicted.append(mean(y_train))
+                continue
+            xs = [[1.0, _level(t)] for _, t in mode]
+            ys = [y_train[i] for i, _ in mode]
+            predicted.append(least_squares_predict(xs, ys, [[1.0, _level(r)]])[0])
+        fits[f"per_mode_{output}"] = fit_percent(y_test, predicted)
+    return fits
+
+
+@check("sysid_linear_poor")
+def sysid_linear_poor(claim, ev):
+    runs = [r for r in ev.runs if r.get("testbed") == ev.testbed]
+    fits = sysid_fits(runs)
+    if fits is None:
+        return _needs(claim, "two or more algorithms with repeated runs")
+    limit = claim.parameters["fit_max_pct"]
+    poor = all(fits[f"linear_{o}"] < limit for o in ("energy", "performance"))
+    better = all(fits[f"per_mode_{o}"] > fits[f"linear_{o}"] for o in ("energy", "performance"))
+    return Outcome(poor and better, "held-out fit: linear " + ", ".join(
+        f"{o} {fits[f'linear_{o}']:.0f}%" for o in ("energy", "performance")) + "; per mode "
+        + ", ".join(f"{o} {fits[f'per_mode_{o}']:.0f}%" for o in ("energy", "performance")),
+        rests_on=[f"{len(runs)} runs, odd repeats fit, even repeats test"])

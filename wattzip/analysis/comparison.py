@@ -1,0 +1,66 @@
+"""The original papers' numbers beside the reproduced ones, one row per source-table cell."""
+
+from __future__ import annotations
+
+import math
+
+from wattzip.analysis.breakeven import format_ratio, parse_display
+from wattzip.analysis.reference import read_reference
+from wattzip.resources import ReferenceDir, reference_file
+
+
+def _ratio_value(text: str) -> float:
+    return 10 ** float(text[4:]) if text.startswith("~10^") else float(text)
+
+
+RATIO_TABLES = {"systor09_table3_ratios": "", "systor11_table1_ratios": ""}
+BREAKEVEN_TABLES = {"systor09_table4_breakeven_server": "server",
+                    "systor09_table5_breakeven_desktop": "desktop",
+                    "systor09_slides_breakeven_server": "server",
+                    "systor09_slides_breakeven_desktop": "desktop",
+                    "systor09_slides_breakeven_laptop": "laptop"}
+
+
+def comparison_table(summary: list[dict], breakeven: list[dict],
+                     reference_dir: ReferenceDir | None = None) -> list[dict]:
+    """Original numbers beside the reproduced ones, one row per cell of each source table."""
+    cr = {(s["testbed"], s["setting"], s["file_type"], s["codec"]): s
+          for s in summary if s["op"] == "compress-write"}
+    be = {(b["testbed"], b["setting"], b["file_type"], b["codec"], b["metric"]): b
+          for b in breakeven}
+    places = sorted({(s["testbed"], s["setting"]) for s in summary})
+
+    def ratio_cell(row, mine):
+        value = mine["compression_ratio"]
+        return {"metric": "CR", "original_value": _ratio_value(row["display"]),
+                "reproduced_display": format_ratio(value),
+                "reproduced_value": value, "lo": math.nan, "hi": math.nan, "same_kind": "",
+                "estimated": False}
+
+    def breakeven_cell(row, mine):
+        original = parse_display(row["display"])
+        return {"metric": row["metric"], "original_value": original.value,
+                "reproduced_display": mine["display"], "reproduced_value": mine["value"],
+                "lo": mine["lo"], "hi": mine["hi"], "same_kind": original.kind == mine["kind"],
+                "estimated": mine["estimated"]}
+
+    out: list[dict] = []
+    for tables, lookup, make in ((RATIO_TABLES, lambda t, s, r: cr.get((t, s, r["file_type"],
+                                                                      r["codec"])), ratio_cell),
+                                 (BREAKEVEN_TABLES, lambda t, s, r: be.get(
+                                     (t, s, r["file_type"], r["codec"], r["metric"])),
+                                  breakeven_cell)):
+        for name, machine in tables.items():
+            path = reference_file(f"{name}.csv", reference_dir)
+            if not path.is_file():
+                continue
+            source, rows = read_reference(path)
+            for testbed, setting in places:
+                for row in rows:
+                    mine = lookup(testbed, setting, row)
+                    if mine is not None:
+                        out.append({"source_table": name, "source": source, "testbed": testbed,
+                                    "setting": setting, "machine": machine,
+                                    "file_type": row["file_type"], "codec": row["codec"],
+                                    "original_display": row["display"], **make(row, mine)})
+    return out

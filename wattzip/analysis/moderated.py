@@ -1,0 +1,194 @@
+"""Variance shared across a study's cells: limma's empirical-Bayes moderated t.
+
+Every cell of a study runs on the same machine, with similar noise, yet a cell at
+2-3 runs estimates its variance alone from 1-2 degrees of freedom, so its Student-t
+interval is wide and it needs more runs. Smyth (2004, "Linear models and empirical
+Bayes methods for assessing differential expression in microarray experiments")
+treats each of thousands of genes' variances as drawn from a scaled inverse
+chi-square prior, s0^2 d0 / chi^2_d0, fitted over all genes by the method of
+moments on log variances (digamma and trigamma). Here the genes are a study's arms
+(one operation of one cell), grouped by operation kind (writes, reads) and metric:
+
+- each arm's sample variance is taken of its log values, so that a 100 s codec
+  and a 1 s codec share one prior on their relative spread (CV^2);
+- the prior's d0 is estimated: cells alike give a large d0 (strong sharing),
+  cells that differ a small one (little sharing);
+- the moderated variance (d0 s0^2 + d s^2) / (d0 + d) has d + d0 degrees of
+  freedom, so a cell can decide at 2 runs when the study shows its noise;
+- a cell whose own variance is far above the prior (its F = s^2 / s0^2 beyond the
+  1 - GUARD quantile of F(d, d0)) is not moderated: its own variance and d decide
+  it, as Phipson et al. (2016) shrink outlying genes less. A noisy codec is then
+  judged on its own noise rather than borrowing the quiet ones'.
+
+The looks are still accounted for: each look spends alpha / looks (wattzip.analysis.verdicts).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from wattzip.analysis import verdicts
+from wattzip.stats import Interval, _betainc, mean, t_ppf
+
+# A prior needs this many arms with a variance (the method of moments with fewer is noise).
+MIN_CELLS = 4
+# The share of ordinary arms the outlier guard leaves unmoderated (its F test's level):
+# at 0.10 the one-noisy-codec simulation covered its cells 94.5% of the time, at 0.20 97%.
+GUARD = 0.20
+# Degrees of freedom beyond this are a normal distribution for every purpose here.
+DF_CAP = 1000.0
+KIND = {"plain-write": "write", "compress-write": "write",
+        "plain-read": "read", "decompress-read": "read"}
+
+
+def digamma(x: float) -> float:
+    """psi(x) for x > 0: the recurrence up to 6, then the asymptotic series."""
+    out = 0.0
+    while x < 6.0:
+        out -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    return out + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (
+        1 / 240 - f / 132))))
+
+
+def trigamma(x: float) -> float:
+    """psi'(x) for x > 0."""
+    out = 0.0
+    while x < 6.0:
+        out += 1.0 / (x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    return out + 1 / x + f / 2 + f / x * (1 / 6 - f * (1 / 30 - f * (1 / 42 - f / 30)))
+
+
+def _tetragamma(x: float) -> float:
+    out = 0.0
+    while x < 6.0:
+        out -= 2.0 / x ** 3
+        x += 1.0
+    f = 1.0 / (x * x)
+    return out - f - f / x - f * f * (1 / 2 - f * (1 / 6 - f * (1 / 6 - f * 3 / 10)))
+
+
+def trigamma_inverse(y: float) -> float:
+    """The x with trigamma(x) = y (limma's Newton iteration, from x = 0.5 + 1/y)."""
+    if y > 1e7:
+        return 1.0 / math.sqrt(y)
+    if y < 1e-6:
+        return 1.0 / y
+    x = 0.5 + 1.0 / y
+    for _ in range(50):
+        tri = trigamma(x)
+        step = tri * (1.0 - tri / y) / _tetragamma(x)
+        x += step
+        if -step / x < 1e-8:
+            break
+    return x
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The scaled inverse chi-square prior of one group's variances (log scale): d0
+    degrees of freedom (0: no prior, each arm alone; inf: one common variance)."""
+
+    d0: float
+    s0_sq: float
+    arms: int = 0
+
+    def outlying(self, s2: float, d: int) -> bool:
+        """Is s2 above the prior's 1 - GUARD quantile of s0^2 F(d, d0)?"""
+        if not self.d0 or d < 1 or not self.s0_sq > 0:
+            return False
+        f = s2 / self.s0_sq
+        d0 = min(self.d0, DF_CAP)
+        upper = 1.0 - _betainc(d / 2.0, d0 / 2.0, d * f / (d * f + d0))
+        return upper < GUARD
+
+    def moderate(self, s2: float, d: int) -> tuple[float, float]:
+        """(moderated variance, its degrees of freedom) of an arm's s2 on d df."""
+        if not self.d0 or d < 1 or self.outlying(s2, d):
+            return s2, float(d)
+        if math.isinf(self.d0):
+            return self.s0_sq, DF_CAP
+        return (self.d0 * self.s0_sq + d * s2) / (self.d0 + d), min(self.d0 + d, DF_CAP)
+
+
+NO_PRIOR = Prior(0.0, math.nan)
+
+
+def log_variance(values: Sequence[float]) -> tuple[float, int]:
+    """(sample variance of the log values, its degrees of freedom)."""
+    n = len(values)
+    if n < 2 or min(values) <= 0:
+        return math.nan, 0
+    logs = [math.log(v) for v in values]
+    m = mean(logs)
+    return math.fsum((x - m) ** 2 for x in logs) / (n - 1), n - 1
+
+
+def fit_prior(variances: Iterable[tuple[float, int]]) -> Prior:
+    """Smyth's method of moments: d0 and s0^2 from arms' (s2, d), fewer than MIN_CELLS
+    arms with a positive variance giving NO_PRIOR."""
+    pairs = [(s2, d) for s2, d in variances if d >= 1 and s2 > 0]
+    if len(pairs) < MIN_CELLS:
+        return NO_PRIOR
+    e = [math.log(s2) - digamma(d / 2) + math.log(d / 2) for s2, d in pairs]
+    e_mean = mean(e)
+    k = len(e)
+    e_var = (math.fsum((x - e_mean) ** 2 for x in e) / (k - 1)
+             - mean([trigamma(d / 2) for _, d in pairs]))
+    if e_var <= 0:  # no more spread than sampling alone: one common variance
+        return Prior(math.inf, math.exp(e_mean), k)
+    d0 = 2 * trigamma_inverse(e_var)
+    return Prior(d0, math.exp(e_mean + digamma(d0 / 2) - math.log(d0 / 2)), k)
+
+
+def fit_priors(arms: Iterable[tuple[str, Sequence[float]]]) -> dict[str, Prior]:
+    """One prior per operation kind (write, read) over arms given as (op, values)."""
+    grouped = defaultdict(list)
+    for op, values in arms:
+        grouped[KIND.get(op, op)].append(log_variance(values))
+    return {kind: fit_prior(pairs) for kind, pairs in grouped.items()}
+
+
+def interval(terms: Sequence[tuple[float, Sequence[float], Prior]],
+             confidence: float = 0.95) -> Interval:
+    """sum(coef * mean(values)) with each arm's moderated variance (Welch-Satterthwaite
+    over the arms' d + d0 degrees of freedom); unbounded when an arm has no spread."""
+    estimate = math.fsum(a * mean(v) for a, v, _ in terms)
+    parts = []
+    for a, values, prior in terms:
+        if a == 0:
+            continue
+        s2, d = prior.moderate(*log_variance(values))
+        if not d or math.isnan(s2):
+            return Interval(estimate, -math.inf, math.inf, 0.0)
+        parts.append((a * a * mean(values) ** 2 * s2 / len(values), d))
+    var = math.fsum(p for p, _ in parts)
+    if var == 0:
+        return Interval(estimate, estimate, estimate, math.inf)
+    df = min(var * var / math.fsum(p * p / d for p, d in parts if p > 0), DF_CAP)
+    half = _quantile(0.5 + confidence / 2.0, math.floor(df * 100)) * math.sqrt(var)
+    return Interval(estimate, estimate - half, estimate + half, df)
+
+
+@lru_cache(maxsize=8192)
+def _quantile(p: float, df_hundredths: int) -> float:
+    """t's p quantile at df floored to a hundredth (a wider interval, never a narrower),
+    cached: a study's looks ask for the same few."""
+    return t_ppf(p, max(df_hundredths, 1) / 100)
+
+
+def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequence[float],
+           priors: dict[str, Prior], reads_per_write: float = 1.0, margin: float = 0.02,
+           confidence: float = 0.95) -> verdicts.Verdict:
+    """wattzip.analysis.verdicts.decide with each arm's variance moderated by its kind's prior."""
+    n = reads_per_write
+    write, read = priors.get("write", NO_PRIOR), priors.get("read", NO_PRIOR)
+    iv = interval([(1, w, write), (n, r, read), (-1, c, write), (-n, d, read)], confidence)
+    return verdicts.judge(iv, mean(w) + n * mean(r), margin, min(map(len, (w, c, r, d))))

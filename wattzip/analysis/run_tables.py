@@ -1,0 +1,354 @@
+"""From run records to every number the papers report, with its uncertainty.
+
+SYSTOR '09 sections 3 and 5: means and 95% Student-t half-widths of T, E,
+E_active, E_passive and ET; the read-write model's break-even ratio n_be per
+metric (5.2) with Welch-t intervals of its two differences; the energy-saving curve E_sav(n)
+(Figure 3); the energy-time correlation R; and a verdict on each claim.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from wattzip import records
+from wattzip.analysis import family, moderated, power, robustness, uncertainty, verdicts
+from wattzip.analysis.breakeven import (  # noqa: F401 (the read-write model, re-exported)
+    BreakEven,
+    break_even,
+    break_even_of,
+    display,
+    format_number,
+    format_ratio,
+    n_bounds,
+    parse_display,
+    possible_kinds,
+)
+from wattzip.analysis.cell_summary import (
+    GROUP,
+    METRICS,
+    correlation_table,
+    is_estimated,
+    key_of,
+    paired_with,
+    summarize,
+)
+from wattzip.analysis.claims import decide
+from wattzip.analysis.comparison import comparison_table
+from wattzip.analysis.options import DEFAULT, AnalysisOptions, breakeven_levels, percent
+from wattzip.analysis.pareto import pareto_table
+from wattzip.analysis.stopping import first_runs
+from wattzip.errors import RecordError
+from wattzip.latex import display_tex, tex
+from wattzip.records import write_table
+from wattzip.resources import ReferenceDir
+from wattzip.stats import (
+    welch_interval,
+)
+
+BREAKEVEN_METRICS = {"T": "elapsed_s", "E": "energy_j", "ET": "et_js"}
+ESAV_MAX_N = 30
+
+
+# --- summary ---------------------------------------------------------------------
+
+
+# --- the read-write model (paper 5.2) ---------------------------------------------
+
+
+def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]]]]:
+    """Per cell (testbed, setting, file type, codec): its verified runs of the four
+    operations, w = plain-write, r = plain-read, c = compress-write, d = decompress-read;
+    w and r are the plain runs measured in the codec's own job when there are any (the
+    verdict design), else the setting's plain baseline; cells missing any are left out."""
+    by_group: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r.get("verified") and r.get("energy_j") is not None:
+            by_group[(*key_of(r, GROUP), paired_with(r) if r.get("codec") == "plain"
+                      else "")].append(r)
+    out = []
+    for cell in sorted({k[:4] for k in by_group if k[3] != "plain"},
+                       key=lambda k: tuple(map(str, k))):
+        plain = (*cell[:3], "plain")
+        own = any(k[:4] == plain and k[5] == cell[3] for k in by_group)
+        pairing = cell[3] if own else ""
+        ops = {"w": by_group.get((*plain, "plain-write", pairing), []),
+               "r": by_group.get((*plain, "plain-read", pairing), []),
+               "c": by_group.get((*cell, "compress-write", ""), []),
+               "d": by_group.get((*cell, "decompress-read", ""), [])}
+        if all(ops.values()):
+            out.append((cell, ops))
+    return out
+
+
+def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
+    """n_be per testbed x setting x file type x codec and metric, with its uncertainty.
+
+    dw and dr each get a Welch-t interval at options.difference_confidence, so that
+    both hold together at options.look_confidence (Bonferroni); n_be's range is that of
+    dw/dr over their rectangle. A cell is decided only when every point of the
+    rectangle gives the same kind: at 3-5 repeats that is often not the case,
+    and the cell says so (a "?" after its value). Fieller's interval of n_be is given
+    too (empty when unbounded: undetermined), and the cell's verdict on the saving of a
+    workload of options.reads_per_write reads per write, against options.margin of its
+    baseline (saves, costs, negligible, undecided: wattzip.analysis.verdicts). Under the verdict
+    design (options.looks planned looks) the verdict is the one its job stopped on: the first n runs
+    of its own plain arm against the codec's first n, at alpha / looks; the break-even
+    intervals and Fieller's spend alpha / looks too, so the cells the figure frames and
+    the claims read hold the coverage they state. Under the moderated design
+    (options.moderated) each verdict is its job's at the look it stopped at: its arms'
+    variances moderated by the priors its job fitted (wattzip.analysis.moderated), over its own
+    arms and those of the cells measured before it.
+    """
+    # Under the verdict design every interval spends alpha / looks, as the job's did.
+    overall, each = options.look_confidence, options.difference_confidence
+    levels = tex(breakeven_levels(options))
+    out = []
+    cells = _four_operations(rows)
+    priors = _job_priors(cells) if options.moderated and options.looks else None
+    for cell, ops in cells:
+        testbed, setting, file_type, codec = cell
+        estimated = is_estimated(sum(ops.values(), []))
+        for metric, stem in BREAKEVEN_METRICS.items():
+            v = {k: [METRICS[stem](r) for r in runs] for k, runs in ops.items()}
+            # Energy's intervals are combined ones: the repeats' spread and the budget's
+            # Type B terms (meter, sampling, idle; wattzip.analysis.uncertainty).
+            dw = uncertainty.widen(welch_interval([(1, v["c"]), (-1, v["w"])], each),
+                                   uncertainty.type_b_variance(
+                                       [(1, ops["c"]), (-1, ops["w"])], stem), each)
+            dr = uncertainty.widen(welch_interval([(1, v["r"]), (-1, v["d"])], each),
+                                   uncertainty.type_b_variance(
+                                       [(1, ops["r"]), (-1, ops["d"])], stem), each)
+            point = break_even_of(dw.estimate, dr.estimate)
+            kinds = possible_kinds(dw, dr)
+            decided = kinds == [point.kind]
+            lo, hi = n_bounds(point.kind, dw, dr)
+            ratio = (verdicts.fieller(verdicts.difference(v["c"], v["w"]),
+                                      verdicts.difference(v["r"], v["d"]), overall)
+                     if min(len(x) for x in v.values()) > 1 else None)
+            shown = display(point.kind, point.value) + ("" if decided else "?")
+            verdict = _verdict(ops, stem, options, priors and priors[(cell, stem)])
+            out.append({
+                "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
+                "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
+                "dr": dr.estimate, "dr_lo": dr.lo, "dr_hi": dr.hi,
+                "n": min(len(x) for x in v.values()),
+                "kind": point.kind, "value": point.value, "lo": lo, "hi": hi,
+                "possible_kinds": "|".join(kinds), "decided": decided,
+                "display": shown,
+                "display_tex": display_tex(shown),
+                "estimated": estimated and metric != "T",
+                "fieller_lo": ratio[0] if ratio else math.nan,
+                "fieller_hi": ratio[1] if ratio else math.nan,
+                "fieller": "bounded" if ratio else "undetermined",
+                # p_decided feeds the claims' Holm (wattzip.analysis.family); an undecided verdict
+                # says whether it could have seen options.effect of the baseline
+                # (wattzip.analysis.power).
+                "p_decided": family.cell_p(dw, dr, each, options.looks),
+                **power.verdict_columns(verdict, min(len(x) for x in v.values()),
+                                        options.effect, overall, UNITS[metric]),
+                "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
+                "reads_per_write": options.reads_per_write, "margin": options.margin,
+                "difference_confidence": each, "joint_confidence": overall,
+                "levels_tex": levels, "joint_confidence_text": f"{percent(overall)}%",
+            })
+    return out
+
+
+UNITS = {"T": "s", "E": "J", "ET": "J s"}
+
+
+def _verdict(ops: dict, stem: str, options: AnalysisOptions,
+             priors: dict | None = None) -> verdicts.Verdict:
+    """The cell's verdict on the combined interval: the repeats' spread and, for energy,
+    the budget's Type B terms (wattzip.analysis.uncertainty); under the moderated design its arms'
+    variances moderated by the priors its job fitted (wattzip.analysis.moderated)."""
+    # The job stopped at the look where each of its four operations had n runs: the
+    # first n of each (a kill mid-repeat may have left one more of some).
+    n = min(len(runs) for runs in ops.values()) if options.looks else None
+    arms = {k: first_runs(runs, None, n) for k, runs in ops.items()}
+    values = {k: [METRICS[stem](r) for r in runs] for k, runs in arms.items()}
+    k = options.reads_per_write
+    if priors is not None:
+        return moderated.decide(values["w"], values["c"], values["r"], values["d"], priors,
+                                k, options.margin, options.look_confidence)
+    type_b = uncertainty.type_b_variance([(1, arms["w"]), (k, arms["r"]), (-1, arms["c"]),
+                                          (-k, arms["d"])], stem)
+    return verdicts.decide(values["w"], values["c"], values["r"], values["d"], k,
+                           options.margin, options.look_confidence, type_b_var=type_b)
+
+
+FOUR_OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
+
+
+def _job_priors(cells: list) -> dict[tuple, dict]:
+    """The moderated design's priors of each (cell, metric) as its job fitted them at its
+    last look (wattzip.analysis.stopping.VerdictLooks.priors): over its own four arms at the runs
+    it stopped at and the verified runs of its testbed and setting's other cells that
+    ended before its job began (the journals it read then)."""
+    began = {cell: min(r["started_at"] for runs in ops.values() for r in runs)
+             for cell, ops in cells}
+    out = {}
+    for cell, ops in cells:
+        n = min(len(runs) for runs in ops.values())
+        others = [(op, [r for r in o_ops[k] if r["ended_at"] <= began[cell]])
+                  for o_cell, o_ops in cells if o_cell[:2] == cell[:2] and o_cell != cell
+                  for k, op in zip("wcrd", FOUR_OPS, strict=True) if o_ops[k] is not ops[k]]
+        for stem in BREAKEVEN_METRICS.values():
+            own = [(op, first_runs(ops[k], None, n)) for k, op in zip("wcrd", FOUR_OPS,
+                                                                     strict=True)]
+            out[(cell, stem)] = moderated.fit_priors(
+                (op, [METRICS[stem](r) for r in runs]) for op, runs in own + others)
+    return out
+
+
+def esav_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
+    """E_sav(n) = n (E_r - E_d) + (E_w - E_c) for n = 0..30 (Figure 3), with its Welch-t band."""
+    out = []
+    for cell, ops in _four_operations(rows):
+        testbed, setting, file_type, codec = cell
+        estimated = is_estimated(sum(ops.values(), []))
+        e = {k: [r["energy_j"] for r in runs] for k, runs in ops.items()}
+        for n in range(ESAV_MAX_N + 1):
+            curve = uncertainty.widen(  # the combined interval (wattzip.analysis.uncertainty)
+                welch_interval([(n, e["r"]), (-n, e["d"]), (1, e["w"]), (-1, e["c"])],
+                               options.confidence),
+                uncertainty.type_b_variance([(n, ops["r"]), (-n, ops["d"]), (1, ops["w"]),
+                                             (-1, ops["c"])], "energy_j"), options.confidence)
+            out.append({
+                "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
+                "n": n, "esav_j": curve.estimate, "lo_j": curve.lo, "hi_j": curve.hi,
+                "estimated": estimated,
+            })
+    return out
+
+
+# --- the command -------------------------------------------------------------------------
+
+
+# --- the study's factors on every row -------------------------------------------------------
+
+FACTOR_COLUMNS = ("medium", "io_scheduler", "governor", "copies", "bandwidth_bytes_per_s",
+                  "dutycycle", "primary")
+
+
+def settings_of_runs(rows: list[dict]) -> dict[str, dict]:
+    """The settings table of runs that came without one: possible only for a single
+    setting (which is then the primary one); several need the study's settings.csv."""
+    names = list(dict.fromkeys(r["setting"] for r in rows))
+    if len(names) > 1:
+        raise RecordError(f"these runs hold {len(names)} settings ({', '.join(names)}); "
+                          "give the study's settings.csv (--settings) so that every table "
+                          "says which setting is the primary one")
+    out = {}
+    for name in names:
+        run = next(r for r in rows if r["setting"] == name)
+        out[name] = {"setting": name, "medium": run.get("factor_medium"),
+                     "io_scheduler": run.get("factor_io_scheduler"),
+                     "governor": run.get("factor_governor"), "copies": run.get("copies"),
+                     "bandwidth_bytes_per_s": run.get("bandwidth_bytes_per_s"),
+                     "dutycycle": "", "primary": True}
+    return out
+
+
+def label(rows: list[dict], settings: dict[str, dict]) -> list[dict]:
+    """Every row with its setting's factors and primary flag right after the setting
+    (rows across settings, like a testbed-wide claim's, get empty factors)."""
+    out = []
+    for row in rows:
+        factors = settings.get(row.get("setting"))
+        labelled = {}
+        for key, value in row.items():
+            if key in FACTOR_COLUMNS:
+                continue
+            labelled[key] = value
+            if key == "setting":
+                labelled.update({c: factors[c] if factors else ("" if c != "primary"
+                                                                  else False)
+                                 for c in FACTOR_COLUMNS})
+        out.append(labelled)
+    return out
+
+
+def load(run_files: list[str], settings_path: str | os.PathLike | None) -> tuple[list, dict]:
+    rows = records.load_runs(run_files)
+    settings = (records.read_settings_csv(settings_path) if settings_path
+                else settings_of_runs(rows))
+    identities: dict[tuple, set] = defaultdict(set)
+    for r in rows:
+        identities[(r["testbed"], r["setting"])].add(r.get("meter_id"))
+    mixed = {k: v for k, v in identities.items() if len(v) > 1}
+    if mixed:
+        (testbed, setting), ids = next(iter(mixed.items()))
+        raise RecordError(
+            f"testbed {testbed}, setting {setting}: runs of {len(ids)} meter identities "
+            f"({', '.join(sorted(map(str, ids)))}, column meter_id; the meter, its "
+            "coefficients or the idle calibration changed between jobs). Their energies "
+            "cannot be compared: rerun the jobs of the old identity (delete their "
+            "results/<testbed>/runs/ outputs) so that all share one")
+    unknown = sorted({r["setting"] for r in rows} - set(settings))
+    if unknown:
+        raise RecordError(f"runs of setting(s) {', '.join(unknown)} are not in "
+                          f"{settings_path}: the runs and the settings table are of "
+                          "different studies")
+    return rows, settings
+
+
+def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
+               reference_dir: ReferenceDir | None = None, options: AnalysisOptions = DEFAULT,
+               settings_path: str | os.PathLike | None = None) -> list[dict]:
+    """The verdict rows of some claims (all without ids), decided from the runs anew."""
+    rows, settings = load(run_files, settings_path)
+    summary = label(summarize(rows, options), settings)
+    claims = decide(summary, breakeven_table(rows, options), correlation_table(rows), rows,
+                    reference_dir, options)
+    return [c for c in label(claims, settings) if not claim_ids or c["claim_id"] in claim_ids]
+
+
+def analyze(run_files: list[str], out_dir: str | os.PathLike,
+            reference_dir: ReferenceDir | None = None, options: AnalysisOptions = DEFAULT,
+            settings_path: str | os.PathLike | None = None) -> list[str]:
+    """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
+    every row labelled with its setting's factors and the primary flag."""
+    rows, settings = load(run_files, settings_path)
+    summary = label(summarize(rows, options), settings)
+    breakeven = label(breakeven_table(rows, options), settings)
+    esav = label(esav_table(rows, options), settings)
+    correlation = label(correlation_table(rows), settings)
+    claims = label(decide(summary, breakeven, correlation, rows, reference_dir, options),
+                   settings)
+    _mark_model_robustness(rows, settings, breakeven, claims, reference_dir, options)
+    comparison = label(comparison_table(summary, breakeven, reference_dir), settings)
+    pareto = label(pareto_table(summary), settings)
+    model_check = robustness.model_check(rows) or [
+        {"testbed": "", "note": "no run measured by a real meter beside the model"}]
+    tables = {"summary": summary, "breakeven": breakeven, "esav": esav,
+              "correlation": correlation, "claims": claims, "comparison": comparison,
+              "pareto": pareto, "model_check": model_check}
+    # A rehearsal's tables say so in every row: the figures and tables drawn from them
+    # mark themselves SIMULATED from the data, not from where they were written.
+    simulated = any(r.get("simulated") for r in rows)
+    out = Path(out_dir)
+    return [write_table([{**r, "simulated": True} for r in table] if simulated else table,
+                        out / f"{name}.csv") for name, table in tables.items()]
+
+
+def _mark_model_robustness(rows, settings, breakeven, claims, reference_dir,
+                           options: AnalysisOptions):
+    """Estimated break-even cells and claims decided again at the coefficient table's
+    extremes, with the study's options (margin, workload, looks, confidence): marked
+    robust to the model, or depending on it."""
+    variants = robustness.at_extremes(rows)
+    if not variants:
+        return
+    cells, decided = [], []
+    for _, runs in variants:
+        summary = label(summarize(runs, options), settings)
+        be = breakeven_table(runs, options)
+        cells.append(be)
+        decided.append(decide(summary, be, correlation_table(runs), runs, reference_dir,
+                              options))
+    robustness.mark_breakeven(breakeven, cells)
+    robustness.mark_claims(claims, decided)

@@ -1,0 +1,198 @@
+"""When a measurement job has measured enough.
+
+Two designs (config `repeats.design`):
+
+- paper: SYSTOR '09's rule. At least `min` repeats, then more until every 95%
+  half-width of T, E and ET is under `ci_target` of its mean, at most `max`. The
+  way to reproduce the paper, though looking after every run erodes the coverage
+  the intervals claim.
+- verdict: planned looks (say n = 3, 5, 8 runs per arm). A codec's job measures its
+  own plain arm beside the codec's, interleaved ABBA (wattzip.measure.repeats), and stops at
+  the first look where the verdicts of its cell (T, and E where there is a meter)
+  are all decided, each look at alpha / looks (Bonferroni, wattzip.analysis.verdicts), so
+  coverage holds whichever look it stops at. The verdicts compare the codec arm's
+  first n runs with the first n of its own plain arm.
+
+Either way an outlier (modified Z > 3.5 among an operation's verified runs of the
+job) keeps a job that would stop going: one more repeat under the paper's rule (at
+most `max`), on to the next planned look under the verdict design (at most the
+last: a later planned look keeps the alpha / looks coverage, where replacing or
+dropping the run would not). The outlier stays in the runs and in every statistic.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from wattzip.analysis import moderated, verdicts
+from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
+
+PLAIN_OPS = ("plain-write", "plain-read")
+
+
+def series(runs: list[dict], ops: Sequence[str]) -> dict[str, list[float]]:
+    """What the paper's rule watches: T, E and ET of each operation (T alone without a
+    meter), over the verified runs."""
+    good = [r for r in runs if r.get("verified")]
+    out = {}
+    for op in ops:
+        mine = [r for r in good if r["op"] == op]
+        out[f"{op} elapsed"] = [r["elapsed_s"] for r in mine]
+        if any(r.get("energy_j") is not None for r in mine) or not mine:
+            out[f"{op} energy"] = [r["energy_j"] for r in mine if r.get("energy_j") is not None]
+            out[f"{op} ET"] = [r["energy_j"] * r["elapsed_s"] for r in mine
+                               if r.get("energy_j") is not None]
+    return out
+
+
+def first_runs(runs: list[dict], op: str | None, n: int | None) -> list[dict]:
+    """The first n verified runs of an operation (every run's, for None), in repeat
+    order (all of them, for n None)."""
+    return sorted((r for r in runs if r.get("verified") and op in (None, r["op"])),
+                  key=lambda r: r["repeat"])[:n]
+
+
+@dataclass(frozen=True)
+class Outlier:
+    """One verified run whose T or E (or both) lies far from its operation's other runs."""
+
+    op: str
+    repeat: int
+    scores: tuple[tuple[str, float, float], ...]  # ("T" or "E", value, modified Z)
+
+    def describe(self) -> str:
+        said = "; ".join(f"{metric} {value:.4g} {'s' if metric == 'T' else 'J'}, modified Z "
+                         f"{z:+.1f}" for metric, value, z in self.scores)
+        return f"r{self.repeat} {self.op} is an outlier ({said})"
+
+
+def outliers(runs: list[dict], ops: Sequence[str]) -> list[Outlier]:
+    """The runs whose T or E has a modified Z above 3.5 among the verified runs of their
+    operation (the analysis's rule, wattzip.stats.modified_z; at least OUTLIER_MIN_RUNS)."""
+    out = []
+    for op in ops:
+        scores: dict[int, list] = {}
+        for metric, key in (("T", "elapsed_s"), ("E", "energy_j")):
+            mine = [r for r in first_runs(runs, op, None) if r.get(key) is not None]
+            if len(mine) < OUTLIER_MIN_RUNS:
+                continue
+            for r, z in zip(mine, modified_z([r[key] for r in mine]), strict=True):
+                if abs(z) > OUTLIER_Z:
+                    scores.setdefault(r["repeat"], []).append((metric, r[key], z))
+        out += [Outlier(op, repeat, tuple(s)) for repeat, s in sorted(scores.items())]
+    return out
+
+
+@dataclass(frozen=True)
+class VerdictLooks:
+    """The verdict design's stopping rule for one codec's job, its plain arm its own."""
+
+    looks: tuple[int, ...]
+    reads_per_write: float = 1.0
+    margin: float = 0.02
+    confidence: float = 0.95
+    # The moderated design (wattzip.analysis.moderated): each arm's variance shrunk toward a prior
+    # fitted over this job's arms and those of `prior_runs`, the runs of the study's
+    # other cells in the same setting measured so far.
+    moderated: bool = False
+    prior_runs: tuple[dict, ...] = field(default=(), repr=False, compare=False)
+
+    @staticmethod
+    def watched(ops: Sequence[str]) -> tuple[str, ...]:
+        """The job's four operations: its plain arm's, then the codec's."""
+        return (*PLAIN_OPS, *ops)
+
+    def runs_per_arm(self, runs: list[dict], ops: Sequence[str]) -> int:
+        """Verified runs of the job's scarcest operation (a look needs n of each)."""
+        return min((len(first_runs(runs, op, None)) for op in self.watched(ops)), default=0)
+
+    def arms(self, runs: list[dict], ops: Sequence[str], metric: str, n: int) -> tuple:
+        """(w, c, r, d) of a metric, each operation's first n runs in this job."""
+        def values(op):
+            picked = first_runs(runs, op, n)
+            if metric == "energy_j":
+                return [x["energy_j"] for x in picked if x.get("energy_j") is not None]
+            return [x[metric] for x in picked]
+
+        return (values(PLAIN_OPS[0]), values(ops[0]), values(PLAIN_OPS[1]), values(ops[1]))
+
+    def decisions(self, runs: list[dict], ops: Sequence[str], n: int) -> dict[str, str]:
+        """Each metric's verdict at look n (T always, E where the runs have energy)."""
+        each = verdicts.look_confidence(self.confidence, len(self.looks))
+        out = {}
+        for name, metric in (("T", "elapsed_s"), ("E", "energy_j")):
+            arms = self.arms(runs, ops, metric, n)
+            if min(map(len, arms)) < n:
+                continue  # no meter (E), or too few runs: not decided here
+            if self.moderated:
+                priors = self.priors(arms, ops, metric)
+                out[name] = moderated.decide(*arms, priors, self.reads_per_write,
+                                             self.margin, each).verdict
+            else:
+                out[name] = verdicts.decide(*arms, self.reads_per_write, self.margin,
+                                            each).verdict
+        return out
+
+    def priors(self, arms: tuple, ops: Sequence[str], metric: str) -> dict:
+        """The moderated design's priors of a metric: over this job's four arms at the
+        look and every arm (job and operation) of the other cells' runs."""
+        others = defaultdict(list)
+        for r in self.prior_runs:
+            if r.get("verified") and r.get(metric) is not None:
+                others[(r.get("job_key"), r.get("codec"), r["op"])].append(r[metric])
+        own = zip((PLAIN_OPS[0], ops[0], PLAIN_OPS[1], ops[1]), arms, strict=True)
+        return moderated.fit_priors([*own, *((k[2], v) for k, v in others.items())])
+
+    def needs_more(self, runs: list[dict], ops: Sequence[str]) -> bool:
+        """The looks alone (wattzip.analysis.stopping.needs_more adds the outliers)."""
+        n = self.runs_per_arm(runs, ops)
+        if n < self.looks[0]:
+            return True
+        if n >= self.looks[-1]:
+            return False
+        if n not in self.looks:
+            return True  # between two looks (a resumed job, an outlier): on to the next
+        decided = self.decisions(runs, ops, n)
+        return not decided or verdicts.UNDECIDED in decided.values()
+
+
+def needs_more(runs: list[dict], ops: Sequence[str], min_repeats: int, max_repeats: int,
+               ci_target: float, looks: VerdictLooks | None = None,
+               log: Callable[[str], None] | None = None) -> bool:
+    """Whether the job measures another repeat: the verdict design's looks for a codec
+    under that design, else the paper's rule; and where that rule would stop, an
+    outlier first seen there keeps it going once (one more repeat, or on to the next
+    look), never past its last allowed repeat or look: each outlier costs one extension,
+    not a run to the maximum. `log` hears which run was an outlier and what the job did."""
+    if looks is not None:
+        if looks.needs_more(runs, ops):
+            return True
+        watched = looks.watched(ops)
+        n = looks.runs_per_arm(runs, ops)
+        last = n >= looks.looks[-1]
+        since = max((k for k in looks.looks if k < n), default=0)  # the previous look
+        onward, final = "on to the next planned look", f"the last look ({looks.looks[-1]})"
+    else:
+        measured = series(runs, ops)
+        if need_more_repeats(measured, min_repeats, max_repeats, ci_target):
+            return True
+        watched = tuple(ops)
+        n = min((len(v) for v in measured.values()), default=0)
+        last = n >= max_repeats
+        since = n - 1 if n > min_repeats else 0  # the previous point the rule stopped at
+        onward, final = "one more repeat", f"the most repeats ({max_repeats})"
+    seen = {(o.op, o.repeat) for o in outliers([r for r in runs if r["repeat"] <= since],
+                                                watched)} if since else set()
+    flagged = outliers(runs, watched)
+    new = [o for o in flagged if (o.op, o.repeat) not in seen]
+    for outlier in flagged if log else ():
+        if outlier in new and not last:
+            log(f"{outlier.describe()}: measuring {onward} because of it (the run stays "
+                "in the data)")
+        else:
+            log(f"{outlier.describe()}: it stays, flagged and counted in every statistic, "
+                "never dropped" + (f", at {final}" if last else
+                                   " (it kept the job going once already)"))
+    return bool(new) and not last

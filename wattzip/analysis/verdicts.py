@@ -1,0 +1,131 @@
+"""Verdicts as strong as the data: saves, costs, negligible or undecided, with honest coverage.
+
+At 3-8 repeats a Student-t interval is wide, and looking at it after every run
+and stopping once it looks narrow erodes the coverage it claims. The verdict
+design plans its looks (say n = 3, 5, 8 runs per arm) and spends alpha / looks at
+each (Bonferroni), so a verdict holds at the stated confidence whichever look the
+study stops at. A verdict is about the saving of one workload, S = (M_w + n M_r) -
+(M_c + n M_d) for n reads per write, against a margin delta of the baseline
+(M_w + n M_r) stated in the config and the report:
+
+- saves: S's interval lies above zero and not wholly inside the margin;
+- costs: S's interval lies below zero and not wholly inside the margin;
+- negligible: S's interval lies wholly inside (-delta, +delta) of the baseline;
+- undecided: none of these; it says how many more repeats per arm the data
+  suggest would decide it (a projection from the current spread, not a promise).
+
+The break-even read-to-write ratio dw/dr gets Fieller's interval, which is
+unbounded ("undetermined") when dr's own interval reaches zero.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from wattzip.analysis.uncertainty import widen
+from wattzip.stats import Interval, mean, stdev, t_ppf, welch_interval
+
+SAVES, COSTS, NEGLIGIBLE, UNDECIDED = "saves", "costs", "negligible", "undecided"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    saving: float  # S, in the metric's unit
+    lo: float
+    hi: float
+    baseline: float
+    more_repeats: int | None  # per arm, for an undecided verdict; None when not projectable
+    df: float = math.inf  # the interval's degrees of freedom (wattzip.analysis.power reads it)
+
+    def describe(self) -> str:
+        if self.verdict != UNDECIDED:
+            return self.verdict
+        if self.more_repeats is None:
+            return "undecided (the saving sits on the margin: more repeats may never decide)"
+        return f"undecided (about {self.more_repeats} more repeats per arm would decide it)"
+
+
+def look_confidence(confidence: float, looks: int) -> float:
+    """Each of `looks` planned looks at 1 - alpha/looks: coverage >= `confidence` overall."""
+    return 1 - (1 - confidence) / looks
+
+
+def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequence[float],
+           reads_per_write: float = 1.0, margin: float = 0.02,
+           confidence: float = 0.95, type_b_var: float = 0.0) -> Verdict:
+    """The verdict on S = (w + n r) - (c + n d) from the four arms' runs; `type_b_var`
+    is S's variance besides the repeats' (energy's budget, wattzip.analysis.uncertainty), which
+    widens the interval into the combined one."""
+    n = reads_per_write
+    iv = widen(welch_interval([(1, w), (n, r), (-1, c), (-n, d)], confidence), type_b_var,
+               confidence)
+    return judge(iv, mean(w) + n * mean(r), margin, min(len(x) for x in (w, c, r, d)))
+
+
+def judge(iv: Interval, baseline: float, margin: float, runs: int) -> Verdict:
+    """The verdict on a saving S from its interval `iv`, against `margin` of `baseline`;
+    `runs` per arm measured it (for an undecided one's projection). Shared by every
+    way of making the interval (Welch's, wattzip.analysis.moderated's)."""
+    band = margin * abs(baseline)
+    if -band < iv.lo and iv.hi < band:
+        verdict = NEGLIGIBLE
+    elif iv.lo > 0:
+        verdict = SAVES
+    elif iv.hi < 0:
+        verdict = COSTS
+    else:
+        verdict = UNDECIDED
+    more = None
+    if verdict == UNDECIDED and math.isfinite(iv.hi - iv.lo):
+        half = (iv.hi - iv.lo) / 2
+        # The half-width that would decide it: under |S| (a sign), or under band - |S|
+        # (inside the margin); it shrinks as 1/sqrt(repeats).
+        target = max(abs(iv.estimate), band - abs(iv.estimate))
+        if target > 0:
+            more = max(1, math.ceil(runs * (half / target) ** 2) - runs)
+    return Verdict(verdict, iv.estimate, iv.lo, iv.hi, baseline, more, iv.df)
+
+
+def fieller(dw: Sequence[float] | tuple, dr: Sequence[float] | tuple,
+            confidence: float = 0.95) -> tuple[float, float] | None:
+    """Fieller's interval for the ratio of two independent means' differences.
+
+    `dw` and `dr` are (estimate, variance, degrees of freedom). Returns (lo, hi), or
+    None when the interval is unbounded: dr cannot be told from zero, so the
+    break-even ratio is undetermined, not a number.
+    """
+    a, va, dfa = dw
+    b, vb, dfb = dr
+    q = t_ppf(0.5 + confidence / 2.0, max(min(dfa, dfb), 1.0))
+    denom = b * b - q * q * vb
+    if denom <= 0:
+        return None
+    disc = (a * b) ** 2 - denom * (a * a - q * q * va)
+    root = math.sqrt(max(disc, 0.0))
+    return ((a * b - root) / denom, (a * b + root) / denom)
+
+
+def difference(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, float]:
+    """mean(x) - mean(y) as (estimate, variance, Welch degrees of freedom)."""
+    vx, vy = stdev(x) ** 2 / len(x), stdev(y) ** 2 / len(y)
+    var = vx + vy
+    df = var * var / ((vx * vx / (len(x) - 1) if vx else 0) + (vy * vy / (len(y) - 1)
+                                                                 if vy else 0) or 1e-300)
+    return mean(x) - mean(y), var, df
+
+
+def sequential(arms_at: Callable[[int], tuple], looks: Sequence[int] = (3, 5, 8),
+               reads_per_write: float = 1.0, margin: float = 0.02,
+               confidence: float = 0.95) -> tuple[Verdict, int]:
+    """The planned-looks procedure on one cell: `arms_at(n)` gives the four arms' first n
+    runs; stop at the first look that decides, each look at alpha / len(looks).
+    Returns the verdict and the runs per arm it used."""
+    each = look_confidence(confidence, len(looks))
+    for n in looks:
+        verdict = decide(*arms_at(n), reads_per_write, margin, each)
+        if verdict.verdict != UNDECIDED:
+            return verdict, n
+    return verdict, looks[-1]

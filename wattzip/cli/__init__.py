@@ -1,0 +1,290 @@
+"""The wattzip command line: measure, calibrate, generate, list, collect, analyze."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from wattzip import __version__, records
+from wattzip.cli import commands
+from wattzip.errors import WattzipError
+from wattzip.measure import options, runner
+from wattzip.resources import load_schema
+
+REFERENCE_HELP = ("a folder of the original papers' tables and claims.yaml (default: the "
+                  "copy the package ships)")
+SETTINGS_HELP = ("the study's settings.csv (results/<testbed>/settings.csv): the factors and "
+                 "the primary setting of every row; needed when the runs hold several settings")
+
+
+def add_analysis_options(s) -> None:
+    """The flags of the analysis's one options object (analyze and claims decide alike)."""
+    s.add_argument("--margin", type=float, default=0.02,
+                   help="a cell's saving is negligible within this share of its baseline "
+                        "(default: %(default)s)")
+    s.add_argument("--reads-per-write", type=float, default=1.0,
+                   help="the workload a cell's verdict is about (default: %(default)s)")
+    s.add_argument("--looks", type=int, default=0,
+                   help="the verdict design's number of planned looks: each verdict at "
+                        "alpha / looks on the runs its job stopped at (default 0: the "
+                        "paper's design)")
+    s.add_argument("--ci-target", type=float, default=0.05)
+    s.add_argument("--effect", type=float, default=0.05,
+                   help="the smallest saving worth reporting, a share of the baseline: an "
+                        "undecided cell says whether it could have seen one (default: "
+                        "%(default)s, the schema's verdict.effect)")
+    s.add_argument("--moderated", action="store_true",
+                   help="the moderated design (with --looks): each verdict's arms moderated "
+                        "by an empirical-Bayes prior over the study's cells")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wattzip", description=__doc__)
+    p.add_argument("--version", action="version", version=f"wattzip {__version__}")
+    sub = p.add_subparsers(dest="command_name", required=True)
+
+    s = sub.add_parser("meters", help="list every energy meter backend and whether it works here")
+    options.add_meter_options(s)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=commands.cmd_meters)
+
+    s = sub.add_parser("idle", help="measure the average idle power (paper: up to 10 x 10 "
+                                    "min, until its interval is narrow enough)")
+    options.add_meter_options(s)
+    idle_defaults = load_schema()["properties"]["idle"]["properties"]
+    s.add_argument("--count", type=int, default=10,
+                   help="the most windows (default: %(default)s)")
+    s.add_argument("--min-count", type=int, default=idle_defaults["min_count"]["default"],
+                   metavar="N", help="windows before the first look at the interval "
+                                     "(default: the config schema's %(default)s)")
+    s.add_argument("--ci-target", type=float, default=idle_defaults["ci_target"]["default"],
+                   metavar="SHARE",
+                   help="stop once the 95%% interval's half-width is at most this share of "
+                        "the mean; each of the count - min-count + 1 looks is at 1 - 0.05 / "
+                        "looks (default: the config schema's %(default)s)")
+    s.add_argument("--seconds", type=float, default=600.0)
+    s.add_argument("--out", metavar="JSON")
+    s.add_argument("--journal", metavar="JSONL",
+                   help="keep each window as it finishes; a rerun reuses them")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--max-other-load", type=float,
+                   default=idle_defaults["max_other_load"]["default"], metavar="SHARE",
+                   help="refuse a window in which other processes used more than this "
+                        "share of all CPUs (default: %(default)s)")
+    options.add_setting_options(s)
+    options.add_lock_option(s)
+    options.add_spec_option(s)
+    s.set_defaults(fn=commands.cmd_idle)
+
+    s = sub.add_parser("measure", help="run one command under the meter; print its run record")
+    options.add_meter_options(s, options.DEFAULT_METER_ORDER + ",none")
+    s.add_argument("--idle-power", type=float, metavar="W",
+                   help="idle power for the passive/active split")
+    s.add_argument("--stdin", default=os.devnull, metavar="FILE")
+    s.add_argument("--stdout", metavar="FILE", help="output file, flushed inside the region")
+    s.add_argument("--op", default="command", help="label of the operation")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("command", nargs=argparse.REMAINDER)
+    options.add_lock_option(s)
+    s.set_defaults(fn=commands.cmd_measure)
+
+    s = sub.add_parser("gen", help="generate an input file of exact size and its manifest")
+    s.add_argument("type", help="zero, text, binary, random, urandom, mix-N, user")
+    s.add_argument("--size", help="e.g. 64MiB, 2GiB (user data: default all of it)")
+    s.add_argument("--out", required=True)
+    s.add_argument("--seed", type=int,
+                   default=load_schema()["properties"]["seed"]["default"],
+                   help="seed of the random and mix-N generators (default: %(default)s, the "
+                        "schema's)")
+    s.add_argument("--source", action="append", help="source directory (repeatable)")
+    s.add_argument("--manifest", help="manifest entry path (default: OUT.json)")
+    s.add_argument("--quiet", action="store_true")
+    options.add_lock_option(s)
+    s.set_defaults(fn=commands.cmd_gen)
+
+    s = sub.add_parser("stage", help="copy a generated input to this machine, sha256 checked")
+    s.add_argument("master", help="the master input's manifest (JSON)")
+    s.add_argument("--out", required=True, help="where the copy goes on this machine")
+    s.add_argument("--manifest", required=True, help="this copy's manifest (JSON)")
+    options.add_lock_option(s)
+    s.set_defaults(fn=commands.cmd_stage)
+
+    s = sub.add_parser("codecs", help="list codec entries with availability and versions")
+    s.add_argument("set", nargs="*", help="set names or entries (default: all)")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--check", action="store_true", help="fail when any binary is missing")
+    s.set_defaults(fn=commands.cmd_codecs)
+
+    s = sub.add_parser("job", help="one measurement job with repeats (what the workflow runs)")
+    options.add_meter_options(s)
+    s.add_argument("--testbed", help="the testbed's name (required, or in --spec)")
+    s.add_argument("--manifest", required=True, help="the input's manifest entry (JSON)")
+    s.add_argument("--codec", help="codec entry, or 'plain' for the baseline (required, or "
+                                   "in --spec)")
+    s.add_argument("--journal", required=True, help="append-only JSONL that survives a kill")
+    s.add_argument("--out", required=True, help="this job's runs (JSONL), written at the end")
+    s.add_argument("--idle", help="idle calibration JSON")
+    s.add_argument("--idle-power", type=float)
+    s.add_argument("--min-repeats", type=int, default=3)
+    s.add_argument("--max-repeats", type=int, default=10)
+    s.add_argument("--ci-target", type=float, default=0.05)
+    s.add_argument("--looks", metavar="N,N,...",
+                   help="the verdict design: measure the codec's own plain arm too, "
+                        "interleaved ABBA, and stop at the first of these runs per arm where "
+                        "the cell's T and E verdicts are decided")
+    s.add_argument("--moderated", action="store_true",
+                   help="the moderated design (--looks): each arm's variance shrunk toward a "
+                        "prior fitted over this job's arms and the --prior-journal runs")
+    s.add_argument("--prior-journals", metavar="DIR",
+                   help="the moderated design: the folder of the setting's journals "
+                        "(<file type>/<codec>.jsonl), whose other cells' runs written so far "
+                        "the prior is fitted over")
+    s.add_argument("--margin", type=float, default=0.02,
+                   help="the verdicts' negligible margin (--looks; default: %(default)s)")
+    s.add_argument("--reads-per-write", type=float, default=1.0,
+                   help="the verdicts' workload (--looks; default: %(default)s)")
+    s.add_argument("--copies", type=_at_least_one, default=1,
+                   help="copies compressed at once (at least 1)")
+    s.add_argument("--threads", type=int, default=0,
+                   help="threads of multi-threaded codecs (default 0: every core here)")
+    s.add_argument("--max-other-cpu", type=float,
+                   help="a run in which other processes used more than this share of the "
+                        "CPUs is disturbed and measured again (default: config quiet:)")
+    s.add_argument("--max-steal", type=float,
+                   help="likewise for a hypervisor's steal time (default: config quiet:)")
+    s.add_argument("--drift-repeats", type=int,
+                   help="the reference operation's repeats before and after the job (0: no "
+                        "drift check; default: config drift:)")
+    s.add_argument("--drift-max-change", type=float,
+                   help="a change of the reference beyond its noise and this share flags "
+                        "the job's runs and measures them again (default: config drift:)")
+    s.add_argument("--trace-dir")
+    s.add_argument("--verify-cache", metavar="JSONL",
+                   help="verifications shared across jobs: an output identical to one already "
+                        "decompressed to this input (same codec command and version) is not "
+                        "decompressed again")
+    s.add_argument("--expect-node", help="the Slurm node this job must run on (its testbed's)")
+    s.add_argument("--expect-host", help="the host name this job must run on")
+    s.add_argument("--duty-phases", type=int, default=0, metavar="K",
+                   help="HPC '14's workload instead of write/read runs: K write phases "
+                        "between compute phases, measured as one run")
+    s.add_argument("--duty-compute-s", type=float, default=10.0, metavar="S",
+                   help="length of each compute phase (default: %(default)s)")
+    s.add_argument("--duty-compute", choices=("idle", "busy"), default="idle",
+                   help="compute phases idle or busy on one core (default: %(default)s)")
+    s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
+                   help="buffer of the plain baseline's user-space copy (default: %(default)s)")
+    options.add_setting_options(s)
+    options.add_lock_option(s)
+    options.add_spec_option(s)
+    s.set_defaults(fn=commands.cmd_job)
+
+    s = sub.add_parser("collect", help="join run journals into runs.csv")
+    s.add_argument("journals", nargs="+")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=commands.cmd_collect)
+
+    s = sub.add_parser("check-overlap", help="fail if any two measured runs overlap in time")
+    s.add_argument("runs", nargs="+")
+    s.add_argument("--out")
+    s.set_defaults(fn=commands.cmd_check_overlap)
+
+    s = sub.add_parser("provenance", help="the testbed's hardware, software and meter")
+    options.add_meter_options(s)
+    s.add_argument("--target-dir", default=".")
+    s.add_argument("--codecs", nargs="*", default=["paper"])
+    s.add_argument("--testbed", default=os.uname().nodename)
+    s.add_argument("--description", default="")
+    s.add_argument("--out")
+    s.add_argument("--csv", help="also write key,value rows for the paper's table")
+    options.add_spec_option(s)
+    s.set_defaults(fn=commands.cmd_provenance)
+
+    s = sub.add_parser("claims", help="decide some claims anew from runs (the appendix's check)")
+    s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
+    s.add_argument("--claim", action="append", help="claim id (repeatable; default: all)")
+    s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
+    s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
+    add_analysis_options(s)
+    s.set_defaults(fn=commands.cmd_claims)
+
+    s = sub.add_parser("plan", help="how long a study will take here (a short pilot, cached)")
+    s.add_argument("--configfile", nargs="+", default=["config.yaml"],
+                   help="config.yaml and overlays, as given to snakemake")
+    s.add_argument("--config-json", help="the merged config itself (what the workflow passes)")
+    s.add_argument("--cache", help="pilot cache (default: "
+                                   "results/<study>/<testbed>/plan/pilot.json)")
+    s.add_argument("--out", help="also write the estimate as JSON")
+    s.add_argument("--quiet", action="store_true")
+    options.add_lock_option(s)
+    s.set_defaults(fn=commands.cmd_plan)
+
+    s = sub.add_parser("rehearse", help="build the study's whole report from SIMULATED runs "
+                                        "(rehearsal/<study>/), measuring nothing")
+    s.add_argument("--configfile", nargs="+", default=["config.yaml"],
+                   help="config.yaml and overlays, as given to snakemake")
+    s.add_argument("--cores", default="all", help="as snakemake's (default: %(default)s)")
+    s.add_argument("--directory", default=".", help="the workflow's checkout (default: .)")
+    s.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                   help="further snakemake options, after --")
+    s.set_defaults(fn=commands.cmd_rehearse)
+
+    s = sub.add_parser("simulate", help="one testbed's SIMULATED runs for the rehearsal "
+                                        "(what rule simulate_runs runs)")
+    s.add_argument("--config-json", required=True, help="the merged config")
+    s.add_argument("--testbed", help="the testbed (default: the study's first)")
+    s.add_argument("--runs", required=True, help="runs.csv to write; the other files "
+                                                 "go beside it")
+    s.set_defaults(fn=commands.cmd_simulate)
+
+    s = sub.add_parser("restore", help="undo what killed wattzip commands left changed on "
+                                       "this machine (schedulers, governors, mounts, ...)")
+    options.add_lock_option(s)
+    s.set_defaults(fn=commands.cmd_restore)
+
+    s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
+    s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
+    add_analysis_options(s)
+    s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)
+    s.add_argument("--out", required=True)
+    s.add_argument("--reference", metavar="DIR", help=REFERENCE_HELP)
+    s.add_argument("--expect", choices=sorted(records.STAGES),
+                   help="the tree the runs come from: results (measured runs only) or "
+                        "rehearsal (simulated runs only); runs of the other kind are refused")
+    s.add_argument("--testbed", help="the testbed the runs' folder is named for: runs of "
+                                     "another (a folder copied under a new name) are refused")
+    s.set_defaults(fn=commands.cmd_analyze)
+
+    from wattzip.bench import options as bench_options
+
+    s = sub.add_parser("bench", help="hyperfine with joules: benchmark commands, time and "
+                                     "energy, each against the first")
+    bench_options.add_arguments(s)
+    s.set_defaults(fn=commands.cmd_bench)
+    return p
+
+
+def _at_least_one(text: str) -> int:
+    """A count of copies: 0 would record "verified" runs that wrote nothing."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
+    return n
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "command", None) and args.command[:1] == ["--"]:
+        args.command = args.command[1:]
+    try:
+        if getattr(args, "spec", None):
+            args = options.with_spec(parser, argv, args)
+        return args.fn(args)
+    except WattzipError as exc:
+        print(f"wattzip: error: {exc}", file=sys.stderr)
+        return 2

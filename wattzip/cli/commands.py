@@ -1,0 +1,293 @@
+"""What each wattzip command does: a few lines into the layers below, no decisions."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from wattzip import machine, meters, records, units
+from wattzip.errors import WattzipError
+from wattzip.machine import system, throttle
+from wattzip.measure import options, provenance
+from wattzip.measure.options import log
+from wattzip.meters import coefficients
+from wattzip.resources import load_schema
+from wattzip.workload import codec_registry, inputs
+
+
+def cmd_meters(a) -> int:
+    opts = options.meter_options_of(a)
+    rows = []
+    for name, reason in meters.probe_all(opts).items():
+        cls = meters.METERS[name]
+        rows.append({"meter": name, "method": cls.method, "available": reason is None,
+                     "why": reason or ""})
+    if a.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            state = "available" if r["available"] else "unavailable"
+            print(f"{r['meter']:<9} {r['method']:<10} {state:<12} {r['why']}")
+    return 0
+
+
+def cmd_idle(a) -> int:
+    from wattzip.measure import idle
+
+    with machine.session("idle", config=f"{os.getcwd()} ({a.setting})",
+                         wait_s=a.lock_wait):
+        meter = options.open_meter(a)
+        try:
+            out = idle.calibrate(meter, count=a.count, seconds=a.seconds, setting=a.setting,
+                                 target_dir=a.target_dir, min_count=a.min_count,
+                                 ci_target=a.ci_target, io_scheduler=a.io_scheduler,
+                                 governor=a.governor, max_other_load=a.max_other_load,
+                                 journal=a.journal, log=log, medium=options.medium_of(a))
+        finally:
+            meter.close()
+    text = json.dumps(out, indent=2)
+    if a.out:
+        records.write_text_atomically(a.out, text + "\n")
+    half = ("no interval" if out["half_width_w"] is None else
+            f"half-width {out['half_width_w']:.2f} W at {100 * out['confidence']:.4g}%")
+    print(text if a.json or not a.out else
+          f"idle power {out['idle_power_w']:.2f} W ({half}, sd {out['sd_w']:.2f} W, "
+          f"{out['count']} x {a.seconds} s, {out['stopped']}; {out['meter_method']})")
+    return 0
+
+
+def cmd_measure(a) -> int:
+    from wattzip.measure import measurement
+
+    if not a.command:
+        raise WattzipError("nothing to measure: give the command after --, e.g. "
+                           "wattzip measure -- gzip -c big.txt")
+    with machine.session("measure", config=" ".join(a.command), wait_s=a.lock_wait):
+        meter = options.open_meter(a)
+        try:
+            record = measurement.measure_command(a.command, meter, a.op, a.stdin, a.stdout,
+                                                 a.idle_power)
+        finally:
+            meter.close()
+    print(json.dumps(record, indent=2) if a.json else measurement.describe_run(record))
+    if record.get("error"):
+        log(f"failed: {record['error']}")
+    return 0 if record["verified"] else 1
+
+
+def cmd_gen(a) -> int:
+    size = units.parse_size(a.size) if a.size else None
+    # Generating loads every core (xz, hashing, writing): it holds the machine like a
+    # measurement, so another study's runs or idle calibration never run beside it.
+    with machine.session("gen", config=f"{os.getcwd()} ({a.type})", wait_s=a.lock_wait):
+        entry = inputs.generate(a.type, size, a.out, seed=a.seed, sources=a.source,
+                                progress=not a.quiet)
+    manifest = a.manifest or f"{a.out}.json"
+    inputs.write_manifest_entry(entry, manifest)
+    log(f"wrote {entry['size_bytes']} bytes of {a.type} to {a.out} (sha256 {entry['sha256']})")
+    return 0
+
+
+def cmd_stage(a) -> int:
+    with machine.session("stage", config=f"{os.getcwd()} ({a.out})", wait_s=a.lock_wait):
+        entry = inputs.stage(a.master, a.out, a.manifest)
+    log(f"staged {a.out} ({entry['size_bytes']} bytes, sha256 {entry['sha256']}) on "
+        f"{entry['host']['hostname']}")
+    return 0
+
+
+def cmd_codecs(a) -> int:
+    rows = [codec_registry.describe(c) for c in codec_registry.resolve(a.set or ["all"])]
+    if a.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        state = f"{r['version']}" if r["available"] else f"MISSING: apt-get install {r['package']}"
+        print(f"{r['name']:<10} {' '.join(r['compress']):<60} {state}")
+    missing = [r for r in rows if not r["available"]]
+    if a.check and missing:
+        raise WattzipError("missing codec binaries: " + ", ".join(
+            f"{r['name']} (apt-get install {r['package']})" for r in missing))
+    return 0
+
+
+def quiet_limits(max_other_cpu: float | None, max_steal: float | None):
+    """The run's disturbance limits: the flags, else the schema's `quiet:` defaults."""
+    from wattzip.measure.disturbance import QuietLimits
+
+    props = load_schema()["properties"]["quiet"]["properties"]
+    return QuietLimits(
+        props["max_other_cpu"]["default"] if max_other_cpu is None else max_other_cpu,
+        props["max_steal"]["default"] if max_steal is None else max_steal)
+
+
+def drift_check(repeats: int | None, max_change: float | None):
+    """The job's drift check: the flags, else the schema's `drift:` defaults (0 repeats:
+    none)."""
+    from wattzip.measure.disturbance import DriftCheck
+
+    props = load_schema()["properties"]["drift"]["properties"]
+    repeats = props["repeats"]["default"] if repeats is None else repeats
+    return DriftCheck(repeats, props["max_change"]["default"] if max_change is None
+                      else max_change) if repeats else None
+
+
+def cmd_job(a) -> int:
+    from wattzip.measure import measurement
+    from wattzip.measure.job import DutyCycle, MeasurementJob
+
+    if not a.testbed or not a.codec:
+        raise WattzipError("wattzip job: give --testbed and --codec, or a --spec holding them")
+    if not isinstance(a.copies, int) or a.copies < 1:  # a spec's value skips argparse
+        raise WattzipError(f"wattzip job: copies {a.copies!r}; give at least 1 (0 would "
+                           "record verified runs that wrote nothing)")
+    system.check_host(a.expect_node, a.expect_host)
+    manifest = measurement.read_input(a.manifest)
+    medium = options.medium_of(a)
+    codec = measurement.codec_on(a.codec, medium)
+    meter = options.open_meter(a)
+    idle_w, identity = measurement.idle_power(meter, a.idle, a.idle_power)
+    idle_u_w, idle_windows = measurement.idle_uncertainty(a.idle)
+    job = MeasurementJob(
+        testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
+        input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
+        codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
+        ci_target=a.ci_target, copies=a.copies,
+        threads=a.threads or len(os.sched_getaffinity(0)),  # the cores it is given
+        idle_power_w=idle_w, idle_power_u_w=idle_u_w, idle_windows=idle_windows,
+        trace_dir=a.trace_dir,
+        copy_buffer_bytes=units.parse_size(a.copy_buffer),
+        bandwidth_bytes_per_s=throttle.parse_bandwidth(a.bandwidth),
+        duty=(DutyCycle(a.duty_phases, a.duty_compute_s, a.duty_compute)
+              if a.duty_phases else None),
+        factors={"setting": a.setting, "io_scheduler": a.io_scheduler, "governor": a.governor,
+                 "medium": a.medium, "target_dir": medium.path},
+        meter_identity=identity,
+        model=meter.model if meter.name == "model" else coefficients.configured(None, None),
+        verify_cache=a.verify_cache,
+        quiet=quiet_limits(a.max_other_cpu, a.max_steal),
+        drift=drift_check(a.drift_repeats, a.drift_max_change),
+        # The verdict design's looks are a codec's (its job measures its own plain arm).
+        looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,
+                                         a.moderated, a.prior_journals, a.journal)
+               if codec and not a.duty_phases else None),
+    )
+    measurement.run(job, meter, journal=a.journal, out=a.out, io_scheduler=a.io_scheduler,
+                    governor=a.governor, lock_wait=a.lock_wait, log=log)
+    return 0
+
+
+def cmd_collect(a) -> int:
+    runs = records.read_jsonl(a.journals)
+    n = records.write_runs_csv(runs, a.out)
+    failed = sum(not r.get("verified") for r in runs)
+    note = f"; {failed} FAILED or unverified (see column failure)" if failed else ""
+    log(f"{n} runs to {a.out}{note}")
+    return 0
+
+
+def cmd_check_overlap(a) -> int:
+    msg = records.check_no_overlap(records.load_runs(a.runs), log)
+    if a.out:
+        records.write_text_atomically(a.out, msg + "\n")
+    log(msg)
+    return 0
+
+
+def cmd_provenance(a) -> int:
+    try:
+        meter = options.open_meter(a)
+        meter.close()
+    except WattzipError as exc:
+        meter = exc  # recorded as the meter's error
+    info = provenance.testbed_provenance(a.target_dir, codec_registry.resolve(a.codecs), meter,
+                                         a.testbed, a.description)
+    text = json.dumps(info, indent=2)
+    if a.out:
+        records.write_text_atomically(a.out, text + "\n")
+    else:
+        print(text)
+    if a.csv:
+        records.write_csv_atomically(system.provenance_rows(info), a.csv, ["key", "value"])
+    return 0
+
+
+def cmd_analyze(a) -> int:
+    from wattzip.analysis import run_tables
+
+    if a.expect or a.testbed:  # what the folder must hold, checked before any writing
+        runs = records.load_runs(a.runs)
+        if a.expect:
+            records.check_stage(runs, a.expect)
+        if a.testbed:
+            records.check_testbed(runs, a.testbed, a.runs)
+    written = run_tables.analyze(a.runs, a.out, reference_dir=a.reference,
+                               options=_analysis_options(a), settings_path=a.settings)
+    for path in written:
+        log(f"wrote {path}")
+    return 0
+
+
+def _analysis_options(a):
+    from wattzip.analysis.options import AnalysisOptions
+
+    return AnalysisOptions(margin=a.margin, reads_per_write=a.reads_per_write, looks=a.looks,
+                           ci_target=a.ci_target, effect=a.effect, moderated=a.moderated)
+
+
+def cmd_claims(a) -> int:
+    import csv
+
+    from wattzip import records
+    from wattzip.analysis import run_tables
+
+    rows = run_tables.claim_rows(a.runs, a.claim, a.reference, _analysis_options(a), a.settings)
+    if not rows:
+        raise WattzipError(f"no claim {', '.join(a.claim or [])} in the registry "
+                           f"({a.reference}/claims.yaml)")
+    writer = csv.DictWriter(sys.stdout, list(rows[0]))
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: records.table_cell(v) for k, v in row.items()})
+    return 0
+
+
+def cmd_plan(a) -> int:
+    from wattzip.model import plan
+    from wattzip.model.study import Study
+
+    study = (Study.from_config(json.loads(a.config_json)) if a.config_json
+             else Study.from_files(a.configfile))
+    text = plan.run(study, a.cache, a.out, a.lock_wait, progress=None if a.quiet else log)
+    print(text)
+    return 0
+
+
+def cmd_simulate(a) -> int:
+    from wattzip.model import rehearsal
+    from wattzip.model.study import Study
+
+    study = Study.from_config(json.loads(a.config_json))
+    written = rehearsal.synthesize(study, a.testbed or study.first_testbed, a.runs)
+    log(f"SIMULATED runs of study {study.name} on testbed {a.testbed}: {written}")
+    return 0
+
+
+def cmd_rehearse(a) -> int:
+    from wattzip.model import rehearsal
+
+    extra = a.snakemake_args[1:] if a.snakemake_args[:1] == ["--"] else a.snakemake_args
+    return rehearsal.run_workflow(a.configfile, a.cores, a.directory, extra)
+
+
+def cmd_restore(a) -> int:
+    """What killed wattzip commands left changed on this machine: shown, then undone."""
+    log(machine.restore(a.lock_wait, log))
+    return 0
+
+
+def cmd_bench(a) -> int:
+    from wattzip.bench import options as bench_options
+
+    return bench_options.run(a)

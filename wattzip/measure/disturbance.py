@@ -1,0 +1,168 @@
+"""The rest of the machine's load during a measured run, and whether it disturbed the run.
+
+A wall meter sees every process; RAPL sees every core of the package. Another
+process's CPU time inside a run's region is energy the run is charged for, and a
+neighbour stealing a VM's CPU stretches the run's time. The machine lock keeps
+other studies out, not every process. So each run records, over its region:
+
+- other_user_share: user CPU time of everything but the measured process tree and
+  the harness itself, as a share of all CPUs' time (/proc/stat's user + nice less the
+  tree's and our own rusage). User time only: the kernel's threads that flush, loop
+  and (btrfs) compress for the run are system time the run itself caused;
+- other_cpu_share: the same with system, irq and softirq time, for the record;
+- steal_share: CPU time the hypervisor gave to another guest (/proc/stat's steal);
+- cpu_pressure_share: the share of the region in which some task waited for a CPU
+  (/proc/pressure/cpu "some total"), kernel 4.20 and later; None where absent.
+
+A run whose other_user_share or steal_share exceeds its limit (config `quiet:`)
+is flagged disturbed: recorded with the reason, left out of every statistic and
+measured again by the job's loop (wattzip.measure.repeats).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+PROC_STAT = "/proc/stat"
+PRESSURE_CPU = "/proc/pressure/cpu"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The machine's CPU counters at one moment (jiffies; pressure in microseconds)."""
+
+    user: int
+    busy: int
+    steal: int
+    pressure_us: int | None
+    own_user_s: float
+    own_cpu_s: float
+
+
+def _pressure_us(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("some "):
+                    return int(line.rsplit("total=", 1)[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def snapshot(proc_stat: str = PROC_STAT, pressure: str = PRESSURE_CPU) -> Snapshot:
+    with open(proc_stat) as f:
+        fields = [int(v) for v in f.readline().split()[1:9]]
+    fields += [0] * (8 - len(fields))
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    own = os.times()
+    return Snapshot(user + nice, user + nice + system + irq + softirq, steal,
+                    _pressure_us(pressure), own.user, own.user + own.system)
+
+
+def process_times(pids) -> tuple[float, float]:
+    """The user and the user + system CPU seconds of some processes, from /proc/<pid>/stat
+    (a process that is gone counts nothing)."""
+    user = total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        utime, stime = int(fields[11]) / TICK, int(fields[12]) / TICK
+        user, total = user + utime, total + utime + stime
+    return user, total
+
+
+def load_since(start: Snapshot, end: Snapshot, tree_user_s: float, tree_cpu_s: float,
+               elapsed_s: float, cpus: int | None = None) -> dict:
+    """The other load in [start, end] as the run record's fields."""
+    cpus = cpus or os.cpu_count() or 1
+    capacity = max(elapsed_s * cpus, 1e-9)
+    others_user = ((end.user - start.user) / TICK - tree_user_s
+                   - (end.own_user_s - start.own_user_s))
+    others_cpu = ((end.busy - start.busy) / TICK - tree_cpu_s
+                  - (end.own_cpu_s - start.own_cpu_s))
+    pressure = (None if start.pressure_us is None or end.pressure_us is None or elapsed_s <= 0
+                else (end.pressure_us - start.pressure_us) / 1e6 / elapsed_s)
+    return {"other_user_s": max(others_user, 0.0),
+            "other_user_share": max(others_user, 0.0) / capacity,
+            "other_cpu_share": max(others_cpu, 0.0) / capacity,
+            "steal_share": (end.steal - start.steal) / TICK / capacity,
+            "cpu_pressure_share": pressure, "cpus": cpus}
+
+
+@dataclass(frozen=True)
+class QuietLimits:
+    """How much of the machine others may use during a run (config `quiet:`)."""
+
+    max_other_cpu: float = 0.05
+    max_steal: float = 0.05
+
+    def judge(self, record: dict) -> str | None:
+        """Why the run was disturbed, or None when it was quiet. The kernel counts CPU
+        time in ticks per CPU: a tick per CPU at each end is counting, not load, and is
+        forgiven before the share is compared."""
+        elapsed = record.get("elapsed_s")
+        if not elapsed or record.get("other_user_s") is None:
+            return None
+        cpus = record.get("cpus") or os.cpu_count() or 1
+        capacity = elapsed * cpus
+        counting = 2 * cpus / TICK
+        share = max(record["other_user_s"] - counting, 0.0) / capacity
+        reasons = []
+        if share > self.max_other_cpu:
+            reasons.append(f"other processes used {share:.0%} of the {cpus} CPUs "
+                           f"(limit {self.max_other_cpu:.0%})")
+        steal = record.get("steal_share") or 0.0
+        if steal > self.max_steal:
+            reasons.append(f"the hypervisor stole {steal:.0%} of the CPUs' time "
+                           f"(limit {self.max_steal:.0%})")
+        pressure = record.get("cpu_pressure_share")
+        if reasons and pressure is not None:
+            reasons.append(f"CPU pressure {pressure:.0%} of the region")
+        return "; ".join(reasons) or None
+
+
+@dataclass(frozen=True)
+class DriftCheck:
+    """The reference operation's repeats and the change that counts as drift
+    (wattzip.measure.drift; config `drift:`)."""
+
+    repeats: int = 3
+    max_change: float = 0.05
+
+
+def count_disturbed(runs: list[dict]) -> dict[str, int]:
+    """How many runs were disturbed, by reason (other processes, steal): the report's."""
+    out: dict[str, int] = {}
+    for r in runs:
+        why = r.get("disturbed")
+        if why:
+            for kind in ("other processes", "stole", "drift"):
+                if kind in why:
+                    out[kind] = out.get(kind, 0) + 1
+    return out
+
+
+def describe(runs: list[dict]) -> str:
+    """The report's sentence on disturbed runs (runs.csv rows or records)."""
+    kinds = count_disturbed(runs)
+    n = sum(1 for r in runs if r.get("disturbed"))
+    if not any(r.get("other_user_share") not in (None, "") for r in runs):
+        return "The runs recorded no other load (measured before wattzip recorded it)."
+    if not n:
+        return ("No run was disturbed by other load on the machine (other processes' CPU "
+                "time, a hypervisor's steal) beyond the study's limits.")
+    causes = {"other processes": "other processes' CPU time",
+              "stole": "a hypervisor stealing CPU time",
+              "drift": "the machine's drift over their job (a reference operation)"}
+    why = ", ".join(f"{count} by {causes[kind]}" for kind, count in sorted(kinds.items()))
+    kept = sum(1 for r in runs if r.get("drift_warning"))
+    return (f"{n} of {len(runs)} runs were disturbed by other load on the machine ({why}); "
+            "each was measured again and none enters any statistic."
+            + (f" {kept} runs are kept although their job drifted again when measured "
+               "again (drift_warning in runs.csv)." if kept else ""))

@@ -1,0 +1,228 @@
+"""Idle power calibration (SYSTOR '09 5.1): windows measured with the machine quiet.
+
+Windows are measured until the Student-t interval of their mean idle power is narrow
+enough (`ci_target` of the mean), at least `min_count` and at most `count` of them (the
+paper's 10 x 10 minutes). Looking after every window erodes the coverage an interval
+claims, so each of the count - min_count + 1 possible looks is at 1 - 0.05 / looks
+(Bonferroni): the interval reported holds at >= 95% whichever look stopped it.
+
+Every window is journaled as it ends, so a killed calibration resumes; a window in
+which the rest of the machine was busy is discarded and measured again, and several in
+a row refuse the machine (another study, not a brief disturbance).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from wattzip import meters, records, stats
+from wattzip.analysis import verdicts
+from wattzip.errors import ConfigError
+from wattzip.machine import MachineError, factors, system
+from wattzip.measure.runner import cpu_busy_jiffies, utc_now
+from wattzip.meters import Meter
+
+NOISY_IDLE_WINDOWS = 3  # in a row: the machine is busy, not briefly disturbed
+CONFIDENCE = 0.95  # overall, over all the looks
+
+
+def schema_defaults() -> dict:
+    """The `idle:` section's defaults, as config/schema.yaml declares them."""
+    from wattzip.resources import load_schema
+
+    props = load_schema()["properties"]["idle"]["properties"]
+    return {key: prop["default"] for key, prop in props.items() if "default" in prop}
+
+
+def first_look(count: int, min_count: int) -> int:
+    """The windows before the first look: min_count, refused above count. The schema's
+    default alone is cut to count, so a study of fewer windows (a test, a quick look)
+    need not set it: it looks once, after all of them."""
+    if min_count < 1:
+        raise ConfigError(f"idle.min_count ({min_count}) must be at least 1")
+    if min_count > count:
+        if min_count == schema_defaults()["min_count"]:
+            return count
+        raise ConfigError(f"idle.min_count ({min_count}) is above idle.count ({count}), "
+                          "the most windows calibration measures; lower min_count or "
+                          "raise count")
+    return min_count
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    """Stop once the interval's half-width is at most ci_target of the mean, looking
+    after each window from the first look on, and at the maximum in any case."""
+
+    count: int  # the most windows
+    first: int  # windows before the first look
+    ci_target: float
+
+    @property
+    def looks(self) -> int:
+        return self.count - self.first + 1
+
+    @property
+    def confidence(self) -> float:
+        return verdicts.look_confidence(CONFIDENCE, self.looks)
+
+    def half_width_w(self, windows: Sequence[float]) -> float:
+        return stats.half_width(windows, self.confidence)
+
+    def met(self, windows: Sequence[float]) -> bool:
+        return stats.ci_met(windows, self.ci_target, self.confidence)
+
+    def stop(self, windows: Sequence[float]) -> str | None:
+        """Why the calibration stops after these windows, or None to measure another."""
+        n = len(windows)
+        if n >= self.first and self.met(windows):
+            return f"target met at look {n - self.first + 1} of {self.looks}"
+        if n >= self.count:
+            return f"reached the maximum of {self.count} window{'s' * (self.count != 1)}"
+        return None
+
+    def describe(self, windows: Sequence[float]) -> str:
+        """The running mean and half-width, as the log says them after each window."""
+        n, mean_w = len(windows), stats.mean(windows)
+        if n < 2:
+            return f"mean {mean_w:.2f} W (one window: no interval)"
+        text = (f"mean {mean_w:.2f} W, half-width {self.half_width_w(windows):.2f} W "
+                f"({stats.relative_half_width(windows, self.confidence):.1%} of the mean, "
+                f"target {self.ci_target:.1%}) at {100 * self.confidence:.4g}% confidence")
+        if n < self.first:
+            return f"{text}; first look after {self.first} windows"
+        return f"{text}; look {n - self.first + 1} of {self.looks}"
+
+
+def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_dir: str,
+              min_count: int, ci_target: float, io_scheduler: str = "keep",
+              governor: str = "keep", max_other_load: float = 0.1,
+              journal: str | None = None, log: Callable[[str], None] = print,
+              medium=None) -> dict:
+    """The idle calibration of one setting (its I/O scheduler and governor applied), as
+    the JSON the jobs read: mean, sd and interval of the windows measured (at least
+    min_count, at most count, fewer once the interval is within ci_target of the mean),
+    why they stopped, and the meter that measured them."""
+    rule = StoppingRule(count, first_look(count, min_count), ci_target)
+    os.makedirs(target_dir, exist_ok=True)
+    key = f"{meter.name}|{meter.scope}|{setting}|{seconds:g}"
+    journaled = ([float(e["watts"]) for e in records.read_journal(journal, key, ("key", "watts"))]
+                 if journal else [])
+    # The journal's windows are this calibration's first ones: the looks are replayed
+    # over them in order, so a resumed calibration stops where an unbroken one would.
+    windows: list[float] = []
+    reason = None
+    for watts in journaled:
+        windows.append(watts)
+        reason = rule.stop(windows)
+        if reason:
+            break
+    if journaled:
+        used = "" if len(windows) == len(journaled) else f", the first {len(windows)} used"
+        log(f"idle: {len(journaled)} window(s) of {seconds:g} s found in {journal}{used}; "
+            f"{rule.describe(windows)}")
+    if reason is None:  # else the journal's windows suffice: the machine is left alone
+        # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
+        # unmounted mount point, which is usually the root disk.
+        disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
+        with factors.applied(disk, io_scheduler, governor):
+            quiet, noisy = QuietCheck(), 0
+            while reason is None:
+                watts = meters.measure_idle(meter, 1, seconds).windows_w[0]
+                try:
+                    quiet.require_quiet(max_other_load, f"idle window {len(windows) + 1}")
+                except MachineError as exc:  # discarded, never averaged in
+                    noisy += 1
+                    if noisy >= NOISY_IDLE_WINDOWS:
+                        raise
+                    log(f"{exc}; discarded, measuring it again")
+                    continue
+                noisy = 0
+                windows.append(watts)
+                if journal:
+                    records.append_journal(journal, {"key": key, "watts": watts})
+                log(f"idle window {len(windows)}/{count}: {watts:.2f} W; "
+                    f"{rule.describe(windows)}")
+                reason = rule.stop(windows)
+    met = rule.met(windows)
+    log(f"idle: stopped after {len(windows)} of at most {count} windows: {reason}"
+        + ("" if met else f" (the target of {ci_target:.1%} not met)"))
+    result = meters.IdleResult(windows, meter.name, meter.scope, meter.method, seconds)
+    half = rule.half_width_w(windows)
+    # count is the windows averaged, as it always was (the report's "over N windows");
+    # max_count is the config's idle.count.
+    return {"idle_power_w": result.mean_w, "sd_w": result.sd_w, "windows_w": result.windows_w,
+            "count": len(windows), "seconds": seconds, "setting": setting,
+            "meter_source": result.source, "meter_scope": result.scope,
+            "meter_method": result.method, "measured_at": utc_now(),
+            "max_count": count, "min_count": rule.first, "looks": rule.looks,
+            "half_width_w": None if math.isnan(half) else half,
+            "confidence": rule.confidence, "ci_target": ci_target, "ci_met": met,
+            "stopped": reason}
+
+
+def _per_process_jiffies() -> dict[int, tuple[str, int]]:
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                text = (entry / "stat").read_text()
+                rest = text[text.rindex(")") + 2:].split()
+                out[int(entry.name)] = (text[text.index("(") + 1:text.rindex(")")],
+                                        int(rest[11]) + int(rest[12]))
+    return out
+
+
+class QuietCheck:
+    """CPU time the rest of the machine used while this process measured idle power.
+
+    Another study's load (in a chroot or a container this lock does not reach) would go
+    into the idle baseline and every passive energy after it, with nothing to say so.
+    """
+
+    def __init__(self):
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.cpus = os.cpu_count() or 1
+        self._start()
+
+    def _own_jiffies(self) -> int:
+        t = os.times()
+        return round((t.user + t.system + t.children_user + t.children_system) * self.tick)
+
+    def _start(self) -> None:
+        self.t0 = time.monotonic()
+        self.busy0, self.own0 = cpu_busy_jiffies(), self._own_jiffies()
+        self.procs0 = _per_process_jiffies()
+
+    def others_load(self) -> tuple[float, list[str]]:
+        """(the other processes' share of all CPUs since the start, the busiest of them)."""
+        seconds = time.monotonic() - self.t0
+        others = (cpu_busy_jiffies() - self.busy0) - (self._own_jiffies() - self.own0)
+        share = max(others, 0) / self.tick / max(seconds * self.cpus, 1e-9)
+        after = _per_process_jiffies()
+        deltas = sorted(((j - self.procs0.get(pid, ("", 0))[1], pid, name)
+                         for pid, (name, j) in after.items() if pid != os.getpid()),
+                        reverse=True)
+        busiest = [f"{name} (pid {pid}, {d / self.tick:.1f} CPU-s)" for d, pid, name
+                   in deltas[:3] if d > 0]
+        return share, busiest
+
+    def require_quiet(self, limit: float, what: str) -> None:
+        """An error when the rest of the machine was busy since the last check (which
+        starts a new interval either way)."""
+        share, busiest = self.others_load()
+        if share > limit:
+            self._start()
+            raise MachineError(
+                f"{what}: the machine was not idle: other processes used {share:.0%} of its "
+                f"{self.cpus} CPUs (limit {limit:.0%}); busiest: "
+                f"{', '.join(busiest) or 'processes that have exited'}. Their load would "
+                "go into the idle baseline and every passive energy; stop them (another "
+                "study in a container this lock cannot see?) and calibrate again")
+        self._start()

@@ -1,0 +1,165 @@
+"""One measurement job on this machine: its input, codec, medium and idle power checked,
+then run under the machine's lock with everything it changed undone, and its runs
+written atomically (what `wattzip job`, and so every workflow job, does)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Callable
+
+from wattzip import machine, meters, records, units
+from wattzip.analysis.stopping import VerdictLooks
+from wattzip.errors import WattzipError
+from wattzip.machine import factors, system
+from wattzip.machine.media import Medium
+from wattzip.measure import drift, free_space, runner
+from wattzip.measure.job import MeasurementJob
+from wattzip.run_record import RunRecord
+from wattzip.workload import codec_registry
+from wattzip.workload.codec_registry import Codec
+
+
+def read_input(manifest_path: str) -> dict:
+    """The input's manifest entry, refused unless the file it names is here, whole."""
+    manifest = records.read_json(manifest_path, "input manifest",
+                                 ("path", "size_bytes", "sha256", "file_type"))
+    if not (os.path.exists(manifest["path"])
+            and os.path.getsize(manifest["path"]) == manifest["size_bytes"]):
+        raise WattzipError(f"the input {manifest['path']} of {manifest_path} is missing or "
+                           "has another size on this machine; delete the manifest so that "
+                           "the workflow makes it again")
+    return manifest
+
+
+def codec_on(name: str, medium: Medium) -> Codec | None:
+    """The job's codec (None: plain), installed; a filesystem's compression adds its mount
+    option to the medium, which must be that filesystem."""
+    if name == "plain":
+        return None
+    codec = codec_registry.get(name)
+    codec_registry.require(codec)
+    if codec.filesystem:
+        if medium.fs != codec.filesystem:
+            raise WattzipError(f"codec {codec.name} compresses in {codec.filesystem}: its "
+                               f"medium must be a {codec.filesystem} filesystem (kind image, "
+                               f"fs {codec.filesystem}), not {medium.fs or medium.kind}")
+        medium.mount_options = ",".join(o for o in (medium.mount_options, codec.mount_option)
+                                        if o)
+    return codec
+
+
+def idle_power(meter: meters.Meter, calibration_path: str | None,
+               given_w: float | None) -> tuple[float | None, dict]:
+    """The idle power to subtract and the meter identity it makes: a calibration must be
+    the same meter's; a number given by hand is recorded as such."""
+    if not calibration_path:
+        return given_w, meter.identity({"idle_power_w": given_w})
+    calibration = records.read_json(calibration_path, "idle calibration",
+                                    ("idle_power_w", "meter_source", "meter_scope"))
+    meters.check_same_meter(calibration, meter, calibration_path)
+    return calibration["idle_power_w"], meter.identity(calibration)
+
+
+def idle_uncertainty(calibration_path: str | None) -> tuple[float | None, int | None]:
+    """The idle mean's standard uncertainty (sd / sqrt(windows), W) and its windows, for the
+    budget's idle term; (None, None) for a number given by hand (no interval to state)."""
+    if not calibration_path:
+        return None, None
+    calibration = records.read_json(calibration_path, "idle calibration", ("idle_power_w",))
+    sd, count = calibration.get("sd_w"), calibration.get("count")
+    if sd is None or not count:
+        return None, None
+    return sd / count ** 0.5, int(count)
+
+
+def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
+                  moderated: bool = False, prior_journals: str | None = None,
+                  own_journal: str | None = None) -> VerdictLooks | None:
+    """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures
+    its own plain arm, which the verdicts compare with (wattzip.measure.repeats). Under the
+    moderated design the other cells' journals in `prior_journals` (those written so far;
+    not `own_journal`) give the prior."""
+    if not looks:
+        return None
+    try:
+        planned = tuple(int(n) for n in looks.split(","))
+    except ValueError:
+        raise WattzipError(f"--looks {looks!r}: give runs per arm, e.g. 3,5,8") from None
+    if any(b <= a for a, b in zip(planned, planned[1:], strict=False)) or planned[0] < 2:
+        raise WattzipError(f"--looks {looks}: the looks must increase from 2 runs on, e.g. "
+                           "3,5,8")
+    own = os.path.abspath(own_journal) if own_journal else None
+    paths = sorted(glob.glob(os.path.join(prior_journals, "*", "*.jsonl"))) if (
+        moderated and prior_journals) else []
+    prior = [r for path in paths if os.path.abspath(path) != own
+             for r in records.read_journal(path, required=records.RUN_REQUIRED)]
+    return VerdictLooks(planned, reads_per_write, margin, moderated=moderated,
+                        prior_runs=tuple(prior))
+
+
+def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,
+        governor: str, lock_wait: float, log: Callable[[str], None]) -> dict:
+    """Measure the job alone on this machine and write its runs to `out`.
+
+    The session takes the machine's lock, undoes what a killed job left, and undoes this
+    job's own changes (medium, factors, throttle, processes), also on SIGTERM. With too
+    few verified repeats nothing is written: the workflow sees the job fail and runs it
+    again, resuming from the journal, where the failed runs stay.
+    """
+    medium = job.medium
+    label = f"{os.getcwd()} ({job.factors.get('setting')} {job.file_type} {job.codec_name})"
+    with machine.session("job", job.testbed, label, wait_s=lock_wait):
+        try:
+            medium.attach()
+            free_space.check_free_space(
+                medium.path, free_space.space_needed(job.input_bytes, job.copies,
+                                                job.duty.phases if job.duty else 1,
+                                                medium.inputs == "on-medium"),
+                medium.image, units.parse_size(medium.size) if medium.image else 0)
+            with factors.applied(medium.scheduler_disk(), io_scheduler,
+                                 governor):
+                # The job's loop between two reference measurements (wattzip.measure.drift).
+                summary, runs = drift.checked_job(job, meter, journal, log)
+        finally:
+            try:
+                medium.detach()
+            finally:
+                meter.close()
+    if not summary["complete"]:
+        raise WattzipError(f"{job.file_type}/{job.codec_name}: only {summary['repeats']} "
+                           f"verified repeat(s) of the {job.min_repeats} needed; "
+                           f"{summary['failed']} run(s) failed (see {journal}). Fix the "
+                           "cause and run the workflow again: the job resumes")
+    records.write_text_atomically(out, "".join(json.dumps(r, sort_keys=True) + "\n"
+                                               for r in runs))
+    met = "met" if summary["ci_met"] else "NOT met"
+    log(f"{job.file_type}/{job.codec_name}: {summary['repeats']} repeats, "
+        f"{summary['failed']} failed run(s), CI target {met}")
+    return summary
+
+
+def measure_command(argv: list[str], meter: meters.Meter, op: str, stdin: str | None,
+                    stdout: str | None, idle_power_w: float | None) -> dict:
+    """One command measured as a run is (caches dropped, tools kept warm, output flushed
+    inside the region); its record, without a job's verification."""
+    operation = runner.Operation(op, [argv], [stdin], [stdout], [stdout] if stdout else [])
+    cache = runner.drop_caches([p for p in (stdin, stdout) if p and os.path.exists(p)])
+    if cache == "global":
+        runner.warm(runner.tool_files(argv[0]))
+    target = os.path.dirname(os.path.abspath(stdout)) if stdout else os.getcwd()
+    result = runner.measure(operation, meter, idle_power_w, system.block_device(target)["disk"])
+    output = os.path.getsize(stdout) if stdout and os.path.exists(stdout) else None
+    return RunRecord.new(result, factors={"cache_drop": cache}, output_bytes=output,
+                         verified=result["succeeded"], tool_version=None).to_dict()
+
+
+def describe_run(record: dict) -> str:
+    wait = "" if record["wait_s"] is None else f", {record['wait_s']:.3f} wait"
+    energy = ("energy not measured (no meter)" if record["energy_j"] is None else
+              f"{record['energy_j']:.2f} J {record['meter_method']} by "
+              f"{record['meter_source']} ({record['meter_scope']})")
+    return (f"{record['elapsed_s']:.3f} s elapsed ({record['user_s']:.3f} user, "
+            f"{record['sys_s']:.3f} sys{wait}; CPU {record['cpu_utilization']:.2f}x), "
+            f"{energy}, exit {record['exit_code']}")

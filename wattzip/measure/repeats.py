@@ -1,0 +1,396 @@
+"""A measurement job: one file type and one codec (or the plain baseline), repeated.
+
+Runs alternate write then read (compress-write, decompress-read) so each read
+finds the file its write just flushed.  Under the verdict design a codec's job
+measures its own plain arm too, interleaved with the codec's in ABBA order
+(plain pair, codec pair; codec pair, plain pair; ...), so that drift over time
+(heat, the host's cache, a neighbour) falls on both arms alike.  Every finished
+run is appended to a journal at once; a rerun of a job that died finds its runs
+(both arms') there and goes on from where it stopped.  The journal is not a
+Snakemake output, so Snakemake never deletes it when it cleans up an
+interrupted job.
+
+Before every run the caches are made cold without making the tools cold;
+after every write the stored files are checked to own their blocks and to
+give back the input, all outside the measured region.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from wattzip import records
+from wattzip.analysis import stopping
+from wattzip.errors import ConfigError, FactorError
+from wattzip.machine import system
+from wattzip.machine.extents import check_owns_blocks
+from wattzip.machine.factors import governors_in_effect
+from wattzip.machine.throttle import throttled
+from wattzip.measure import runner
+from wattzip.measure.job import MeasurementJob
+from wattzip.measure.runner import measure, write_trace
+from wattzip.measure.staging import (
+    on_disk_bytes,
+    prepare_input_copies,
+    stage_on_medium,
+)
+from wattzip.meters import Meter
+from wattzip.meters.base import identity_id
+from wattzip.run_record import RunRecord
+from wattzip.stats import relative_half_width
+from wattzip.workload import codec_registry
+
+MAX_CONSECUTIVE_FAILURES = 2
+
+
+def read_journal(path: str | os.PathLike, key: str) -> list[dict]:
+    """This job's runs from its journal (records.read_journal names any damaged line)."""
+    return records.read_journal(path, key, required=records.RUN_REQUIRED)
+
+
+class ColdCache:
+    """Makes the caches cold before each run without making the tools cold.
+
+    A target that is its own filesystem with the unmount flush is unmounted
+    and mounted again (which empties its cache alone) and the inputs are
+    evicted file by file. Otherwise the page cache is dropped globally when
+    permitted; that also evicts the tools and their libraries, which are read
+    back at once so that no run loads its tool from disk inside the region.
+    Without permission, the job's own files are evicted one by one.
+    """
+
+    def __init__(self, job: MeasurementJob):
+        self.job = job
+        if job.duty:  # the shell loop's own tools
+            writer = "dd" if job.copies_plainly else job.codec.binary
+            argv0s = {"sh", "sync", "sleep", "timeout", writer}
+        else:
+            argv0s = {op.argvs[0][0] for op in (job.write_operation(), job.read_operation())}
+        self.tool_files = sorted({f for a in argv0s for f in runner.tool_files(a)})
+
+    def __call__(self) -> tuple[str, bool]:
+        """(the method, whether the tools were read back) for the run's record."""
+        job = self.job
+        if job.medium.flush == "unmount":
+            os.sync()
+            job.medium.cycle()
+            # The inputs, and an emulated disk's image file, whose pages the host caches
+            # below the loop device (the budget still sets the time; the bytes are cold).
+            runner.evict([*job.sources(), *([job.medium.image] if job.medium.shares_budget
+                                            else [])])
+            return "unmount", False
+        method = runner.drop_caches([*job.sources(), *job.stored_paths()])
+        if method == "global":
+            runner.warm(self.tool_files)
+            return method, True
+        return method, False
+
+
+def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
+            log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
+    """Repeat the job's write/read pair until its stopping rule says enough (the paper's,
+    or the verdict design's looks: then with the codec's own plain arm, interleaved ABBA).
+
+    Returns a summary: repeats done (per arm), whether the confidence target was met,
+    and failed runs.  Failed or unverified runs are recorded, never dropped; an outlier
+    stays in the runs (wattzip.analysis.stopping says when it keeps the job going).
+    The medium is attached first and detached last, also when the job dies.
+    """
+    Path(journal).parent.mkdir(parents=True, exist_ok=True)
+    key = job.key()
+    runs = read_journal(journal, key)
+    last_repeat = max((r["repeat"] for r in runs), default=0)
+    others = [r for r in records.read_journal(journal, required=records.RUN_REQUIRED)
+              if r.get("job_key") != key]
+    if others and not runs:
+        log(f"{job.file_type}/{job.codec_name}: {len(others)} run(s) in {journal} were "
+            "measured under another meter identity or job setup (meter, coefficients, idle "
+            "calibration, codec, medium, factors); they stay in the journal, unused, and "
+            "this job measures again")
+    if runs:
+        log(f"{job.file_type}/{job.codec_name}: resuming after {last_repeat} repeat(s) "
+            f"found in {journal}")
+    version = (codec_registry.version(job.codec) if job.codec
+               else codec_registry.plain_copy_version())
+    paired = job.looks is not None
+    if paired and (job.codec is None or job.duty):
+        raise ConfigError("the verdict design's looks are for a codec's job, which measures "
+                          "its own plain arm; a plain or duty-cycle job follows the paper's rule")
+
+    def tell(message: str) -> None:
+        log(f"{job.file_type}/{job.codec_name}: {message}")
+
+    prepare_input_copies(job, log)
+    job.medium.attach()
+    stack = contextlib.ExitStack()
+    try:
+        stage_on_medium(job, log)
+        medium_info = {**job.medium.describe(), **system.host_identity()}
+        scheduler_disk = job.medium.scheduler_disk()
+        medium_info.update(scheduler_disk=scheduler_disk,
+                           io_scheduler_in_effect=system.io_scheduler(scheduler_disk),
+                           governor_in_effect=governors_in_effect(),
+                           bandwidth_bytes_per_s=job.bandwidth_bytes_per_s)
+        devices = {"target": system.block_device(job.medium.path)["disk"],
+                   "input": system.block_device(os.path.dirname(os.path.abspath(
+                       job.sources()[0])))["disk"]}
+        # An emulated disk with one budget throttles itself (wattzip.machine.onedisk); otherwise
+        # a block-I/O cgroup caps each device's reads and writes apart.
+        shared = job.medium.shares_budget
+        throttle = stack.enter_context(
+            throttled(devices, None if shared else job.bandwidth_bytes_per_s))
+        # What the kernel (or the emulated disk) holds, read back; throttled() refuses any
+        # other value, and so does the check below for the emulated disk.
+        if shared:
+            applied = job.medium.budget_applied_bytes_per_s()
+            if applied != job.bandwidth_bytes_per_s:
+                raise FactorError(f"bandwidth: the emulated disk holds {applied} B/s, not "
+                                  f"{job.bandwidth_bytes_per_s}")
+        else:
+            applied = min(throttle.applied_bytes_per_s().values()) if throttle else None
+        medium_info["bandwidth_applied_bytes_per_s"] = applied
+        medium_info["bandwidth_budget"] = (
+            "one for reads and writes" if shared else
+            "each device's reads and writes apart" if throttle else None)
+        # The verdict design: the codec's own plain arm, interleaved ABBA with it.
+        arms = [plain_arm(job), job] if paired else [job]
+        cold = {id(a): ColdCache(a) for a in arms}  # each arm's tools kept warm
+        versions = {id(a): version if a is job else codec_registry.plain_copy_version()
+                    for a in arms}
+        infos: dict[int, dict] = {}
+        mounted = job.medium
+        consecutive_failures = 0
+        # The stopping rule counts verified runs per operation, so a repeat cut short by a
+        # kill (a write without its read) is simply made up for; an arm a kill kept from
+        # starting its repeat runs first, under that repeat, so the order stays ABBA.
+        while True:
+            begun = {(r["codec"], r["repeat"]) for r in runs}
+            todo = [a for a in abba(arms, last_repeat)
+                    if last_repeat and (a.codec_name, last_repeat) not in begun]
+            if todo:
+                repeat = last_repeat
+            elif (stopping.needs_more(runs, job.ops, job.min_repeats, job.max_repeats,
+                                      job.ci_target, job.looks, log=tell)
+                  and last_repeat < 2 * job.max_repeats):
+                repeat = last_repeat + 1
+                todo = abba(arms, repeat)
+            else:
+                break
+            repeat_ok = True
+            for arm in todo:
+                if arm.medium is not mounted:  # a filesystem codec's compression on or off
+                    mounted.unmount()
+                    arm.medium.mount()
+                    mounted = arm.medium
+                if id(arm) not in infos:  # a plain arm's own mount options, as mounted
+                    infos[id(arm)] = medium_info if arm.medium is job.medium else {
+                        **medium_info, "mount_options": arm.medium.describe()["mount_options"]}
+                for record in _measure_pair(arm, meter, devices, throttle, cold[id(arm)],
+                                            repeat, versions[id(arm)], key, infos[id(arm)],
+                                            [p for a in arms for p in a.stored_paths()],
+                                            pairing(job, arm)):
+                    records.append_journal(journal, record)
+                    runs.append(record)
+                    # A disturbed run is no failure of the job: it is measured again.
+                    repeat_ok &= record["verified"] or bool(record.get("disturbed"))
+                    log(_progress_line(job, record))
+            last_repeat = repeat
+            consecutive_failures = 0 if repeat_ok else consecutive_failures + 1
+            if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
+                log(f"{job.file_type}/{job.codec_name}: {consecutive_failures} failed repeats "
+                    "in a row; stopping this job (the failures are recorded)")
+                break
+        _remove([p for a in arms for p in a.stored_paths()])
+    finally:
+        stack.close()
+        job.medium.detach()
+    watched = stopping.VerdictLooks.watched(job.ops) if paired else job.ops
+    series = stopping.series(runs, watched)
+    repeats_done = min(len(v) for v in series.values())
+    widths = {k: relative_half_width(v) for k, v in series.items()}
+    met = all(w <= job.ci_target for w in widths.values())
+    if job.looks is not None:
+        n = job.looks.runs_per_arm(runs, job.ops)
+        if n in job.looks.looks:
+            decided = job.looks.decisions(runs, job.ops, n)
+            log(f"{job.file_type}/{job.codec_name}: stopped at the look of {n} runs per arm "
+                f"(plain and {job.codec_name}, interleaved ABBA): "
+                + (", ".join(f"{k} {v}" for k, v in decided.items()) or "nothing decided"))
+        else:
+            log(f"{job.file_type}/{job.codec_name}: stopped at {n} verified runs per arm, at "
+                f"no planned look ({', '.join(map(str, job.looks.looks))}): see the "
+                "failures above")
+    elif not met:
+        log(f"{job.file_type}/{job.codec_name}: the 95% half-width target of "
+            f"{job.ci_target:.0%} was not reached after {repeats_done} repeats: "
+            + ", ".join(f"{k} {w:.1%}" for k, w in widths.items()))
+    return {"repeats": repeats_done, "ci_met": met, "failed": sum(not r["verified"] for r in runs),
+            "relative_half_widths": widths,
+            # Too few good repeats to describe the job: it failed, whatever was recorded.
+            "complete": repeats_done >= job.min_repeats}
+
+
+def plain_arm(job: MeasurementJob) -> MeasurementJob:
+    """The verdict design's plain arm of a codec's job: a MeasurementJob of its own (its own stored
+    file, wattzip-<type>-plain.raw, its own verification) on the same medium, inputs,
+    meter, factors and repeats. A filesystem's compression is the codec's mount option:
+    the plain arm's medium mounts without it, as the paper design's plain job's does."""
+    medium = job.medium
+    if job.codec.mount_option:
+        medium = copy.copy(job.medium)  # the same attached image and mount point
+        medium.mount_options = ",".join(o for o in job.medium.mount_options.split(",")
+                                        if o and o != job.codec.mount_option)
+    return dataclasses.replace(job, codec=None, medium=medium, looks=None, verification="",
+                               _verified_digests=set())
+
+
+def abba(arms: list[MeasurementJob], repeat: int) -> list[MeasurementJob]:
+    """The arms of a repeat: odd repeats in the given order, even ones reversed (with two
+    arms P and C: P C, C P, P C, ...), so that a drift over time falls on each alike."""
+    return arms if repeat % 2 else arms[::-1]
+
+
+def pairing(job: MeasurementJob, arm: MeasurementJob) -> dict:
+    """What a run of `arm` records of the job it belongs to: a plain arm names the codec
+    it is paired with (runs.csv's paired_with)."""
+    return {} if arm is job else {"paired_with": job.codec_name}
+
+
+def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,
+                  repeat: int, version: str | None, key: str, info: dict,
+                  stored: list[str], paired: dict) -> Iterator[dict]:
+    """One arm's write and then read in one repeat, each record as soon as its run ends
+    (the read of a failed write is recorded as not run). Every stored file of the job is
+    removed before the write, so the target holds one arm's files at a time."""
+    write_op = arm.write_operation()
+    read_op = None if arm.duty else arm.read_operation()
+    _remove(stored)
+    written_ok = False
+    for operation in (write_op, read_op) if read_op else (write_op,):
+        if operation is read_op and not written_ok:
+            record = _skipped_read(arm, operation.op, repeat, key)
+        else:
+            cache, warmed = cold_cache()
+            moved = arm.medium.disk_moved_bytes()
+            result = measure(operation, meter, arm.idle_power_w, devices, throttle=throttle,
+                             helpers=arm.medium.helper_pids())
+            # What went through the emulated disk's budget in the region (read and written,
+            # its own count): a run's bytes seen, not assumed.
+            moved = None if moved is None else arm.medium.disk_moved_bytes() - moved
+            arm.medium.mount()  # after an unmount flush, outside the region
+            record = _record(arm, result, repeat, version, cache, key)
+            record.update(info, tools_warmed=warmed, emulated_disk_bytes=moved)
+            if operation is write_op:
+                verified, why = _check_written(arm, result, record)
+                written_ok = verified
+            else:
+                verified, why = written_ok and result["succeeded"], result["error"]
+                record.output_bytes = arm.input_bytes * arm.copies
+            record.verified = bool(verified)
+            record.failure = None if verified else (why or "failed")
+            # Another process's load (or a VM neighbour's steal) in the region: flagged and
+            # left out of every statistic; the job's loop measures it again.
+            disturbed = arm.quiet.judge(record.to_dict()) if arm.quiet and verified else None
+            if disturbed:
+                record.update(disturbed=disturbed, verified=False,
+                              failure=f"disturbed: {disturbed}; measured again")
+            if arm.trace_dir:
+                trace = os.path.join(arm.trace_dir, f"{operation.op}-r{repeat}.csv.gz")
+                write_trace(trace, result["_power_samples"], result["_disk_samples"])
+                record.trace = trace
+        record.update(paired)
+        yield record.to_dict()
+
+
+def _remove(paths: list[str]) -> None:
+    for path in paths:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def _check_written(job: MeasurementJob, result: dict, record: RunRecord) -> tuple[bool, str]:
+    """After a write, outside the region: its size, whether it owns its blocks, its bytes."""
+    stored = [p for p in job.stored_paths() if os.path.exists(p)]
+    if job.codec and job.codec.filesystem:  # what the filesystem stored, not the file's size
+        record.output_bytes = sum(on_disk_bytes(p) for p in stored)
+    else:
+        record.output_bytes = sum(os.path.getsize(p) for p in stored)
+    if not result["succeeded"]:
+        return False, result["error"]
+    owns, why = check_owns_blocks(stored)
+    record.own_blocks = owns
+    if owns is False:
+        return False, why
+    verified = job.verify()
+    record.verification = job.verification
+    return verified
+
+
+def _record(job: MeasurementJob, result: dict, repeat: int, version: str | None, cache: str,
+            key: str) -> RunRecord:
+    """A measured region's run record: its result, then its job's fields."""
+    record = RunRecord.new(result, {
+        "testbed": job.testbed,
+        "file_type": job.file_type,
+        "input_bytes": job.input_bytes,
+        "input_sha256": job.input_sha256,
+        "codec": job.codec_name,
+        "tool": job.codec.tool if job.codec else "dd",
+        "mount_option": job.codec.mount_option if job.codec else None,
+        "level": job.codec.level if job.codec else None,
+        "repeat": repeat,
+        "tool_version": version,
+        "threads": job.threads if job.codec and job.codec.multithreaded else 1,
+        "copy_buffer_bytes": job.copy_buffer_bytes if job.copies_plainly else None,
+        "phases": job.duty.phases if job.duty else None,
+        "factors": {**job.factors, "cache_drop": cache, "copies": job.copies},
+        "job_key": key,
+        "meter_identity": job.meter_identity,
+        "meter_id": identity_id(job.meter_identity),
+        "idle_power_u_w": job.idle_power_u_w,
+        "idle_windows": job.idle_windows,
+    })
+    if job.model is not None:
+        interval = record.meter_interval_s or record.elapsed_s
+        record.update(model_row=job.model.row, model_how=job.model.how,
+                      model_min_w_per_thread=job.model.min_w_per_thread,
+                      model_max_w_per_thread=job.model.max_w_per_thread,
+                      model_threads=job.model.threads, model_source=job.model.source,
+                      model_energy_j=job.model.energy_j(interval, record.cpu_busy_s))
+    return record
+
+
+def _skipped_read(job: MeasurementJob, op: str, repeat: int, key: str) -> RunRecord:
+    return RunRecord.new({
+        "testbed": job.testbed, "file_type": job.file_type, "input_bytes": job.input_bytes,
+        "input_sha256": job.input_sha256, "codec": job.codec_name, "op": op, "repeat": repeat,
+        "factors": {**job.factors, "copies": job.copies}, "job_key": key,
+        "verified": False, "succeeded": False, "exit_code": None,
+        "failure": "not run: the write of this repeat failed or did not verify",
+        "started_at": None, "ended_at": None, "elapsed_s": None, "energy_j": None,
+    })
+
+
+def _progress_line(job: MeasurementJob, r: dict) -> str:
+    name = f"{job.file_type}/{r.get('codec') or job.codec_name}"
+    if r.get("elapsed_s") is None:
+        return f"{name} r{r['repeat']} {r['op']}: {r['failure']}"
+    status = "ok" if r["verified"] else f"FAILED ({r['failure']})"
+    how = r.get("verification")
+    if r["verified"] and how:  # a write: how its output was shown to give the input back
+        status += f", {VERIFIED_HOW.get(how, how)}"
+    energy = ("no energy" if r.get("energy_j") is None
+              else f"{r['energy_j']:.1f} J ({r['meter_method']})")
+    return f"{name} r{r['repeat']} {r['op']}: {r['elapsed_s']:.3f} s, {energy} {status}"
+
+
+VERIFIED_HOW = {"decompressed": "verified by decompression",
+                "sha256 of the copy": "verified by the copy's sha256"}
+
+

@@ -1,0 +1,74 @@
+"""The pre-flight checks that need no machine: what a study's design alone can refuse.
+
+Rule preflight runs them on the testbed before anything is attached or measured,
+and the rehearsal runs the same ones before it simulates a single run, so that a
+design that cannot work stops before the first input is generated.
+"""
+
+from __future__ import annotations
+
+from wattzip import meters, units
+from wattzip.errors import ConfigError
+from wattzip.machine.media import Medium
+from wattzip.measure.free_space import space_needed
+from wattzip.model.study import Study
+from wattzip.workload import codec_registry
+
+# The meters that measure (every backend but the estimated model and none).
+MEASURED_METERS = tuple(name for name, cls in meters.METERS.items() if cls.method == "measured")
+
+
+def medium_problems(name: str, spec: dict, codecs: list[str]) -> list[str]:
+    """A setting's medium against the filesystem codecs it must carry."""
+    out = []
+    for codec in (c for c in map(codec_registry.get, codecs) if c.filesystem):
+        # An input staged on the medium is staged without the codec's mount option
+        # (wattzip.measure.repeats.stage_on_medium), so it is read as the plain arm reads it.
+        if spec.get("fs") != codec.filesystem:
+            out.append(f"setting {name}: codec {codec.name} compresses in {codec.filesystem},"
+                       f" but medium {spec['name']} is {spec.get('fs') or spec['kind']}; give"
+                       f" it kind: image, fs: {codec.filesystem} (config factors.medium)")
+    return out
+
+
+def space_problems(name: str, spec: dict, needed_bytes: int) -> list[str]:
+    """A medium of a given size (an image, a tmpfs) must hold what one job stores."""
+    medium = Medium.from_spec(spec["name"], spec)
+    if medium.kind not in ("image", "tmpfs") or not medium.size:
+        return []
+    size = units.parse_size(medium.size)
+    if size >= needed_bytes:
+        return []
+    return [f"setting {name}: medium {medium.name} holds {size / 2**20:.0f} MiB, a job "
+            f"stores up to {needed_bytes / 2**20:.0f} MiB (file_size, copies, duty phases); "
+            "give it a larger size"]
+
+
+def meter_problems(testbed: str, meter: dict) -> list[str]:
+    """A study that requires measured energy must name a meter that can measure."""
+    if meter["require_measured"] and not set(meter["order"]) & set(MEASURED_METERS):
+        return [f"testbed {testbed}: meter.require_measured is set, but meter.order "
+                f"{meter['order']} names no measuring backend (one of "
+                f"{', '.join(MEASURED_METERS)})"]
+    return []
+
+
+def design_problems(study: Study, testbed: str) -> list[str]:
+    """Everything the design of one testbed gets wrong, each problem in a sentence."""
+    codecs = list(dict.fromkeys(
+        study.codecs + [c for c in (study.duty.codecs if study.duty else ()) if c != "plain"]))
+    problems = meter_problems(testbed, study.testbeds[testbed].meter)
+    for name, setting in study.preflight_settings(testbed).items():
+        spec = setting["medium"]
+        problems += medium_problems(name, spec, codecs)
+        needed = space_needed(study.file_size_bytes, setting["copies"],
+                              study.duty.phases if study.duty else 1,
+                              spec.get("inputs") == "on-medium")
+        problems += space_problems(name, spec, needed)
+    return problems
+
+
+def check_design(study: Study, testbed: str) -> None:
+    problems = design_problems(study, testbed)
+    if problems:
+        raise ConfigError("the study cannot run as designed:\n  " + "\n  ".join(problems))

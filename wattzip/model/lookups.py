@@ -1,0 +1,211 @@
+"""What the workflow's rules look up by their wildcards: a job's spec, a testbed's meter,
+a tree's inputs. Built once from the study's model and its two trees of outputs, so
+that `rules/common.smk` holds no decisions and every lookup can be tested without
+Snakemake. Input functions take the rule's wildcards; params functions take
+`input` too, as Snakemake passes them."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shlex
+
+from wattzip.machine import system
+from wattzip.model import layout
+from wattzip.model.jobs import Job
+from wattzip.model.study import Study
+
+
+class RuleLookups:
+    """The study's answers to its rules: `study` the model, `config` as Snakemake merged
+    it, `copied_in` the testbeds whose runs.csv was copied in beside this machine's."""
+
+    def __init__(self, study: Study, config: dict, copied_in: list[str]):
+        self.study, self.config = study, config
+        self.testbeds = study.testbeds
+        self.measured, self.rehearsed = study.root("results"), study.root("rehearsal")
+        self.trees = {self.measured: layout.Tree(study, "results", copied_in),
+                      self.rehearsed: layout.Tree(study, "rehearsal")}
+        self._pilot: dict[str, dict] = {}
+        self.slurm = {key: self._slurm(key) for key in
+                      ("slurm_partition", "slurm_account", "slurm_extra", "constraint")}
+
+    # --- wildcard constraints ---------------------------------------------------------
+
+    def root_pattern(self) -> str:
+        return "|".join(map(re.escape, self.trees))
+
+    def figs_pattern(self) -> str:
+        return "|".join(re.escape(t.figs) for t in self.trees.values())
+
+    def this_testbed(self) -> str:
+        """Only the study's own testbeds are measured (not copied-in ones)."""
+        return "|".join(re.escape(t) for t in self.testbeds)
+
+    # --- the two trees ---------------------------------------------------------------
+
+    def tree(self, wildcards) -> layout.Tree:
+        """The tree a rule's wildcards name, through root or figs."""
+        if hasattr(wildcards, "root"):
+            return self.trees[wildcards.root]
+        return next(t for t in self.trees.values() if t.figs == wildcards.figs)
+
+    def in_root(self, name: str):
+        """An input function: `name` ({testbed} filled in) in the rule's tree."""
+        return lambda w: f"{self.tree(w).root}/{name}".format(**dict(w.items()))
+
+    def stage_flag(self, wildcards) -> str:
+        return self.tree(wildcards).stage
+
+    def table_inputs(self, wildcards) -> dict:
+        return self.tree(wildcards).table_inputs(wildcards.testbed, wildcards.table)
+
+    def macro_inputs(self, wildcards) -> dict:
+        return self.tree(wildcards).macro_inputs()
+
+    def macro_params(self, wildcards) -> dict:
+        return self.tree(wildcards).report_params()
+
+    def paper_inputs(self, wildcards) -> list[str]:
+        return self.tree(wildcards).paper_inputs()
+
+    def testbed_tables(self, name: str):
+        """An input function: `name` (e.g. breakeven.csv) of every testbed of the tree."""
+        return lambda w: [f"{self.tree(w).root}/{t}/{name}" for t in self.tree(w).testbeds]
+
+    def analysis_settings(self, wildcards):
+        """The settings table an analysis labels its rows with: made here for the study's
+        testbeds, copied in beside runs.csv for others (which may come without one)."""
+        path = f"{wildcards.root}/{wildcards.testbed}/settings.csv"
+        return path if wildcards.testbed in self.testbeds or os.path.exists(path) else []
+
+    @staticmethod
+    def settings_flag(wildcards, input) -> str:
+        return f"--settings {shlex.quote(input.settings)}" if input.settings else ""
+
+    @staticmethod
+    def breakeven_original(i: int):
+        return lambda w: layout.BREAKEVEN_ORIGINALS[w.original][i]
+
+    @staticmethod
+    def breakeven_reference(wildcards) -> str:
+        name = layout.BREAKEVEN_ORIGINALS[wildcards.original][0]
+        return f"paper/generated/reference/{name}.csv"
+
+    def all_outputs(self) -> list[str]:
+        """The rehearsal's report first, then everything the study measures and reports."""
+        measured = layout.measured_outputs(self.study)
+        outputs = [f"{self.measured}/{t}/{name}" for t in self.testbeds for name in measured]
+        return [f"{self.rehearsed}/paper.pdf"] + outputs + self.trees[self.measured].outputs()
+
+    # --- one job's, one testbed's slice of the study -----------------------------------
+
+    def config_json(self, wildcards) -> str:
+        """The merged config as JSON, in its own order: the first listed value of each
+        factor makes the primary setting, so its keys are never sorted."""
+        return json.dumps(self.config)
+
+    def job_spec(self, wildcards) -> str:
+        """A measurement job's own slice of the study, as one JSON document."""
+        ftype = getattr(wildcards, "ftype", "dutycycle")
+        job = Job(wildcards.testbed, wildcards.setting, ftype, wildcards.codec, self.measured)
+        return json.dumps(self.study.job_spec(job), sort_keys=True)
+
+    def idle_spec(self, wildcards) -> str:
+        return json.dumps(self.study.idle_spec(wildcards.testbed, wildcards.setting),
+                          sort_keys=True)
+
+    def meter_spec(self, wildcards) -> str:
+        return json.dumps(self.study.meter_fields(wildcards.testbed), sort_keys=True)
+
+    def testbed_meter(self, wildcards) -> dict:
+        return self.testbeds[wildcards.testbed].meter
+
+    def testbed_settings(self, wildcards) -> dict:
+        return self.study.preflight_settings(wildcards.testbed)
+
+    def testbed_description(self, wildcards) -> str:
+        return self.testbeds[wildcards.testbed].description
+
+    def primary_target(self, wildcards) -> str:
+        """The primary setting's target directory on a testbed (provenance, cross-check)."""
+        return self.study.primary.medium_on(self.testbeds[wildcards.testbed]).path
+
+    def crosscheck_unconditioned(self, wildcards) -> str:
+        return self.study.crosscheck_unconditioned(wildcards.testbed)
+
+    def settings_rows(self, wildcards) -> list[dict]:
+        return self.study.settings_rows()
+
+    def input_sources(self, wildcards) -> str:
+        sources = self.config.get("sources", {}).get(wildcards.ftype, [])
+        return shlex.join(arg for source in sources for arg in ("--source", source))
+
+    def input_dir(self, wildcards) -> str:
+        return self.testbeds[wildcards.testbed].input_dir
+
+    def input_files(self, wildcards) -> list[str]:
+        return [f"{self.input_dir(wildcards)}/{f}.bin" for f in self.study.file_types]
+
+    def manifests(self, wildcards) -> list[str]:
+        return [f"{self.measured}/{wildcards.testbed}/inputs/{f}.bin.json"
+                for f in self.study.file_types]
+
+    def input_data(self, wildcards) -> str:
+        return f"{self.input_dir(wildcards)}/{wildcards.ftype}.bin"
+
+    def expected_node(self, wildcards) -> str:
+        return shlex.join(self.study.node_flags(wildcards.testbed))
+
+    def job_runs(self, wildcards) -> list[str]:
+        return [job.path("runs") for job in self.study.jobs(wildcards.testbed)]
+
+    def previous_job_runs(self, wildcards) -> list[str]:
+        """Under the moderated design, the runs of the job measured just before this one
+        (cheapest cells first, from the cached pilot: Study.measure_order)."""
+        job = Job(wildcards.testbed, wildcards.setting, wildcards.ftype, wildcards.codec,
+                  self.measured)
+        before = self.study.previous_job(job, self._pilot_seconds(wildcards.testbed))
+        return [before.path("runs")] if before else []
+
+    def _pilot_seconds(self, testbed: str):
+        """The cached pilot's seconds per cell, read once per testbed."""
+        from wattzip.model.plan import cached_cell_seconds
+
+        if testbed not in self._pilot:
+            self._pilot[testbed] = cached_cell_seconds(self.study, testbed)
+        return self._pilot[testbed]
+
+    # --- where a job runs --------------------------------------------------------------
+
+    def _slurm(self, key: str):
+        """A testbed's Slurm option for the executor plugin (unused when run locally)."""
+
+        def value(wildcards):
+            s = self.testbeds[wildcards.testbed].slurm or {}
+            if key == "slurm_extra":  # its own node, alone on it
+                node = f" --nodelist={s['nodelist']}" if s.get("nodelist") else ""
+                return f"--exclusive{node} {s.get('extra', '')}".strip()
+            return s.get(key.removeprefix("slurm_"), "")
+
+        return value
+
+    def threads(self, cores: int):
+        """An input function: a measurement job claims every core of its testbed, through
+        Slurm `slurm.cpus`, else the node's own count (scontrol), else the workflow's
+        `cores`; --exclusive gives it the node."""
+
+        def value(wildcards):
+            s = self.testbeds[wildcards.testbed].slurm
+            if s is not None:
+                return s.get("cpus") or _node_cpus(s["nodelist"]) or cores
+            return cores
+
+        return value
+
+
+@functools.cache
+def _node_cpus(node: str) -> int | None:
+    return system.slurm_node_cpus(node)

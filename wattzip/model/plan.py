@@ -1,0 +1,293 @@
+"""How long a study will take on this machine, before it runs.
+
+A short pilot measures each codec's compress and decompress throughput, and the
+plain copy's, on a small sample of each input type (cached per testbed, so it
+runs once), and extrapolates to the configured file size and repeats: the
+repeat rule's minimum gives the expected time, its maximum the upper bound.
+Around the measured runs it adds what the pipeline itself spends: input
+generation, idle calibration, one verifying decompression per job, cache drops,
+job start-up, figures and the PDF.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from wattzip import machine, records
+from wattzip.errors import WattzipError
+from wattzip.measure import runner
+from wattzip.model.jobs import Job
+from wattzip.model.study import Study
+from wattzip.workload import codec_registry, inputs
+
+PILOT_BYTES = 8 << 20
+# The pipeline's own costs that the pilot does not see, from the default study's
+# breakdown (docs/benchmarks.md): per job, per run, and for the figures and PDF.
+JOB_START_S = 0.3
+RUN_PREPARE_S = 0.05
+REPORT_S_PER_OUTPUT = 0.8
+
+
+def _timed(argv: list[str], stdin: str, stdout: str | None,
+           ok_exit_codes: frozenset[int] = frozenset({0})) -> float:
+    """Seconds the command took; a command that fails is an error, not a fast rate."""
+    with open(stdin, "rb") as fin, open(stdout or os.devnull, "wb") as fout:
+        t0 = time.perf_counter()
+        proc = subprocess.run(argv, stdin=fin, stdout=fout, stderr=subprocess.PIPE,
+                              check=False)
+        if stdout:
+            fout.flush()
+            os.fsync(fout.fileno())
+        elapsed = time.perf_counter() - t0
+    if proc.returncode not in ok_exit_codes:
+        raise WattzipError(f"plan: the pilot's {shlex.join(argv)} failed (exit "
+                           f"{proc.returncode}): {proc.stderr.decode(errors='replace')[:300]}")
+    return elapsed
+
+
+def read_cache(cache: Path) -> dict:
+    """The pilot's cache, or {} if there is none; a damaged one is a named error and is
+    left as it is (it may hold hours of another pilot's work)."""
+    if not cache.exists():
+        return {}
+    try:
+        data = json.loads(cache.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = exc
+    if not isinstance(data, dict) or not all(
+            isinstance(v, int | float | dict) for v in data.values()):
+        raise WattzipError(f"plan: the pilot cache {cache} is damaged ({data}"[:300] + "); "
+                           "it is left untouched: remove it to measure the pilot again, "
+                           "or give another --cache")
+    return data
+
+
+def pilot(file_types: list[str], codec_names: list[str], cache: Path, seed: int = 2009,
+          progress=None) -> dict:
+    """Seconds per byte of each (file type, codec, operation) and of generating each type;
+    measured on PILOT_BYTES samples and cached in `cache` (a JSON file)."""
+    data = read_cache(cache)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="wattzip-pilot-", dir=cache.parent))
+    try:
+        for ftype in file_types:
+            sample = work / f"{ftype}.bin"
+            key = f"gen|{ftype}"
+            if key not in data:
+                t0 = time.perf_counter()
+                inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
+                data[key] = (time.perf_counter() - t0) / PILOT_BYTES
+            for name in ["plain", *codec_names]:
+                key = f"{ftype}|{name}"
+                if key in data:
+                    continue
+                if not sample.exists():
+                    inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
+                if progress:
+                    progress(f"pilot: {ftype} {name}")
+                data[key] = _pilot_codec(sample, name, work)
+                cache.write_text(json.dumps(data, indent=1, sort_keys=True))
+    finally:
+        for path in work.iterdir():
+            path.unlink()
+        work.rmdir()
+    cache.write_text(json.dumps(data, indent=1, sort_keys=True))
+    return data
+
+
+def _pilot_codec(sample: Path, name: str, work: Path) -> dict:
+    codec = None if name == "plain" else codec_registry.get(name)
+    # The codec's own suffix: 7-Zip appends ".7z" to an archive named without it, and its
+    # decompression would then find no "out".
+    out = work / f"out{codec.suffix if codec else '.raw'}"
+    if codec is None or codec.filesystem:  # the plain copy (filesystem codecs: the kernel's)
+        argv = runner.plain_copy_argv()
+        write = _timed(argv, str(sample), str(out))
+        runner.drop_caches([str(out)])
+        read = _timed(argv, str(out), None)
+    else:
+        cargv = codec.compress_argv(str(out), 1)
+        write = _timed(cargv, str(sample), None if codec.writes_out_path else str(out),
+                       frozenset(codec.ok_exit_codes))
+        runner.drop_caches([str(out)])
+        dargv = codec.decompress_argv(str(out), 1)
+        read = _timed(dargv, os.devnull if codec.reads_in_path else str(out), None,
+                      frozenset(codec.ok_exit_codes))
+    stored = out.stat().st_size if out.exists() else PILOT_BYTES
+    out.unlink(missing_ok=True)
+    return {"write_s_per_byte": write / PILOT_BYTES, "read_s_per_byte": read / PILOT_BYTES,
+            "stored_per_byte": stored / PILOT_BYTES}
+
+
+def throttled_s(seconds: float, moved_bytes: list[float], bytes_per_s: int | None) -> float:
+    """An operation behind a budget of `bytes_per_s` for each entry of `moved_bytes` (the
+    bytes one budget carries): no faster than its busiest budget lets it (the pilot's
+    small files never feel a throttle, so the plan models the cap instead)."""
+    if bytes_per_s is None:
+        return seconds
+    return max([seconds, *(b / bytes_per_s for b in moved_bytes)])
+
+
+def pair_s(rate: dict, moved: float, bytes_per_s: int | None, one_disk: bool) -> float:
+    """A write and its read of `moved` input bytes at the pilot's `rate`, on a disk of
+    `bytes_per_s`: on one disk (the input on the medium) the write's input and output
+    share one budget; on two, each device has its own. The stored file is read back."""
+    stored = rate.get("stored_per_byte", 1.0) * moved  # a cache of an older pilot: 1
+    write_budgets = [moved + stored] if one_disk else [moved, stored]
+    return (throttled_s(rate["write_s_per_byte"] * moved, write_budgets, bytes_per_s)
+            + throttled_s(rate["read_s_per_byte"] * moved, [stored], bytes_per_s))
+
+
+def cell_seconds(study: Study, rates: dict) -> Callable[[Job], float]:
+    """A job's write and read at the pilot's rates, in its setting (inf for a cell the
+    pilot did not measure): what wattzip.model.study's measure order sorts by."""
+    def seconds(job: Job) -> float:
+        rate = rates.get(f"{job.file_type}|{job.codec}")
+        if rate is None:
+            return math.inf
+        setting = study.settings[job.setting]
+        return pair_s(rate, study.file_size_bytes * setting.copies,
+                      setting.bandwidth_bytes_per_s,
+                      setting.medium_spec.get("inputs") == "on-medium")
+    return seconds
+
+
+def cached_cell_seconds(study: Study, testbed: str) -> Callable[[Job], float] | None:
+    """cell_seconds from the testbed's cached pilot (`wattzip plan`), None before one."""
+    cache = Path(f"{study.root()}/{testbed}/plan/pilot.json")
+    return cell_seconds(study, json.loads(cache.read_text())) if cache.exists() else None
+
+
+@dataclass
+class Estimate:
+    runs_min: int
+    runs_max: int
+    measured_min_s: float
+    measured_max_s: float
+    overhead_s: float
+
+    @property
+    def wall_min_s(self) -> float:
+        return self.measured_min_s + self.overhead_s
+
+    @property
+    def wall_max_s(self) -> float:
+        return self.measured_max_s + self.overhead_s
+
+
+def estimate(study: Study, rates: dict) -> Estimate:
+    """Expected (fewest repeats) and longest (most repeats) time of the study's jobs on its
+    first testbed, each job at its own repeat plan (the paper's rule, or the verdict
+    design's looks: a codec's job from the first to the last, each repeat measuring its
+    own plain arm and the codec's)."""
+    size = study.file_size_bytes
+    measured_min = measured_max = verify = 0.0
+    runs_min = runs_max = 0
+    jobs = study.jobs(study.first_testbed)
+    # Each arm a job measures, at the job's plan: the verdict design's plain arm is timed
+    # as a plain job of as many repeats as its codec's.
+    arms = [(replace(job, codec=codec), plan) for job in jobs
+            for plan in (study.repeat_plan(job),) for codec in [job.codec, "plain"][:plan.arms]]
+    for job, plan in arms:
+        copies = study.settings[job.setting].copies
+        if job.file_type == "dutycycle":
+            duty = study.duty
+            r = rates.get(f"{duty.file_type}|{job.codec}", {"write_s_per_byte": 0.0})
+            seconds, runs = duty.phases * (r["write_s_per_byte"] * size * copies
+                                           + duty.compute_s), 1
+        else:
+            r = rates[f"{job.file_type}|{job.codec}"]
+            setting = study.settings[job.setting]
+            bw = setting.bandwidth_bytes_per_s
+            one_disk = setting.medium_spec.get("inputs") == "on-medium"
+            moved = size * copies
+            seconds = pair_s(r, moved, bw, one_disk) + 2 * RUN_PREPARE_S
+            runs = 2
+            # Verification decompresses once, reading the stored file through the disk.
+            verify += throttled_s(r["read_s_per_byte"] * moved, [
+                r.get("stored_per_byte", 1.0) * moved], bw)
+        measured_min += plan.min * seconds
+        measured_max += plan.max * seconds
+        runs_min += plan.min * runs
+        runs_max += plan.max * runs
+    generate = sum(rates[f"gen|{t}"] for t in study.file_types) * size
+    idle = study.config["idle"]["count"] * study.config["idle"]["seconds"] * len(study.settings)
+    outputs = 4 + 3 * len(study.file_types) + 15  # figures, tables, macros, PDF
+    overhead = generate + idle + verify + len(jobs) * JOB_START_S + REPORT_S_PER_OUTPUT * outputs
+    return Estimate(runs_min=runs_min, runs_max=runs_max, measured_min_s=measured_min,
+                    measured_max_s=measured_max, overhead_s=overhead)
+
+
+# The options `wattzip plan` states side by side, in the order it states them.
+DESIGNS = ("one pass", "paper", "verdict", "moderated")
+
+
+def all_designs(study: Study, rates: dict) -> dict[str, Estimate]:
+    """The study under each design, side by side: one pass (every cell once, the floor no
+    design goes below), the paper's rule, the verdict design and the moderated design."""
+    out = {}
+    for design in DESIGNS:
+        repeats = {**study.config["repeats"], "design": design}
+        if design == "one pass":
+            repeats.update(design="paper", min=1, max=1)
+        config = {**study.config, "repeats": repeats}
+        out[design] = estimate(type(study).from_config(config), rates)
+    return out
+
+
+def side_by_side(designs: dict[str, Estimate], chosen: str) -> str:
+    """The designs' estimates as lines, the study's own marked."""
+    return "\n".join(f"  {'*' if name == chosen else ' '} {name:<10} {describe(est)}"
+                      for name, est in designs.items())
+
+
+def describe(est: Estimate) -> str:
+    def hms(s: float) -> str:
+        h, rest = divmod(int(round(s)), 3600)
+        m, sec = divmod(rest, 60)
+        return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s"
+
+    runs = f"{est.runs_min}" if est.runs_min == est.runs_max else f"{est.runs_min}-{est.runs_max}"
+    bound = ("" if est.wall_max_s - est.wall_min_s < 1 else
+             f", at most {hms(est.wall_max_s)} if every operation needs the maximum repeats")
+    return (f"{runs} measured runs: about {hms(est.measured_min_s)} of measurement, "
+            f"{hms(est.wall_min_s)} in all on this machine{bound}")
+
+
+def run(study, cache: str | None, out: str | None, lock_wait: float,
+        progress=None) -> str:
+    """Pilot (cached, under the machine's lock) and estimate the study's first testbed;
+    write the estimate's JSON to `out`; return its one-line description."""
+    testbed = study.first_testbed
+    names = list(dict.fromkeys(study.codecs + [n for n in (study.duty.codecs if study.duty
+                                                           else ()) if n != "plain"]))
+    cache_path = Path(cache or f"{study.root()}/{testbed}/plan/pilot.json")
+    if progress:
+        progress(f"plan: pilot on {PILOT_BYTES >> 20} MiB samples, cached in {cache_path} "
+                 "(runs once per testbed)")
+    with machine.session("plan", testbed, os.getcwd(), wait_s=lock_wait):
+        rates = pilot(study.file_types, names, cache_path, study.config["seed"],
+                      progress=progress)
+    est = estimate(study, rates)
+    designs = all_designs(study, rates)
+    chosen = study.repeats["design"]
+    text = (f"wattzip study '{study.name}' on testbed '{testbed}': {describe(est)} (design "
+            f"{chosen}); the designs side by side (* this study's):\n"
+            f"{side_by_side(designs, chosen)}")
+    if out:
+        records.write_text_atomically(out, json.dumps(
+            {**vars(est), "wall_min_s": est.wall_min_s, "wall_max_s": est.wall_max_s,
+             "text": text, "design": study.repeats["design"],
+             "designs": {k: {**vars(v), "wall_min_s": v.wall_min_s,
+                             "wall_max_s": v.wall_max_s} for k, v in designs.items()}},
+            indent=1) + "\n")
+    return text

@@ -1,0 +1,109 @@
+"""Check, before any measurement, everything that would otherwise fail mid-study.
+
+The host, the codec binaries, the energy meter (and whether it is a measured one when
+the study requires it), each setting's medium, factors and free space, and room for
+the inputs. The checks that need no machine (wattzip.model.checks) ran in the rehearsal
+already and run again here; the rest attach each medium once, as the jobs will, and
+undo it. Each failure is a PreflightError saying what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from wattzip import meters
+from wattzip.errors import WattzipError
+from wattzip.machine import factors, system, throttle
+from wattzip.machine.media import Medium
+from wattzip.measure.free_space import check_free_space, space_needed
+from wattzip.model import checks
+from wattzip.units import parse_size
+from wattzip.workload import codec_registry
+
+
+class PreflightError(WattzipError):
+    """A check before any measurement failed."""
+
+
+def check_codecs(names: list[str]) -> dict[str, str | None]:
+    versions = {name: codec_registry.version(codec_registry.get(name)) for name in names}
+    missing = [codec_registry.get(n) for n, v in versions.items() if v is None]
+    if missing:
+        packages = " ".join(sorted({c.package for c in missing}))
+        raise PreflightError("missing codec binaries: " + ", ".join(
+            f"{c.name} needs {c.binary!r}" for c in missing)
+            + f". Install them with: apt-get install {packages}")
+    return versions
+
+
+def check_meter(meter_config: dict) -> dict:
+    meter = meters.open_configured(meter_config)
+    try:
+        return {"source": meter.name, "scope": meter.scope, "method": meter.method}
+    finally:
+        meter.close()
+
+
+def check_setting(name: str, setting: dict, codecs: list[str], file_size: int,
+                  duty_phases: int, input_dir: str) -> dict:
+    """One setting on this machine: its medium made and mounted once, its free space, an
+    emulated disk's ceiling, its scheduler, governor and throttle tried, all undone."""
+    target, spec = setting["target_dir"], setting["medium"]
+    problems = checks.medium_problems(name, spec, codecs)
+    if problems:
+        raise PreflightError("; ".join(problems))
+    medium = Medium.from_spec(spec["name"], spec)
+    needed = space_needed(file_size, setting["copies"], duty_phases,
+                          medium.inputs == "on-medium")
+    rate = throttle.parse_bandwidth(setting["bandwidth"])
+    if medium.inputs == "on-medium":  # the emulated disk with one budget: tried here
+        medium.share_budget(rate)
+    try:
+        medium.attach()
+        disk = medium.scheduler_disk()
+        free = shutil.disk_usage(target).free
+        # The job's own rule (wattzip.measure.repeats): the same numbers, before anything runs.
+        check_free_space(target, needed, medium.image,
+                         parse_size(medium.size) if medium.image else 0)
+        ceiling = medium.check_budget_reachable()  # an emulated disk delivers its budget
+        factors.check_io_scheduler(disk, setting["io_scheduler"])
+        factors.check_governor(setting["governor"])
+        if rate is not None and not medium.shares_budget:  # try the cgroup throttle once
+            devices = {"target": system.block_device(target)["disk"],
+                       "input": system.block_device(input_dir)["disk"]}
+            with throttle.throttled(devices, rate):
+                pass
+    except WattzipError as exc:
+        raise PreflightError(f"setting {name}: {exc}") from exc
+    finally:
+        medium.detach()
+    return {"disk": disk, "free_bytes": free, "needed_bytes": needed,
+            "emulated_disk_ceiling": ceiling}
+
+
+def check_inputs(input_dir: str, input_files: list[str], file_size: int) -> dict:
+    """What is not generated yet must fit where the inputs go."""
+    os.makedirs(input_dir, exist_ok=True)
+    missing = [p for p in input_files if not os.path.exists(p)]
+    needed, free = file_size * len(missing), shutil.disk_usage(input_dir).free
+    if free < needed:
+        raise PreflightError(
+            f"input_dir {input_dir} has {free / 2**30:.2f} GiB free, the {len(missing)} "
+            f"input file(s) to generate need {needed / 2**30:.2f} GiB; free space or set "
+            "input_dir elsewhere")
+    return {"dir": input_dir, "to_generate": len(missing)}
+
+
+def run(codecs: list[str], settings: dict, file_size: int, duty_phases: int, meter: dict,
+        input_dir: str, input_files: list[str], expect_node: str | None = None,
+        expect_host: str | None = None) -> dict:
+    """Every check, in order; the report of what was found (rule preflight's output)."""
+    system.check_host(expect_node, expect_host)
+    report = {"host": system.host_identity(), "codecs": check_codecs(codecs)}
+    report["meter"] = check_meter(meter)
+    os.makedirs(input_dir, exist_ok=True)
+    report["settings"] = {name: check_setting(name, s, codecs, file_size, duty_phases,
+                                              input_dir) for name, s in settings.items()}
+    report["inputs"] = check_inputs(input_dir, input_files, file_size)
+    return report

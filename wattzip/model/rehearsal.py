@@ -1,0 +1,282 @@
+"""The rehearsal: plausible SIMULATED runs from a study's design, before it measures.
+
+The workflow builds the whole report from these runs first (rehearsal/<study>/), with
+the same rules as the measured one, so that a study that would fail at a figure, a
+table or the PDF fails before its first input is generated. Every record says
+`simulated: true`; the analysis refuses to mix such runs with measured ones, and
+every figure, table and page made from them says SIMULATED.
+
+The model is deliberately simple: each tool's speed and ratio from a data file
+(wattzip/data/rehearsal_codecs.csv), a disk of fixed speed (or the setting's
+emulated bandwidth), a few per cent of noise, and energy labelled as the study's
+meter would label it: measured by the first measuring backend of meter.order when
+the study requires a meter, else estimated by the CPU-time model.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import gzip
+import json
+import random
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+from wattzip import records
+from wattzip.machine import system
+from wattzip.measure import crosscheck
+from wattzip.meters import coefficients
+from wattzip.model import checks
+from wattzip.model.jobs import Job
+from wattzip.model.study import Study
+from wattzip.workload import codec_registry
+
+THREADS = 4  # the simulated testbed's hardware threads
+DISK_READ_MB_S, DISK_WRITE_MB_S = 400.0, 300.0  # its disk, where no bandwidth is emulated
+NOISE_CV = 0.03
+SCOPES = {"powercap": "package+dram", "perf": "package+dram", "ipmi": "platform",
+          "wattsup": "wall", "trace": "wall", "model": "wall (CPU-utilization model)"}
+START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+SIMULATED_HOW = "SIMULATED by the rehearsal (wattzip.model.rehearsal): nothing was measured"
+
+
+def codec_models() -> dict[str, dict]:
+    text = resources.files("wattzip").joinpath("data/rehearsal_codecs.csv").read_text()
+    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    return {r["tool"]: {k: float(v) for k, v in r.items() if k != "tool"} for r in rows}
+
+
+def _steps(level: str) -> int:
+    """How far above its tool's first level a level is (0 for levels that are not 1-9)."""
+    return min(max(int(level) - 1, 0), 8) if level.isdigit() and int(level) <= 9 else 0
+
+
+def _ratio(model: dict, file_type: str, level: str) -> float:
+    kind = {"repeated": "zero", "urandom": "random", "user": "text"}.get(file_type, file_type)
+    if kind.startswith("mix-"):  # N% highly compressible, the rest random
+        share = int(kind.split("-")[1]) / 100
+        return 1 / (share / model["ratio_text"] + (1 - share) / model["ratio_random"])
+    base = model.get(f"ratio_{kind}", model["ratio_binary"])
+    return base * (1 + model["ratio_per_level"] * _steps(level)) if base > 1 else base
+
+
+class Simulator:
+    """Runs of one testbed of a study, deterministic for the study and testbed."""
+
+    def __init__(self, study: Study, testbed: str):
+        self.study, self.testbed = study, testbed
+        self.rng = random.Random(f"{study.name}/{testbed}")
+        self.models = codec_models()
+        self.clock = START
+        meter = study.testbeds[testbed].meter
+        measured = [m for m in meter["order"] if m in checks.MEASURED_METERS]
+        self.meter = measured[0] if meter["require_measured"] and measured else "model"
+        self.coef = coefficients.configured(
+            (meter.get("model") or {}).get("idle_power_w"),
+            (meter.get("model") or {}).get("max_power_w"), THREADS, cpuinfo="/dev/null")
+        self.idle_w = self.coef.idle_w
+
+    def noise(self) -> float:
+        return max(self.rng.gauss(1.0, NOISE_CV), 0.5)
+
+    def disk_s(self, read_b: float, write_b: float, bandwidth: int | None) -> float:
+        if bandwidth:  # one budget for the reads and writes of the emulated disk
+            return (read_b + write_b) / bandwidth
+        return read_b / (DISK_READ_MB_S * 1e6) + write_b / (DISK_WRITE_MB_S * 1e6)
+
+    def operation(self, op: str, codec, file_type: str, bandwidth: int | None,
+                  phases: int = 1) -> dict:
+        """Time, CPU time and bytes of one operation on one input."""
+        size = self.study.file_size_bytes
+        cpu_s, stored = 0.02 * size / 1e9, float(size)
+        if codec is not None:
+            model = self.models[codec.tool]
+            speed = model["speed_per_level"] ** _steps(codec.level)
+            parallel = THREADS if codec.multithreaded else 1
+            stored = size / _ratio(model, file_type, codec.level)
+            rate = model["compress_mb_s"] if "write" in op else model["decompress_mb_s"]
+            cpu_s += size / (rate * 1e6 * speed)
+            busy_s = cpu_s / parallel
+        else:
+            busy_s = cpu_s
+        if "write" in op:
+            io_s = self.disk_s(size, stored, bandwidth)
+        else:
+            io_s = self.disk_s(stored, 0, bandwidth)
+        elapsed = (max(busy_s, io_s) + 0.2 * min(busy_s, io_s)) * phases * self.noise()
+        cpu_s *= phases * self.noise()
+        if op == "write-compute":
+            elapsed += phases * (self.study.duty.compute_s if self.study.duty else 0)
+        return {"elapsed_s": elapsed, "cpu_s": cpu_s, "output_bytes": int(stored)}
+
+    def record(self, job: Job, op: str, repeat: int, file_type: str, arm_codec,
+               paired: str | None) -> dict:
+        s = self.study.settings[job.setting]
+        phases = self.study.duty.phases if job.file_type == "dutycycle" else 1
+        o = self.operation(op, arm_codec, file_type, s.bandwidth_bytes_per_s, phases)
+        started = self.clock
+        self.clock += dt.timedelta(seconds=o["elapsed_s"] + 0.5)
+        elapsed, cpu_s = o["elapsed_s"], min(o["cpu_s"], o["elapsed_s"] * THREADS)
+        energy = self.coef.energy_j(elapsed, cpu_s)
+        passive = self.idle_w * elapsed
+        user_s, sys_s = 0.9 * cpu_s, 0.1 * cpu_s
+        medium = s.medium_on(self.study.testbeds[self.testbed])
+        name = arm_codec.name if arm_codec else "plain"
+        rec = {
+            "testbed": self.testbed, "file_type": file_type,
+            "input_bytes": self.study.file_size_bytes, "input_sha256": "simulated",
+            "codec": name, "tool": arm_codec.tool if arm_codec else "dd",
+            "level": arm_codec.level if arm_codec else None,
+            "mount_option": arm_codec.mount_option if arm_codec else None,
+            "op": op, "repeat": repeat, "started_at": started.isoformat(),
+            "ended_at": (started + dt.timedelta(seconds=elapsed)).isoformat(),
+            "elapsed_s": elapsed, "meter_interval_s": elapsed, "user_s": user_s,
+            "sys_s": sys_s, "wait_s": max(elapsed - cpu_s, 0.0) if cpu_s <= elapsed else None,
+            "cpu_utilization": cpu_s / elapsed, "cpu_busy_s": cpu_s, "energy_j": energy,
+            "idle_power_w": self.idle_w, "energy_passive_j": passive,
+            "energy_active_j": energy - passive, "meter_source": self.meter,
+            "meter_scope": SCOPES.get(self.meter, "wall"),
+            "meter_method": "estimated" if self.meter == "model" else "measured",
+            "meter_identity": {"source": self.meter, "simulated": True},
+            "meter_id": "simulated", "samples": max(int(elapsed / 0.1), 1),
+            "output_bytes": o["output_bytes"], "verified": True,
+            "verification": "simulated", "exit_code": 0, "threads": THREADS,
+            "copies": s.copies, "phases": phases if phases > 1 else None,
+            "medium_kind": medium.kind, "flush": medium.flush,
+            "bandwidth_bytes_per_s": s.bandwidth_bytes_per_s,
+            "input_layout": medium.inputs if s.bandwidth_bytes_per_s else None,
+            "tool_version": "simulated", "job_key": f"simulated-{job.stem}",
+            "factors": {**s.factors(), "target_dir": medium.path, "cache_drop": "simulated"},
+            "simulated": True,
+        }
+        if paired:
+            rec["paired_with"] = paired
+        if self.meter == "model":
+            rec.update(model_row=self.coef.row, model_how=self.coef.how,
+                       model_min_w_per_thread=self.coef.min_w_per_thread,
+                       model_max_w_per_thread=self.coef.max_w_per_thread,
+                       model_threads=THREADS, model_source=self.coef.source,
+                       model_energy_j=energy)
+        return records.RunRecord.new(rec).to_dict()  # this version's record, as measured
+
+    def job_runs(self, job: Job) -> list[dict]:
+        """A job's runs: its repeat plan's first count of each arm and operation (the
+        verdict design's jobs hold their own plain arm, interleaved)."""
+        codec = None if job.codec == "plain" else codec_registry.get(job.codec)
+        plan = self.study.repeat_plan(job)
+        file_type = self.study.duty.file_type if job.file_type == "dutycycle" else job.file_type
+        arms = [(codec, None)]
+        if plan.looks and codec is not None:
+            arms = [(None, codec.name), (codec, None)]
+        out = []
+        for repeat in range(1, plan.min + 1):
+            for arm_codec, paired in (arms if repeat % 2 else arms[::-1]):
+                ops = (("write-compute",) if job.file_type == "dutycycle" else
+                       ("plain-write", "plain-read") if arm_codec is None else
+                       ("compress-write", "decompress-read"))
+                for op in ops:
+                    out.append(self.record(job, op, repeat, file_type, arm_codec, paired))
+        return out
+
+
+def synthesize(study: Study, testbed: str, runs_csv: str | Path) -> dict[str, str]:
+    """Write one testbed's simulated measurement outputs beside `runs_csv` (its folder):
+    runs.csv, overlap.txt, provenance, manifest, the primary setting's idle calibration,
+    the plan's estimate and the cross-check. Returns what was written."""
+    checks.check_design(study, testbed)
+    out = Path(runs_csv).parent
+    sim = Simulator(study, testbed)
+    runs = [r for job in study.jobs(testbed, "rehearsal") for r in sim.job_runs(job)]
+    _add_traces(study, out, runs, sim)
+    written = {"runs": str(runs_csv)}
+    records.write_runs_csv(runs, runs_csv)
+    (out / "overlap.txt").write_text(records.check_no_overlap(runs, print) + "\n")
+    written.update(_side_files(study, testbed, out, runs, sim))
+    return written
+
+
+def _add_traces(study: Study, out: Path, runs: list[dict], sim: Simulator) -> None:
+    """Power traces of the runs the timeline figure shows, as the meter samples them."""
+    from wattzip.model.layout import timeline
+
+    shown = timeline(study)
+    for r in runs:
+        if r["file_type"] != shown["file_type"] or r["codec"] not in shown["codecs"]:
+            continue
+        setting = r["factors"]["setting"]
+        path = out / "traces" / setting / r["file_type"] / r["codec"] / \
+            f"{r['op']}-r{r['repeat']}.csv.gz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        power = r["energy_j"] / r["elapsed_s"]
+        rate = r["output_bytes"] / r["elapsed_s"]
+        n = max(int(r["elapsed_s"] / 0.1), 2)
+        rows = ["t_s,series,device,value"]
+        for i in range(n):
+            t = r["elapsed_s"] * i / (n - 1)
+            rows.append(f"{t:.4f},power_w,,{power * sim.noise():.4f}")
+            rows.append(f"{t:.4f},write_bytes_per_s,target,{rate:.1f}")
+        path.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode()))
+        r["trace"] = str(path)
+
+
+def _side_files(study: Study, testbed: str, out: Path, runs: list[dict],
+                sim: Simulator) -> dict[str, str]:
+    t = study.testbeds[testbed]
+    meter = {"source": sim.meter, "scope": SCOPES.get(sim.meter, "wall"),
+             "method": "estimated" if sim.meter == "model" else "measured"}
+    provenance = {
+        "testbed": testbed, "description": t.description, "simulated": True,
+        "hostname": "SIMULATED", "cpu_model": "SIMULATED testbed", "cpu_count": THREADS,
+        "kernel": "SIMULATED", "os": "SIMULATED", "target_dir": t.target_dir,
+        "tool_versions": {c: "simulated" for c in study.codecs}, "meter": meter,
+        "note": SIMULATED_HOW,
+    }
+    prov_path = out / "provenance.json"
+    records.write_text_atomically(prov_path, json.dumps(provenance, indent=2) + "\n")
+    records.write_csv_atomically(
+        [{**row, "simulated": "true"} for row in system.provenance_rows(provenance)],
+        out / "provenance.csv", ["key", "value", "simulated"])
+    manifest = {"testbed": testbed, "simulated": True, "inputs": [
+        {"file_type": f, "path": f"{t.input_dir}/{f}.bin",
+         "size_bytes": study.file_size_bytes, "sha256": "simulated", "seed": None,
+         "sources": [{"source": "SIMULATED: no input was generated"}]}
+        for f in study.file_types]}
+    records.write_text_atomically(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    idle = {"idle_power_w": sim.idle_w, "sd_w": 0.0, "windows_w": [sim.idle_w],
+            "count": 1, "seconds": study.config["idle"]["seconds"],
+            "setting": study.primary.name, "meter_source": meter["source"],
+            "meter_scope": meter["scope"], "meter_method": meter["method"],
+            "half_width_w": None, "confidence": None, "stopped": SIMULATED_HOW,
+            "measured_at": START.isoformat(), "simulated": True}
+    idle_path = out / "idle" / f"{study.primary.name}.json"
+    idle_path.parent.mkdir(parents=True, exist_ok=True)
+    records.write_text_atomically(idle_path, json.dumps(idle, indent=2) + "\n")
+    measured = sum(r["elapsed_s"] for r in runs)
+    estimate = {"runs_min": len(runs), "runs_max": len(runs), "measured_min_s": measured,
+                "measured_max_s": measured, "overhead_s": 0.0, "wall_min_s": measured,
+                "wall_max_s": measured, "simulated": True,
+                "text": f"SIMULATED study '{study.name}': {len(runs)} simulated runs"}
+    est_path = out / "plan" / "estimate.json"
+    est_path.parent.mkdir(parents=True, exist_ok=True)
+    records.write_text_atomically(est_path, json.dumps(estimate, indent=1) + "\n")
+    cross = crosscheck.not_compared(testbed, study.crosscheck["file_type"],
+                                    study.crosscheck["codecs"],
+                                    "SIMULATED: hyperfine ran nothing in a rehearsal")
+    records.write_csv_atomically(cross, out / "crosscheck.csv", list(crosscheck.COLUMNS))
+    return {"provenance": str(prov_path), "idle": str(idle_path), "estimate": str(est_path)}
+
+
+def run_workflow(configfiles: list[str], cores: int, directory: str, extra: list[str]) -> int:
+    """`wattzip rehearse`: the workflow's rehearsal target alone (rule rehearsal), in a
+    checkout of the workflow, with the config files a study would be run with."""
+    if not (Path(directory) / "Snakefile").exists():
+        print(f"wattzip rehearse: {directory} holds no Snakefile; run it in a clone of the "
+              "wattzip repository (the rehearsal runs the workflow's own rules)",
+              file=sys.stderr)
+        return 2
+    argv = [sys.executable, "-m", "snakemake", "rehearsal", "--cores", str(cores),
+            *extra, "--configfile", *configfiles]
+    return subprocess.run(argv, cwd=directory, check=False).returncode

@@ -1,0 +1,382 @@
+"""The study's design, defined once: testbeds, settings, jobs and the primary setting.
+
+Every rule, script, table and the report reads the design from here (or from
+the tables it labels: one column per factor and a `primary` flag); none of them
+rebuilds it, parses a setting's name or picks a setting by sorting. The
+schema's `default:` values are the only defaults.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+
+from wattzip import units
+from wattzip.errors import ConfigError
+from wattzip.machine import throttle
+from wattzip.measure.idle import first_look
+from wattzip.model.config import merge_configs, with_defaults
+from wattzip.model.jobs import RESULTS, STAGES, Job, RepeatPlan
+from wattzip.model.testbed import FACTORS, DutyCycleWorkload, Setting, Testbed, medium_fields
+from wattzip.workload import codec_registry
+
+
+class Study:
+    """The merged, validated config as one typed object."""
+
+    def __init__(self, config: dict):
+        self.config = with_defaults(config)
+        c = self.config
+        self.name = c["study"]["name"]
+        self.description = c["study"].get("description", "")
+        self.testbeds = self._testbeds()
+        self.file_types = list(c["file_types"])
+        self.codecs = [x.name for x in codec_registry.resolve(c["codecs"])]
+        self.file_size_bytes = units.parse_size(c["file_size"])
+        self.repeats = dict(c["repeats"])
+        if self.repeats["max"] < self.repeats["min"]:
+            raise ConfigError(f"repeats.max ({self.repeats['max']}) is below repeats.min "
+                              f"({self.repeats['min']})")
+        for key in ("looks", "moderated_looks"):
+            looks = self.repeats[key]
+            if any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
+                raise ConfigError(f"repeats.{key} {looks}: the looks must increase, e.g. "
+                                  "[3, 5, 8]")
+        # Refused when the config is read, like the design's other contradictions.
+        self.idle_first_look = first_look(c["idle"]["count"], c["idle"]["min_count"])
+        self.duty = self._duty()
+        self.settings = self._settings()
+        self.primary, self.primary_rule = self._primary()
+
+    @classmethod
+    def from_config(cls, config: dict) -> Study:
+        return cls(config)
+
+    @classmethod
+    def from_files(cls, paths: list[str | Path]) -> Study:
+        return cls(merge_configs(paths))
+
+    # --- building -------------------------------------------------------------------
+
+    def _testbeds(self) -> dict[str, Testbed]:
+        c = self.config
+        listed = c.get("testbeds") or [c["testbed"]]
+        names = [t["name"] for t in listed]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"testbeds: names must differ, got {names}")
+        for t in listed:
+            if t.get("slurm") is not None and not t["slurm"].get("nodelist"):
+                raise ConfigError(
+                    f"testbed {t['name']}: give slurm.nodelist, the one node it is. A "
+                    "testbed is one machine for the whole study; a constraint alone lets "
+                    "Slurm place its jobs on different nodes, whose runs would be mixed "
+                    "under one name (`sinfo -N -o '%N %f'` lists the nodes and features)")
+        return {t["name"]: Testbed(
+            name=t["name"], description=t.get("description", ""),
+            target_dir=self._path(t.get("target_dir") or c["target_dir"], t["name"]),
+            input_dir=self._path(t.get("input_dir") or c["input_dir"], t["name"]),
+            meter={**c["meter"], **t.get("meter", {})}, slurm=t.get("slurm"),
+            host=t.get("host"), study=self.name) for t in listed}
+
+    def _path(self, template: str, testbed: str) -> str:
+        try:
+            return template.format(testbed=testbed, study=self.name)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(f"path {template!r}: only {{study}} and {{testbed}} are "
+                              f"replaced in paths ({exc})") from exc
+
+    def _duty(self) -> DutyCycleWorkload | None:
+        d = self.config.get("dutycycle")
+        if not d:
+            return None
+        for name in d["codecs"]:
+            if name != "plain":
+                codec_registry.get(name)
+        if d["file_type"] not in self.file_types:
+            raise ConfigError(f"dutycycle.file_type: {d['file_type']!r} is not among the "
+                              f"study's file_types {self.file_types}")
+        return DutyCycleWorkload(d["phases"], d["compute_s"], d["compute"], d["file_type"],
+                         tuple(d["codecs"]))
+
+    def _settings(self) -> dict[str, Setting]:
+        f = self.config["factors"]
+        media = f.get("medium") or {"default": self.config["target_dir"]}
+        emulated = any(throttle.parse_bandwidth(b) is not None for b in f["bandwidth"])
+        settings = {}
+        for (medium, spec), scheduler, governor, copies, bandwidth in itertools.product(
+                media.items(), f["io_scheduler"], f["governor"], f["copies"], f["bandwidth"]):
+            rate = throttle.parse_bandwidth(bandwidth)
+            name = f"{medium}.io-{scheduler}.gov-{governor}.x{copies}"
+            if rate is not None:
+                name += f".bw-{throttle.bandwidth_label(bandwidth)}"
+            settings[name] = Setting(
+                name=name, medium=medium,
+                medium_spec=medium_fields(spec, emulated),
+                io_scheduler=scheduler, governor=governor, copies=copies,
+                bandwidth=str(bandwidth), bandwidth_bytes_per_s=rate)
+        for s in settings.values():  # every medium must be a valid one on every testbed
+            for testbed in self.testbeds.values():
+                s.medium_on(testbed)
+        return settings
+
+    def _primary(self) -> tuple[Setting, str]:
+        """The setting whose numbers stand for "the" setting in the report's single-setting
+        sections: the config's `primary` factor values, else every factor's first value."""
+        wanted = self.config.get("primary") or {}
+        unknown = set(wanted) - set(FACTORS)
+        if unknown:
+            raise ConfigError(f"primary: unknown factors {sorted(unknown)}; valid: "
+                              f"{', '.join(FACTORS)}")
+        for s in self.settings.values():
+            if all(str(getattr(s, k)) == str(v) for k, v in wanted.items()):
+                break
+        else:
+            raise ConfigError(f"primary: no setting has {wanted}; settings: "
+                              f"{', '.join(self.settings)}")
+        described = ", ".join(f"{k} {getattr(s, k)}" for k in FACTORS)
+        if wanted:
+            rule = (f"the setting the config's primary key names ({', '.join(wanted)}), "
+                    f"each other factor at its first listed value: {described}")
+        else:
+            rule = f"every factor at the first value the config lists: {described}"
+        return s, rule
+
+    # --- reading ----------------------------------------------------------------------
+
+    def root(self, stage: str = RESULTS) -> str:
+        """The study's tree of one stage: measured results, or the rehearsal's."""
+        if stage not in STAGES:
+            raise ValueError(f"stage {stage!r}: one of {STAGES}")
+        return f"{stage}/{self.name}"
+
+    @property
+    def multi(self) -> bool:
+        return len(self.testbeds) > 1
+
+    @property
+    def first_testbed(self) -> str:
+        return next(iter(self.testbeds))
+
+    def factor_values(self) -> dict[str, list[str]]:
+        """Every factor's values in config order, as text."""
+        return {f: list(dict.fromkeys(str(s.value(f)) for s in self.settings.values()))
+                for f in FACTORS}
+
+    @cached_property
+    def varied_factors(self) -> list[str]:
+        """The factors that take two or more values, in a fixed order."""
+        return [f for f, values in self.factor_values().items() if len(values) >= 2]
+
+    def jobs(self, testbed: str, stage: str = RESULTS) -> list[Job]:
+        """Every measurement job of a testbed: each codec per file type and setting, with
+        the plain baseline as a job of its own under the paper's design (under the verdict
+        design each codec's job measures its own plain arm), then the duty cycle's per
+        setting."""
+        measured = self.codecs if self.verdict_design else [*self.codecs, "plain"]
+        root = self.root(stage)
+        out = [Job(testbed, s, ftype, codec, root) for s in self.settings
+               for ftype in self.file_types for codec in measured]
+        if self.duty:
+            out += [Job(testbed, s, "dutycycle", codec, root) for s in self.settings
+                    for codec in self.duty.codecs]
+        return out
+
+    def measure_order(self, testbed: str,
+                      seconds: Callable[[Job], float] | None = None) -> list[Job]:
+        """The order the moderated design measures a testbed's codec jobs in: setting by
+        setting, the cheapest cells first (`seconds`: a job's write and read, from the
+        plan's pilot, wattzip.model.plan.cell_seconds), so that the prior over the study's cells
+        is fitted from cheap runs before the costly cells look at 2 runs per arm; every
+        cell informs the prior alike (one degree of freedom per run past the first), so
+        cheap cells inform it most per second. The config's order without a pilot."""
+        jobs = [j for j in self.jobs(testbed) if j.file_type != "dutycycle"]
+        if seconds is None:
+            return jobs
+        settings = list(self.settings)
+        return sorted(jobs, key=lambda j: (settings.index(j.setting), seconds(j)))
+
+    def previous_job(self, job: Job,
+                     seconds: Callable[[Job], float] | None = None) -> Job | None:
+        """The job measured just before this one in the moderated design's order (the
+        workflow runs them in it); None for the first, and under the other designs."""
+        if not self.moderated_design or job.file_type == "dutycycle":
+            return None
+        order = self.measure_order(job.testbed, seconds)
+        at = order.index(job)
+        return order[at - 1] if at else None
+
+    def emulated_input_layouts(self) -> list[str]:
+        """Where the inputs of the emulated disks' settings lived (wattzip.machine.media
+        INPUT_LAYOUTS), in config order: the report says what was emulated."""
+        return list(dict.fromkeys(s.medium_spec.get("inputs", "separate")
+                                  for s in self.settings.values()
+                                  if s.bandwidth_bytes_per_s is not None))
+
+    @property
+    def verdict_design(self) -> bool:
+        """Planned looks, each codec's job measuring its own plain arm (the verdict
+        design, and the moderated design, which shares variance across cells)."""
+        return self.repeats["design"] in ("verdict", "moderated")
+
+    @property
+    def moderated_design(self) -> bool:
+        return self.repeats["design"] == "moderated"
+
+    def repeat_plan(self, job: Job) -> RepeatPlan:
+        """How many runs the job's operations get. Under the verdict design a codec's job
+        measures its own plain arm and its codec, interleaved, and stops at the first look
+        that decides its cell. The duty cycle, and every job of the paper's design, follow
+        the paper's rule."""
+        rep = self.repeats
+        if not self.verdict_design or job.file_type == "dutycycle":
+            return RepeatPlan(rep["min"], rep["max"], rep["ci_target"])
+        looks = tuple(self.looks)
+        return RepeatPlan(looks[0], looks[-1], rep["ci_target"], looks)
+
+    @property
+    def looks(self) -> list[int]:
+        """The planned looks of the verdict or the moderated design."""
+        return self.repeats["moderated_looks" if self.moderated_design else "looks"]
+
+    def describe_repeats(self) -> str:
+        """The repeat design in a sentence, for the report."""
+        rep = self.repeats
+        if not self.verdict_design:
+            return (f"the paper's rule: at least {rep['min']} and at most {rep['max']} runs "
+                    "per operation, more until each 95% half-width of T, E and ET was under "
+                    f"{100 * rep['ci_target']:g}% of its mean, and one more for each run newly "
+                    "found an outlier (modified Z > 3.5; kept in every statistic)")
+        looks = self.looks
+        if self.moderated_design:
+            return (f"the moderated design: planned looks at {', '.join(map(str, looks))} "
+                    f"runs per arm, each at alpha / {len(looks)} (Bonferroni, 95% overall), "
+                    "each arm's variance moderated by an empirical-Bayes prior fitted over "
+                    "the study's arms of its operation kind and metric (limma's moderated t, "
+                    "Smyth 2004; an arm far noisier than the prior kept its own variance); "
+                    "each codec's job measured its own plain arm, interleaved ABBA against "
+                    "drift, and stopped at the first look that decided its T and E verdicts, "
+                    "going on to the next look for a run newly found an outlier (modified "
+                    "Z > 3.5; kept in every statistic)")
+        return (f"the verdict design: planned looks at {', '.join(map(str, looks))} runs per "
+                f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); each codec's "
+                "job measured its own plain arm, interleaved with the codec's in ABBA order "
+                "(plain, codec; codec, plain; ...) against drift, and stopped at the first "
+                "look that decided its T and E verdicts, going on to the next look for a run "
+                "newly found an outlier (modified Z > 3.5; kept in every statistic)")
+
+    # --- each job's slice --------------------------------------------------------------
+
+    @cached_property
+    def crosscheck(self) -> dict:
+        """The hyperfine cross-check's codecs and file type, checked against the study."""
+        c = self.config["crosscheck"]
+        for name in c["codecs"]:
+            if name not in self.codecs:
+                raise ConfigError(f"crosscheck.codecs: {name!r} is not among the study's "
+                                  f"codecs {self.codecs}")
+        if c["codecs"] and c["file_type"] not in self.file_types:
+            raise ConfigError(f"crosscheck.file_type: {c['file_type']!r} is not among the "
+                              f"study's file_types {self.file_types}")
+        return c
+
+    def crosscheck_unconditioned(self, testbed: str) -> str:
+        """Why hyperfine, which runs the commands on a plain directory with the machine as
+        it is, would not time the primary setting as the harness did ("" when it would)."""
+        s, m = self.primary, self.primary.medium_on(self.testbeds[testbed])
+        return ", ".join(
+            f"{what} {value}" for what, value, plain in (
+                ("medium", m.kind, m.kind == "directory"),
+                ("I/O scheduler", s.io_scheduler, s.io_scheduler == "keep"),
+                ("governor", s.governor, s.governor == "keep"),
+                ("bandwidth", s.bandwidth, s.bandwidth_bytes_per_s is None),
+                ("copies", s.copies, s.copies == 1)) if not plain)
+
+    def node_flags(self, testbed: str) -> list[str]:
+        """The Slurm node (or host) a testbed's runs must come from, as wattzip flags."""
+        t = self.testbeds[testbed]
+        node = (t.slurm or {}).get("nodelist")
+        return (["--expect-node", node] if node else []) + (
+            ["--expect-host", t.host] if t.host else [])
+
+    def meter_fields(self, testbed: str) -> dict:
+        """A testbed's meter as the fields of wattzip's meter options (wattzip.measure.options)."""
+        m = self.testbeds[testbed].meter
+        model = m.get("model") or {}
+        return {"meter": ",".join(m["order"]), "interval": m["interval_s"],
+                "require_measured": bool(m["require_measured"]),
+                "powercap_root": m.get("powercap_root") or "/sys/class/powercap",
+                "psys": bool(m.get("psys")), "wattsup_port": m.get("wattsup_port"),
+                "trace": m.get("trace_path"), "trace_timezone": m.get("trace_timezone"),
+                "ipmi_command": m.get("ipmi_command"),
+                "model_idle_w": model.get("idle_power_w"),
+                "model_max_w": model.get("max_power_w")}
+
+    def setting_fields(self, testbed: str, setting: str) -> dict:
+        """A setting on a testbed as the fields of wattzip's setting and medium options."""
+        s = self.settings[setting]
+        m = s.medium_on(self.testbeds[testbed])
+        return {"setting": s.name, "medium": m.name, "target_dir": m.path,
+                "io_scheduler": s.io_scheduler, "governor": s.governor,
+                "bandwidth": s.bandwidth, "medium_kind": m.kind, "flush": m.flush,
+                "medium_inputs": m.inputs, "medium_image": m.image,
+                "medium_device": m.device, "medium_size": m.size, "medium_fs": m.fs,
+                "mkfs_options": m.mkfs_options or "", "mount_options": m.mount_options or "",
+                "format": bool(m.format)}
+
+    def job_spec(self, job: Job) -> dict:
+        """Everything one measurement job needs of the study, and nothing else: its
+        testbed's meter, its setting, its codec and its repeats (`wattzip job --spec`).
+        Editing another part of the config leaves it, and so the job, unchanged."""
+        plan = self.repeat_plan(job)
+        spec = {"testbed": job.testbed, "codec": job.codec,
+                **self.meter_fields(job.testbed), **self.setting_fields(job.testbed,
+                                                                        job.setting),
+                "copies": self.settings[job.setting].copies,
+                "threads": self.config["threads"], "min_repeats": plan.min,
+                "max_repeats": plan.max, "ci_target": plan.ci_target}
+        node = self.node_flags(job.testbed)
+        spec.update(dict(zip((f.lstrip("-").replace("-", "_") for f in node[::2]),
+                             node[1::2], strict=True)))
+        if plan.looks:
+            verdict = self.config["verdict"]
+            spec.update(looks=",".join(map(str, plan.looks)), margin=verdict["margin"],
+                        reads_per_write=verdict["reads_per_write"])
+            if self.moderated_design:  # the priors come from the setting's other cells
+                spec.update(moderated=True, prior_journals=(
+                    f"{job.root}/{job.testbed}/journal/{job.setting}"))
+        if job.file_type == "dutycycle":
+            spec.update(duty_phases=self.duty.phases, duty_compute_s=self.duty.compute_s,
+                        duty_compute=self.duty.compute)
+        quiet, drift = self.config["quiet"], self.config["drift"]
+        spec.update(max_other_cpu=quiet["max_other_cpu"], max_steal=quiet["max_steal"],
+                    drift_repeats=drift["repeats"], drift_max_change=drift["max_change"])
+        return spec
+
+    def idle_spec(self, testbed: str, setting: str) -> dict:
+        """The idle calibration's slice: the testbed's meter, the setting, the windows."""
+        idle = self.config["idle"]
+        return {**self.meter_fields(testbed), **self.setting_fields(testbed, setting),
+                "count": idle["count"], "min_count": self.idle_first_look,
+                "ci_target": idle["ci_target"], "seconds": idle["seconds"],
+                "max_other_load": idle["max_other_load"]}
+
+    def preflight_settings(self, testbed: str) -> dict:
+        """Every setting of a testbed as plain values, for the pre-flight checks."""
+        out = {}
+        for name, s in self.settings.items():
+            m = s.medium_on(self.testbeds[testbed])
+            out[name] = {"medium": m.to_spec(), "target_dir": m.path,
+                         "io_scheduler": s.io_scheduler, "governor": s.governor,
+                         "copies": s.copies, "bandwidth": s.bandwidth}
+        return out
+
+    def settings_rows(self) -> list[dict]:
+        """settings.csv: one row per setting, one column per factor, the primary flagged."""
+        duty = self.duty.describe() if self.duty else ""
+        return [{"setting": s.name, "medium": s.medium, "io_scheduler": s.io_scheduler,
+                 "governor": s.governor, "copies": s.copies,
+                 "bandwidth_bytes_per_s": s.bandwidth_bytes_per_s or "",
+                 "dutycycle": duty, "primary": "true" if s is self.primary else "false"}
+                for s in self.settings.values()]

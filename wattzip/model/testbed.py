@@ -1,0 +1,82 @@
+"""A testbed (one machine of the study) and the settings of the factors measured on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wattzip.machine.media import Medium
+
+# The factors of SYSTOR '11's design, in the order a setting's name lists them.
+FACTORS = ("medium", "io_scheduler", "governor", "copies", "bandwidth")
+
+
+@dataclass(frozen=True)
+class Testbed:
+    """One machine of the study, with its own disks, meter and (on a cluster) node."""
+
+    name: str
+    description: str
+    target_dir: str
+    input_dir: str
+    meter: dict = field(hash=False)
+    slurm: dict | None = field(default=None, hash=False)
+    host: str | None = None
+
+    study: str = "default"
+
+    def path(self, template: str) -> str:
+        return template.format(testbed=self.name, study=self.study)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One combination of the factors; `medium_spec` is the config's, {testbed} unreplaced."""
+
+    name: str
+    medium: str
+    medium_spec: dict = field(hash=False, compare=False)
+    io_scheduler: str
+    governor: str
+    copies: int
+    bandwidth: str
+    bandwidth_bytes_per_s: int | None
+
+    def medium_on(self, testbed: Testbed) -> Medium:
+        spec = {k: testbed.path(v) if isinstance(v, str) else v
+                for k, v in self.medium_spec.items()}
+        return Medium.from_spec(self.medium, spec)
+
+    def factors(self) -> dict:
+        """The factor fields every run record of this setting carries."""
+        return {"setting": self.name, "medium": self.medium,
+                "io_scheduler": self.io_scheduler, "governor": self.governor,
+                "copies": self.copies, "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s}
+
+    def value(self, factor: str):
+        return self.bandwidth_bytes_per_s if factor == "bandwidth" else getattr(self, factor)
+
+
+def medium_fields(spec: str | dict, emulated_disks: bool) -> dict:
+    """A medium's config value as fields. An image in a study of emulated disks holds
+    its inputs by default: SYSTOR '09 read and wrote one dedicated disk, so reading the
+    input and writing the output share one bandwidth (wattzip.machine.onedisk), where inputs
+    on a disk of their own would leave the write side of every codec bounded by reading
+    its whole input through a separate budget."""
+    out = {"path": spec} if isinstance(spec, str) else dict(spec)
+    if out.get("kind") == "image" and "inputs" not in out:
+        out["inputs"] = "on-medium" if emulated_disks else "separate"
+    return out
+
+
+@dataclass(frozen=True)
+class DutyCycleWorkload:
+    """HPC '14's workload: write phases between compute phases, measured as one run."""
+
+    phases: int
+    compute_s: float
+    compute: str
+    file_type: str
+    codecs: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"{self.phases} write phases, {self.compute_s:g} s {self.compute} compute each"
