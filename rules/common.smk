@@ -40,7 +40,7 @@ def copied_in_testbeds():
 
 RULES = RuleLookups(STUDY, config, copied_in_testbeds())
 SLURM = RULES.slurm
-THREADS = RULES.threads(workflow.cores)
+THREADS = RULES.threads(lambda: workflow.cores)  # read when a job asks: Slurm sets none
 
 
 wildcard_constraints:

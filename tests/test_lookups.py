@@ -58,4 +58,4 @@ def test_the_settings_flag_is_quoted_and_absent_without_a_table():
 
 
 def test_a_job_claims_every_core_of_a_testbed_outside_slurm():
-    assert lookups().threads(7)(Wildcards(testbed="tb")) == 7
+    assert lookups().threads(lambda: 7)(Wildcards(testbed="tb")) == 7

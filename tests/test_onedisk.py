@@ -108,7 +108,7 @@ def test_a_killed_job_leaves_its_emulated_disk_to_the_next_command(tmp_path):
     the FUSE mount and the daemon are all undone by the next command (recover)."""
     script = (
         "import os, sys, time\n"
-        "from wattzip import media\n"
+        "from wattzip.machine import media\n"
         f"m = media.Medium(name='k', kind='image', path={str(tmp_path / 'k')!r}, "
         "size='64MiB', inputs='on-medium')\n"
         f"m.share_budget({RATE})\n"

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Callable
 
 from wattzip.machine import system
 from wattzip.model import layout
@@ -192,16 +193,16 @@ class RuleLookups:
 
         return value
 
-    def threads(self, cores: int):
+    def threads(self, cores: Callable[[], int]):
         """An input function: a measurement job claims every core of its testbed, through
         Slurm `slurm.cpus`, else the node's own count (scontrol), else the workflow's
-        `cores`; --exclusive gives it the node."""
+        cores. `cores` is asked only then: a Slurm run defines no total."""
 
         def value(wildcards):
             s = self.testbeds[wildcards.testbed].slurm
             if s is not None:
-                return s.get("cpus") or _node_cpus(s["nodelist"]) or cores
-            return cores
+                return s.get("cpus") or _node_cpus(s["nodelist"]) or cores()
+            return cores()
 
         return value
 

@@ -1,0 +1,108 @@
+"""Benchmark notes: every shipped study's rehearsal before and after a change, file by file.
+
+    .venv/bin/python benchmarks/rehearsal_before_after.py [--rev REV]
+        [--renamed OLD=NEW ...] [CONFIG ...]
+
+Builds the rehearsal (the whole report from SIMULATED runs, `snakemake rehearsal`) of
+each study, once in a checkout of git revision REV (default: HEAD~1) with its own
+package first on the path, and once in this work tree. CONFIG are overlays (default:
+the default study and every config/*.yaml but the schema). Then it compares every
+file of the two rehearsal trees: analysis tables, figure data, generated LaTeX, run
+journals and traces (decompressed), and each PDF's text (pdftotext). Logs and the
+figures' pixels are left out. --renamed OLD=NEW reads OLD in the files before as NEW
+(a module's dotted name that a refactoring moved and a text names). A refactoring that
+changes no behaviour prints "0 differ".
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SKIPPED = {".log", ".png", ".aux", ".fls", ".fdb_latexmk", ".out", ".toc"}
+
+
+def shipped_overlays() -> list[str]:
+    return sorted(str(p.relative_to(REPO)) for p in (REPO / "config").glob("*.yaml")
+                  if p.name != "schema.yaml")
+
+
+def rehearse(tree: Path, overlays: list[str]) -> Path:
+    """Every study's rehearsal in `tree`, its own package first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    for overlay in [None, *overlays]:
+        args = [sys.executable, "-m", "snakemake", "--cores", "2", "rehearsal"]
+        args += ["--configfile", overlay] if overlay else []
+        done = subprocess.run(args, cwd=tree, env=env, capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"{tree}: the rehearsal of {overlay or 'the default study'} failed:\n"
+                     f"{done.stderr[-2000:]}")
+        print(f"{tree.name}: rehearsed {overlay or 'the default study'}", file=sys.stderr)
+    return tree / "rehearsal"
+
+
+def text_of(path: Path, renamed: dict[str, str] | None = None) -> str:
+    if path.suffix == ".pdf":
+        text = subprocess.run(["pdftotext", "-q", str(path), "-"], capture_output=True,
+                              text=True, check=True).stdout
+    else:
+        data = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
+        text = data.decode(errors="replace")
+    for old, new in (renamed or {}).items():
+        text = text.replace(old, new)
+    return text
+
+
+def compare(before: Path, after: Path, renamed: dict[str, str]) -> tuple[int, list[str]]:
+    same, differ = 0, []
+    names = {p.relative_to(before) for p in before.rglob("*") if p.is_file()}
+    names |= {p.relative_to(after) for p in after.rglob("*") if p.is_file()}
+    for name in sorted(names):
+        if name.suffix in SKIPPED:
+            continue
+        a, b = before / name, after / name
+        if not (a.exists() and b.exists()):
+            differ.append(f"{name}: only {'after' if b.exists() else 'before'}")
+        elif text_of(a, renamed) == text_of(b):
+            same += 1
+        else:
+            differ.append(str(name))
+    return same, differ
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rev", default="HEAD~1", help="the revision before (default HEAD~1)")
+    parser.add_argument("--renamed", action="append", default=[], metavar="OLD=NEW",
+                        help="read OLD in the files before as NEW (a moved module's name)")
+    parser.add_argument("configs", nargs="*", help="overlays (default: every shipped one)")
+    a = parser.parse_args()
+    overlays = a.configs or shipped_overlays()
+    renamed = dict(pair.split("=", 1) for pair in a.renamed)
+    with tempfile.TemporaryDirectory(prefix="wattzip-before-") as tmp:
+        old, new = Path(tmp) / "before", Path(tmp) / "after"
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(old),
+                        a.rev], check=True)
+        try:
+            shutil.copytree(REPO, new, ignore=shutil.ignore_patterns(
+                ".git", ".venv", ".snakemake", "results", "rehearsal", "figures"))
+            same, differ = compare(rehearse(old, overlays), rehearse(new, overlays), renamed)
+        finally:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
+                           check=False)
+    print(f"{1 + len(overlays)} studies rehearsed at {a.rev} and in the work tree: "
+          f"{same} files identical, {len(differ)} differ")
+    for name in differ[:50]:
+        print(f"  {name}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
