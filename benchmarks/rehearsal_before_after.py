@@ -8,8 +8,9 @@ each study, once in a checkout of git revision REV (default: HEAD~1) with its ow
 package first on the path, and once in this work tree. CONFIG are overlays (default:
 the default study and every config/*.yaml but the schema). Then it compares every
 file of the two rehearsal trees: analysis tables, figure data, generated LaTeX, run
-journals and traces (decompressed), and each PDF's text (pdftotext). Logs and the
-figures' pixels are left out. --renamed OLD=NEW reads OLD in the files before as NEW
+journals and traces (decompressed), and each PDF's text (pdftotext), each tree's own
+folder read as "<tree>" (runs.csv holds absolute target paths). Logs and the figures'
+pixels are left out. --renamed OLD=NEW reads OLD in the files before as NEW
 (a module's dotted name that a refactoring moved and a text names). A refactoring that
 changes no behaviour prints "0 differ".
 """
@@ -70,7 +71,8 @@ def compare(before: Path, after: Path, renamed: dict[str, str]) -> tuple[int, li
         a, b = before / name, after / name
         if not (a.exists() and b.exists()):
             differ.append(f"{name}: only {'after' if b.exists() else 'before'}")
-        elif text_of(a, renamed) == text_of(b):
+        elif (text_of(a, renamed).replace(str(before.parent), "<tree>")
+              == text_of(b).replace(str(after.parent), "<tree>")):
             same += 1
         else:
             differ.append(str(name))
