@@ -26,20 +26,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from wattzip.model.layout import BREAKEVEN_ORIGINALS
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "data" / "fixture" / "results" / "tiny"
-# (reference table, metrics, title) of each break-even table: rule table_breakeven's
-BREAKEVEN = {
-    "server": ("systor09_table4_breakeven_server", ["E", "ET"], "SYSTOR '09 Table 4, server"),
-    "desktop": ("systor09_table5_breakeven_desktop", ["E", "ET"],
-                "SYSTOR '09 Table 5, desktop"),
-    "slides_server": ("systor09_slides_breakeven_server", ["E", "T"],
-                      "SYSTOR '09 slides, server"),
-    "slides_desktop": ("systor09_slides_breakeven_desktop", ["E", "T"],
-                       "SYSTOR '09 slides, desktop"),
-    "slides_laptop": ("systor09_slides_breakeven_laptop", ["E", "T"],
-                      "SYSTOR '09 slides, laptop"),
-}
+# (reference table, metrics, title) of each break-even table, as rule table_breakeven has it
+BREAKEVEN = BREAKEVEN_ORIGINALS
 REFERENCES = ["systor09_table3_ratios", "systor11_table1_ratios",
               *(v[0] for v in BREAKEVEN.values())]
 ANALYSIS_TABLES = ["summary", "breakeven", "esav", "correlation", "claims", "comparison",
