@@ -23,7 +23,7 @@ def medium_problems(name: str, spec: dict, codecs: list[str]) -> list[str]:
     out = []
     for codec in (c for c in map(codec_registry.get, codecs) if c.filesystem):
         # An input staged on the medium is staged without the codec's mount option
-        # (wattzip.measure.repeats.stage_on_medium), so it is read as the plain arm reads it.
+        # (wattzip.measure.staging.stage_on_medium), so it is read as the plain arm reads it.
         if spec.get("fs") != codec.filesystem:
             out.append(f"setting {name}: codec {codec.name} compresses in {codec.filesystem},"
                        f" but medium {spec['name']} is {spec.get('fs') or spec['kind']}; give"
