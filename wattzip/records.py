@@ -170,8 +170,10 @@ def write_text_atomically(path: str | os.PathLike, text: str) -> None:
     os.replace(partial, path)
 
 
-SETTINGS_COLUMNS = ("setting", "medium", "io_scheduler", "governor", "copies",
-                    "bandwidth_bytes_per_s", "dutycycle", "primary")
+# The factors of SYSTOR '11's design as every table's columns carry them (the bandwidth
+# in bytes/s), in the order a setting's name lists them: the one list of factors.
+FACTOR_COLUMNS = ("medium", "io_scheduler", "governor", "copies", "bandwidth_bytes_per_s")
+SETTINGS_COLUMNS = ("setting", *FACTOR_COLUMNS, "dutycycle", "primary")
 
 
 def read_settings_csv(path: str | os.PathLike) -> dict[str, dict]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wattzip.machine.media import Medium
+from wattzip.records import FACTOR_COLUMNS
 
-# The factors of SYSTOR '11's design, in the order a setting's name lists them.
-FACTORS = ("medium", "io_scheduler", "governor", "copies", "bandwidth")
+# The factors as the config names them (records.FACTOR_COLUMNS: the bandwidth as written).
+FACTORS = tuple(c.removesuffix("_bytes_per_s") for c in FACTOR_COLUMNS)
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ import functools
 from collections import defaultdict
 from dataclasses import dataclass
 
-from wattzip.analysis.claims.registry import FACTOR_FIELDS, Claim, Outcome
+from wattzip.analysis.claims.registry import Claim, Outcome
 from wattzip.analysis.options import DEFAULT, AnalysisOptions
 from wattzip.analysis.reference import read_reference
+from wattzip.records import FACTOR_COLUMNS
 from wattzip.resources import ReferenceDir, reference_file
 from wattzip.stats import Interval, welch_interval
 
@@ -82,7 +83,7 @@ class Evidence:
         out = {}
         for r in self.summary:
             if r["testbed"] == self.testbed:
-                out.setdefault(r["setting"], {k: r.get(k) for k in (*FACTOR_FIELDS,
+                out.setdefault(r["setting"], {k: r.get(k) for k in (*FACTOR_COLUMNS,
                                                                      "primary")})
         return out
 
@@ -96,14 +97,14 @@ class Evidence:
 
 
 def factor_settings(ev: Evidence, factor: str) -> dict[str, str]:
-    """Each value of one factor (a FACTOR_FIELDS column) -> the setting that has it and the
+    """Each value of one factor (a FACTOR_COLUMNS column) -> the setting that has it and the
     primary setting's values of every other factor, so that a comparison changes that factor
     alone. Unset values (no cap, "keep") are left out."""
     info = ev.setting_factors
     primary = next((f for f in info.values() if f.get("primary")), None)
     if primary is None:
         return {}
-    others = [f for f in FACTOR_FIELDS if f != factor]
+    others = [f for f in FACTOR_COLUMNS if f != factor]
     out = {}
     for name, f in info.items():
         if all(str(f.get(o)) == str(primary.get(o)) for o in others):

@@ -15,9 +15,6 @@ import yaml
 from wattzip.errors import ConfigError
 from wattzip.resources import ReferenceDir, reference_file
 
-# The factor columns the analysis tables carry (wattzip.model.testbed.FACTORS, bandwidth in bytes/s).
-FACTOR_FIELDS = ("medium", "io_scheduler", "governor", "copies", "bandwidth_bytes_per_s")
-
 
 @dataclass(frozen=True)
 class Claim:
