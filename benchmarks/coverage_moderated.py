@@ -2,9 +2,14 @@
 
     .venv/bin/python benchmarks/coverage_moderated.py [--studies 200] [--seed 1]
 
-Simulates whole studies whose truth is known: 11 codecs x 2 file types, each codec's
-job measuring its own plain arm (ABBA: P C, C P, ...), T of each arm drawn around a
-true mean whose relative spread (CV) differs from arm to arm (log-normal around 2%).
+Simulates whole studies whose truth is known: 11 codecs x 2 file types, T of each arm
+drawn around a true mean whose relative spread (CV) differs from arm to arm
+(log-normal around 2%). The moderated design as it runs: one plain arm per file type,
+each codec's job adding a pair to it (plain first or last in turn) and more while it
+is shorter than the job's look, as wattzip.measure.repeats.repeat_arms schedules them;
+beside it the moderated design with each codec's job measuring its own plain arm
+(ABBA: P C, C P, ...), as it did before. A look compares the codec's n runs with the
+shared arm's last n pairs, the nearest in time.
 The cells run cheap first; at each planned look (2, 4, 8 runs per arm, each at
 alpha / 3) a cell's verdict is moderated by priors fitted over the cells measured
 before it and its own arms (wattzip.analysis.moderated), as a job does, and the analysis
@@ -15,9 +20,10 @@ negligible outside the margin), undecided cells, cells decided at 2 runs per arm
 and the runs per arm spent, beside the verdict design (Welch per cell, looks 3, 5, 8).
 
 Scenarios: alike (every arm's CV from one distribution), one noisy codec (its
-arms 4x the CV), heavy tails (Student t with 3 df, same CV), a drifting machine
-(+6% slower, linearly, from the study's first run to its last; the truth of a cell
-is its saving at the time its job ran, as ABBA blocks measure it).
+compress and decompress arms 4x the CV; the plain copies of its job are not
+noisier), heavy tails (Student t with 3 df, same CV), a drifting machine (+6%
+slower, linearly, from the study's first run to its last; the truth of a cell is
+its saving at the time its job ran).
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ def measure(rng, cell, scenario, n, clock, span):
             drift = 1 + 0.06 * clock[0] / span if scenario == "drifting machine" else 1.0
             times.append(drift)
             cv = cell["cv"][arm] * (4 if scenario == "one noisy codec" and cell["codec"] == 0
-                                    else 1)
+                                    and arm in "cd" else 1)
             runs[arm].append(cell["means"][arm] * drift * max(0.05, 1 + cv * noise(
                 rng, scenario)))
     return runs, mean(times)
@@ -97,6 +103,56 @@ def moderated_study(rng, scenario: str, study: list[dict]) -> list[dict]:
         clock[0] -= 4 * (LOOKS[-1] - n)  # the runs past the stop were never measured
         done.append(arms_of(runs, n))
         out.append({"cell": cell, "runs": runs, "n": n, "drift": drift, "verdict": v})
+    return out
+
+
+def shared_plain_study(rng, scenario: str, study: list[dict]) -> list[dict]:
+    """The moderated design with one plain arm per file type: each job adds a plain pair
+    (more while the arm is shorter than the repeat), its looks compare the codec's first
+    n runs with the arm's last n pairs; the priors hold the other file types' arms whole."""
+    each = verdicts.look_confidence(0.95, len(LOOKS))
+    ftypes = sorted({cell["means"]["w"] for cell in study})
+    span = 2 * LOOKS[-1] * len(study) / 2 + 2 * (len(study) + LOOKS[-1] * len(ftypes))
+    clock, done, out = [0], [], []
+    pools = {w: {"w": [], "r": []} for w in ftypes}
+    noisy = 4 if scenario == "one noisy codec" else 1
+
+    def run(cell, arm):
+        """One run of an arm at the study's clock: its value, and the machine's drift."""
+        clock[0] += 1
+        drift = 1 + 0.06 * clock[0] / span if scenario == "drifting machine" else 1.0
+        cv = cell["cv"][arm] * (noisy if cell["codec"] == 0 and arm in "cd" else 1)
+        return cell["means"][arm] * drift * max(0.05, 1 + cv * noise(rng, scenario)), drift
+
+    for cell in study:
+        pool, runs, times = pools[cell["means"]["w"]], {"c": [], "d": []}, []
+        for repeat in range(1, LOOKS[-1] + 1):
+            pairs = min(len(pool["w"]), len(pool["r"]))
+            order = ["c", "d"]
+            if repeat == 1 or pairs < repeat:
+                order = ["w", "r", *order] if pairs % 2 == 0 else [*order, "w", "r"]
+            for arm in order:
+                value, drift = run(cell, arm)
+                if arm in "wr":
+                    pool[arm].append(value)
+                else:
+                    runs[arm].append(value)
+                    times.append(drift)
+            if repeat not in LOOKS:
+                continue
+            w, r = pool["w"][-repeat:], pool["r"][-repeat:]  # its last n pairs, in time
+            own = [("plain-write", w), ("compress-write", runs["c"]),
+                   ("plain-read", r), ("decompress-read", runs["d"])]
+            others = [(op, p[k]) for w, p in pools.items() if p is not pool
+                      for k, op in (("w", "plain-write"), ("r", "plain-read"))]
+            priors = moderated.fit_priors([*own, *(a for c in done for a in c), *others])
+            v = moderated.decide(w, runs["c"], r, runs["d"], priors, 1.0,
+                                 MARGIN, each)
+            if v.verdict != verdicts.UNDECIDED:
+                break
+        done.append([("compress-write", list(runs["c"])), ("decompress-read", list(runs["d"]))])
+        out.append({"cell": cell, "runs": runs, "n": repeat, "drift": mean(times),
+                    "verdict": v})
     return out
 
 
@@ -140,7 +196,9 @@ def table(studies: int, seed: int) -> list[str]:
     lines = ["| scenario | design | coverage | coverage, codec 0 | wrong verdicts | "
              "undecided | decided at 2 runs | runs per arm |", "|---|---|---|---|---|---|---|---|"]
     for scenario in SCENARIOS:
-        for name, run in (("moderated", moderated_study), ("verdict", welch_study)):
+        for name, run in (("moderated, one shared plain arm", shared_plain_study),
+                          ("moderated, a plain arm per codec", moderated_study),
+                          ("verdict", welch_study)):
             rng = random.Random(seed)
             rows = []
             for _ in range(studies):

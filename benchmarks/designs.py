@@ -33,9 +33,11 @@ from pathlib import Path
 
 import yaml
 
+from wattzip.model.study import Study
+
 REPO = Path(__file__).resolve().parent.parent
 # What a fresh copy of the workflow leaves out: the repository's state and every output.
-NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".snakemake", "results", "build",
+NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".snakemake", "results", "rehearsal", "build",
                                     "generated", "tests", "docs", "*.egg-info")
 
 
@@ -55,18 +57,15 @@ def run_design(root: Path, configfiles: list[str], repeats: dict,
     overlay = root / "design.yaml"
     overlay.write_text(yaml.safe_dump({"repeats": repeats,
                                        **({"file_size": file_size} if file_size else {})}))
-    config = yaml.safe_load((REPO / configfiles[0]).read_text())
-    testbed = config["testbed"]["name"] if isinstance(config.get("testbed"), dict) else "default"
-    for extra in configfiles[1:]:
-        testbed = (yaml.safe_load((REPO / extra).read_text()).get("testbed") or {}).get(
-            "name", testbed)
-    targets = [f"results/{testbed}/{name}" for name in ("runs.csv", "breakeven.csv")]
     configs = [*[str(REPO / c) for c in configfiles], str(overlay)]
+    study = Study.from_files(configs)
+    tree = f"{study.root()}/{study.first_testbed}"  # results/<study>/<testbed>
+    targets = [f"{tree}/{name}" for name in ("runs.csv", "breakeven.csv")]
     pilot = root.parent / "pilot.json"  # one pilot for every design's copy
     subprocess.run([sys.executable, "-m", "wattzip", "plan", "--quiet", "--cache", str(pilot),
                     "--configfile", *configs], cwd=root, capture_output=True, check=True)
-    (root / "results" / testbed / "plan").mkdir(parents=True, exist_ok=True)
-    shutil.copy(pilot, root / "results" / testbed / "plan" / "pilot.json")
+    (root / tree / "plan").mkdir(parents=True, exist_ok=True)
+    shutil.copy(pilot, root / tree / "plan" / "pilot.json")
     started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", *targets, "--cores", "all", "--configfile",
@@ -75,8 +74,8 @@ def run_design(root: Path, configfiles: list[str], repeats: dict,
     wall = time.monotonic() - started
     if proc.returncode != 0:
         raise SystemExit(f"{root}: the study failed:\n{proc.stderr[-3000:]}")
-    runs = rows(root / "results" / testbed / "runs.csv")
-    cells = [c for c in rows(root / "results" / testbed / "breakeven.csv")
+    runs = rows(root / tree / "runs.csv")
+    cells = [c for c in rows(root / tree / "breakeven.csv")
              if c["metric"] in ("T", "E") and c["primary"] == "true"]
     return {"wall_s": wall, "measured_s": sum(float(r["elapsed_s"] or 0) for r in runs),
             "runs": len(runs), "plain": sum(r["codec"] == "plain" for r in runs),

@@ -1,5 +1,6 @@
 """Measured runs: one job per setting x file type x codec (and the plain baseline, or
-under the verdict design each codec's own plain arm in its job)."""
+under the verdict design each codec's own plain arm in its job, under the moderated
+design pairs of the setting and file type's one shared plain arm)."""
 
 
 rule measure_runs:

@@ -20,7 +20,7 @@ from wattzip import meters, records
 from wattzip.analysis import cell_summary
 from wattzip.machine import media, throttle
 from wattzip.machine.extents import check_owns_blocks
-from wattzip.measure import repeats, runner
+from wattzip.measure import cold_cache, repeats, runner
 from wattzip.measure.job import DutyCycle, MeasurementJob
 from wattzip.workload import inputs
 
@@ -137,7 +137,7 @@ def test_global_drop_reads_the_tools_back_but_not_the_data(small_inputs, tmp_pat
     if not os.access(runner.DROP_CACHES, os.W_OK):
         pytest.skip("needs root for /proc/sys/vm/drop_caches")
     job = make_job(small_inputs, tmp_path, "gz-1")
-    cold = repeats.ColdCache(job)
+    cold = cold_cache.ColdCache(job)
     gzip = os.path.realpath(shutil.which("gzip"))
     assert gzip in cold.tool_files and any("libc" in f for f in cold.tool_files)
     assert cold() == ("global", True)

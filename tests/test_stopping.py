@@ -12,7 +12,7 @@ import pytest
 from wattzip import meters, records
 from wattzip.analysis.stopping import VerdictLooks, needs_more, outliers
 from wattzip.machine import media
-from wattzip.measure import repeats
+from wattzip.measure import measurement, repeats
 from wattzip.workload import codec_registry
 
 from .test_runner import make_job
@@ -244,6 +244,39 @@ def test_a_verdict_job_measures_its_own_plain_arm_interleaved_abba(small_inputs,
     records.write_runs_csv(rows, runs_csv)
     flat = records.load_runs([runs_csv])
     assert {r["paired_with"] for r in flat if r["codec"] == "plain"} == {"gz-1"}
+
+
+def test_moderated_jobs_share_one_plain_arm_per_file_type(small_inputs, tmp_path,
+                                                         model_meter):
+    """Two codecs' jobs of one file type under the moderated design, one after the other:
+    the first measures the plain pairs its first look needs, the second adds one pair
+    to the same arm (plain first or last as the arm's pairs so far are even or odd),
+    and its looks compare with all of them; each plain run names the job that measured
+    it."""
+    journals = tmp_path / "journal" / "s" / "text"
+    journals.mkdir(parents=True)
+    heard = []
+    for name in ("gz-1", "lzo-1"):
+        looks = measurement.verdict_looks("2,3", 1.0, 0.02, moderated=True,
+                                          prior_journals=str(tmp_path / "journal" / "s"),
+                                          own_journal=str(journals / f"{name}.jsonl"),
+                                          file_type="text")
+        job = make_job(small_inputs, tmp_path, name, min_repeats=2, max_repeats=3,
+                       looks=looks, factors={"setting": "s"})
+        repeats.run_job(job, model_meter, journals / f"{name}.jsonl", log=heard.append)
+    first, second = (records.read_jsonl([journals / f"{n}.jsonl"]) for n in ("gz-1", "lzo-1"))
+    plain = [[r for r in rows if r["codec"] == "plain"] for rows in (first, second)]
+    # The first job's arm grows with its repeats (no prior: it may look twice); the
+    # second finds it as long as its looks need and adds one pair.
+    assert len(plain[0]) == 2 * max(r["repeat"] for r in first) and len(plain[1]) == 2
+    assert {r["shared_plain_of"] for r in plain[0]} == {"gz-1"}
+    assert {r["shared_plain_of"] for r in plain[1]} == {"lzo-1"}
+    assert not any(r.get("paired_with") for r in first + second)
+    assert [r["op"] for r in first[:8]] == [*ARMS[1], *ARMS[0]]
+    assert [r["op"] for r in second[:4]] == ARMS[1 - len(plain[0]) // 2 % 2]
+    assert any("lzo-1, against the text plain arm its setting's codecs share, "
+               f"{len(plain[0]) // 2 + 1} pairs" in m for m in heard)
+    assert not list((tmp_path / "target").iterdir()), "every arm's file removed"
 
 
 def test_a_killed_verdict_job_resumes_both_arms_in_abba_order(small_inputs, tmp_path,

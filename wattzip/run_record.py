@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # 1: the records written before they held their version; 3: the budget's and the
-# disturbance's fields (sample_gap_s ... drift_warning), absent from older records.
-SCHEMA_VERSION = 3
+# disturbance's fields (sample_gap_s ... drift_warning), absent from older records; 4:
+# shared_plain_of, the moderated design's shared plain arm.
+SCHEMA_VERSION = 4
 FACTOR_PREFIX = "factor_"
 # What every run record must hold to be read back.
 RUN_REQUIRED = ("testbed", "file_type", "codec", "op", "repeat", "verified")
@@ -75,7 +76,10 @@ class RunRecord:
     cpus: int | None = None
     disturbed: str | None = None
     drift_warning: str | None = None
-    paired_with: str | None = None
+    paired_with: str | None = None  # the codec whose job's own plain arm this run is
+    # The codec whose job measured this run of its setting and file type's one plain arm,
+    # shared by all their codecs (the moderated design).
+    shared_plain_of: str | None = None
     output_bytes: int | None = None
     verified: bool | None = None
     verification: str | None = None

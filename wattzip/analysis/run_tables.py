@@ -15,6 +15,7 @@ from pathlib import Path
 
 from wattzip import records
 from wattzip.analysis import family, moderated, power, robustness, uncertainty, verdicts
+from wattzip.analysis.arms import FOUR_OPS, four_operations, look_arms, own_runs, shares_plain
 from wattzip.analysis.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
     break_even,
@@ -32,14 +33,12 @@ from wattzip.analysis.cell_summary import (
     correlation_table,
     is_estimated,
     key_of,
-    paired_with,
     summarize,
 )
 from wattzip.analysis.claims import decide
 from wattzip.analysis.comparison import comparison_table
 from wattzip.analysis.options import DEFAULT, AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.pareto import pareto_table
-from wattzip.analysis.stopping import first_runs
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex, tex
 from wattzip.records import write_table
@@ -56,31 +55,6 @@ ESAV_MAX_N = 30
 
 
 # --- the read-write model (paper 5.2) ---------------------------------------------
-
-
-def _four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]]]]:
-    """Per cell (testbed, setting, file type, codec): its verified runs of the four
-    operations, w = plain-write, r = plain-read, c = compress-write, d = decompress-read;
-    w and r are the plain runs measured in the codec's own job when there are any (the
-    verdict design), else the setting's plain baseline; cells missing any are left out."""
-    by_group: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:
-        if r.get("verified") and r.get("energy_j") is not None:
-            by_group[(*key_of(r, GROUP), paired_with(r) if r.get("codec") == "plain"
-                      else "")].append(r)
-    out = []
-    for cell in sorted({k[:4] for k in by_group if k[3] != "plain"},
-                       key=lambda k: tuple(map(str, k))):
-        plain = (*cell[:3], "plain")
-        own = any(k[:4] == plain and k[5] == cell[3] for k in by_group)
-        pairing = cell[3] if own else ""
-        ops = {"w": by_group.get((*plain, "plain-write", pairing), []),
-               "r": by_group.get((*plain, "plain-read", pairing), []),
-               "c": by_group.get((*cell, "compress-write", ""), []),
-               "d": by_group.get((*cell, "decompress-read", ""), [])}
-        if all(ops.values()):
-            out.append((cell, ops))
-    return out
 
 
 def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
@@ -106,8 +80,8 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
     overall, each = options.look_confidence, options.difference_confidence
     levels = tex(breakeven_levels(options))
     out = []
-    cells = _four_operations(rows)
-    priors = _job_priors(cells) if options.moderated and options.looks else None
+    cells = four_operations(rows)
+    priors = _job_priors(cells, rows) if options.moderated and options.looks else None
     for cell, ops in cells:
         testbed, setting, file_type, codec = cell
         estimated = is_estimated(sum(ops.values(), []))
@@ -125,8 +99,8 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
             kinds = possible_kinds(dw, dr)
             decided = kinds == [point.kind]
             lo, hi = n_bounds(point.kind, dw, dr)
-            ratio = (verdicts.fieller(verdicts.difference(v["c"], v["w"]),
-                                      verdicts.difference(v["r"], v["d"]), overall)
+            ratio = (verdicts.fieller(*_differences(v, priors and priors[(cell, stem)]),
+                                      overall)
                      if min(len(x) for x in v.values()) > 1 else None)
             shown = display(point.kind, point.value) + ("" if decided else "?")
             verdict = _verdict(ops, stem, options, priors and priors[(cell, stem)])
@@ -160,15 +134,24 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
 UNITS = {"T": "s", "E": "J", "ET": "J s"}
 
 
+def _differences(values: dict, priors: dict | None) -> tuple[tuple, tuple]:
+    """dw = c - w and dr = r - d for Fieller's interval: Welch's, or under the moderated
+    design each arm's variance moderated by the prior its job fitted."""
+    if priors is None:
+        return (verdicts.difference(values["c"], values["w"]),
+                verdicts.difference(values["r"], values["d"]))
+    write = priors.get("write", moderated.NO_PRIOR)
+    read = priors.get("read", moderated.NO_PRIOR)
+    return (moderated.difference(values["c"], values["w"], write),
+            moderated.difference(values["r"], values["d"], read))
+
+
 def _verdict(ops: dict, stem: str, options: AnalysisOptions,
              priors: dict | None = None) -> verdicts.Verdict:
     """The cell's verdict on the combined interval: the repeats' spread and, for energy,
     the budget's Type B terms (wattzip.analysis.uncertainty); under the moderated design its arms'
     variances moderated by the priors its job fitted (wattzip.analysis.moderated)."""
-    # The job stopped at the look where each of its four operations had n runs: the
-    # first n of each (a kill mid-repeat may have left one more of some).
-    n = min(len(runs) for runs in ops.values()) if options.looks else None
-    arms = {k: first_runs(runs, None, n) for k, runs in ops.items()}
+    arms = look_arms(ops, options.looks)
     values = {k: [METRICS[stem](r) for r in runs] for k, runs in arms.items()}
     k = options.reads_per_write
     if priors is not None:
@@ -180,25 +163,31 @@ def _verdict(ops: dict, stem: str, options: AnalysisOptions,
                            options.margin, options.look_confidence, type_b_var=type_b)
 
 
-FOUR_OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
-
-
-def _job_priors(cells: list) -> dict[tuple, dict]:
+def _job_priors(cells: list, rows: list[dict]) -> dict[tuple, dict]:
     """The moderated design's priors of each (cell, metric) as its job fitted them at its
     last look (wattzip.analysis.stopping.VerdictLooks.priors): over its own four arms at the runs
     it stopped at and the verified runs of its testbed and setting's other cells that
-    ended before its job began (the journals it read then)."""
-    began = {cell: min(r["started_at"] for runs in ops.values() for r in runs)
+    ended before its job began (the journals it read then); a shared plain arm is one
+    arm per file type."""
+    began = {cell: min(r["started_at"] for r in own_runs(ops, cell[3]))
              for cell, ops in cells}
+    pools = defaultdict(list)  # the shared plain arms: (testbed, setting, file type, op)
+    for r in rows:
+        if r.get("shared_plain_of") and r.get("verified") and r.get("energy_j") is not None:
+            pools[key_of(r, GROUP[:3]) + (r["op"],)].append(r)
     out = {}
     for cell, ops in cells:
-        n = min(len(runs) for runs in ops.values())
-        others = [(op, [r for r in o_ops[k] if r["ended_at"] <= began[cell]])
-                  for o_cell, o_ops in cells if o_cell[:2] == cell[:2] and o_cell != cell
-                  for k, op in zip("wcrd", FOUR_OPS, strict=True) if o_ops[k] is not ops[k]]
+        others = [(op, o_ops[k]) for o_cell, o_ops in cells
+                  if o_cell[:2] == cell[:2] and o_cell != cell
+                  for k, op in zip("wcrd", FOUR_OPS, strict=True)
+                  if o_ops[k] is not ops[k] and (k in "cd" or not shares_plain(o_ops))]
+        others += [(key[3], runs) for key, runs in pools.items()
+                   if key[:2] == cell[:2] and key[2] != cell[2]]
+        others = [(op, [r for r in runs if r["ended_at"] <= began[cell]])
+                  for op, runs in others]
+        arms = look_arms(ops, True)
+        own = [(op, arms[k]) for k, op in zip("wcrd", FOUR_OPS, strict=True)]
         for stem in BREAKEVEN_METRICS.values():
-            own = [(op, first_runs(ops[k], None, n)) for k, op in zip("wcrd", FOUR_OPS,
-                                                                     strict=True)]
             out[(cell, stem)] = moderated.fit_priors(
                 (op, [METRICS[stem](r) for r in runs]) for op, runs in own + others)
     return out
@@ -207,7 +196,7 @@ def _job_priors(cells: list) -> dict[tuple, dict]:
 def esav_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
     """E_sav(n) = n (E_r - E_d) + (E_w - E_c) for n = 0..30 (Figure 3), with its Welch-t band."""
     out = []
-    for cell, ops in _four_operations(rows):
+    for cell, ops in four_operations(rows):
         testbed, setting, file_type, codec = cell
         estimated = is_estimated(sum(ops.values(), []))
         e = {k: [r["energy_j"] for r in runs] for k, runs in ops.items()}

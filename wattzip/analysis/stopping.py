@@ -12,6 +12,11 @@ Two designs (config `repeats.design`):
   are all decided, each look at alpha / looks (Bonferroni, wattzip.analysis.verdicts), so
   coverage holds whichever look it stops at. The verdicts compare the codec arm's
   first n runs with the first n of its own plain arm.
+- moderated: the verdict design's looks from 2 runs, each arm's variance moderated
+  (wattzip.analysis.moderated), and one plain arm per setting and file type: each codec's
+  job adds a plain pair to it (more only while it holds fewer runs than the look
+  needs), and its looks compare the codec's first n runs with every run of that
+  shared arm measured so far.
 
 Either way an outlier (modified Z > 3.5 among an operation's verified runs of the
 job) keeps a job that would stop going: one more repeat under the paper's rule (at
@@ -45,6 +50,13 @@ def series(runs: list[dict], ops: Sequence[str]) -> dict[str, list[float]]:
             out[f"{op} ET"] = [r["energy_j"] * r["elapsed_s"] for r in mine
                                if r.get("energy_j") is not None]
     return out
+
+
+def last_runs(runs: list[dict], op: str, n: int) -> list[dict]:
+    """The last n verified runs of an operation in time: a shared plain arm's pairs
+    nearest the codec's, so a slow drift of the machine falls on both alike."""
+    return sorted((r for r in runs if r.get("verified") and r["op"] == op),
+                  key=lambda r: r.get("started_at") or "")[-n:]
 
 
 def first_runs(runs: list[dict], op: str | None, n: int | None) -> list[dict]:
@@ -98,6 +110,24 @@ class VerdictLooks:
     # other cells in the same setting measured so far.
     moderated: bool = False
     prior_runs: tuple[dict, ...] = field(default=(), repr=False, compare=False)
+    # The moderated design's one plain arm per setting and file type: the file type whose
+    # shared plain runs (this job's and those in `prior_runs`) the looks compare with;
+    # None: the job's own plain arm.
+    plain_type: str | None = None
+
+    def plain_pool(self, runs: list[dict]) -> list[dict]:
+        """The plain runs the looks compare with: the job's own, and under a shared plain
+        arm those of its file type that other jobs measured before it."""
+        own = [r for r in runs if r.get("op") in PLAIN_OPS]
+        if self.plain_type is None:
+            return own
+        return [*(r for r in self.prior_runs if r.get("op") in PLAIN_OPS
+                  and r.get("file_type") == self.plain_type), *own]
+
+    def plain_pairs(self, runs: list[dict]) -> int:
+        """Verified pairs (write and read) of the plain arm the looks compare with."""
+        pool = self.plain_pool(runs)
+        return min(len(first_runs(pool, op, None)) for op in PLAIN_OPS)
 
     @staticmethod
     def watched(ops: Sequence[str]) -> tuple[str, ...]:
@@ -105,13 +135,21 @@ class VerdictLooks:
         return (*PLAIN_OPS, *ops)
 
     def runs_per_arm(self, runs: list[dict], ops: Sequence[str]) -> int:
-        """Verified runs of the job's scarcest operation (a look needs n of each)."""
-        return min((len(first_runs(runs, op, None)) for op in self.watched(ops)), default=0)
+        """Verified runs of the job's scarcest operation (a look needs n of each); a
+        shared plain arm counts all of its runs so far."""
+        codec = [len(first_runs(runs, op, None)) for op in ops]
+        return min([*codec, self.plain_pairs(runs)], default=0)
 
     def arms(self, runs: list[dict], ops: Sequence[str], metric: str, n: int) -> tuple:
-        """(w, c, r, d) of a metric, each operation's first n runs in this job."""
+        """(w, c, r, d) of a metric, each operation's first n runs in this job (of a
+        shared plain arm, its last n so far)."""
+        pool = self.plain_pool(runs)
+
         def values(op):
-            picked = first_runs(runs, op, n)
+            if op in PLAIN_OPS and self.plain_type:
+                picked = last_runs(pool, op, n)
+            else:
+                picked = first_runs(pool if op in PLAIN_OPS else runs, op, n)
             if metric == "energy_j":
                 return [x["energy_j"] for x in picked if x.get("energy_j") is not None]
             return [x[metric] for x in picked]
@@ -137,10 +175,16 @@ class VerdictLooks:
 
     def priors(self, arms: tuple, ops: Sequence[str], metric: str) -> dict:
         """The moderated design's priors of a metric: over this job's four arms at the
-        look and every arm (job and operation) of the other cells' runs."""
+        look and every arm (job and operation) of the other cells' runs; a shared plain
+        arm is one arm per file type (its own file type's is among this job's four)."""
         others = defaultdict(list)
         for r in self.prior_runs:
-            if r.get("verified") and r.get(metric) is not None:
+            if not r.get("verified") or r.get(metric) is None:
+                continue
+            if self.plain_type is not None and r["op"] in PLAIN_OPS:
+                if r.get("file_type") != self.plain_type:
+                    others[("plain", r.get("file_type"), r["op"])].append(r[metric])
+            else:
                 others[(r.get("job_key"), r.get("codec"), r["op"])].append(r[metric])
         own = zip((PLAIN_OPS[0], ops[0], PLAIN_OPS[1], ops[1]), arms, strict=True)
         return moderated.fit_priors([*own, *((k[2], v) for k, v in others.items())])

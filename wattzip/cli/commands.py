@@ -168,9 +168,11 @@ def cmd_job(a) -> int:
         verify_cache=a.verify_cache,
         quiet=quiet_limits(a.max_other_cpu, a.max_steal),
         drift=drift_check(a.drift_repeats, a.drift_max_change),
-        # The verdict design's looks are a codec's (its job measures its own plain arm).
+        # The verdict design's looks are a codec's (its job measures its own plain arm, or
+        # under the moderated design adds to its setting and file type's shared one).
         looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,
-                                         a.moderated, a.prior_journals, a.journal)
+                                         a.moderated, a.prior_journals, a.journal,
+                                         manifest["file_type"])
                if codec and not a.duty_phases else None),
     )
     measurement.run(job, meter, journal=a.journal, out=a.out, io_scheduler=a.io_scheduler,

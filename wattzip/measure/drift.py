@@ -34,6 +34,9 @@ REFERENCE_BYTES = 8 * 2**20
 REFERENCE_ARGV = ["gzip", "-6", "-c"]
 EPOCHS = 2  # the job, and once more after a drift
 
+# The reference results' journal beside a job's (<journal>.reference.jsonl): not runs.
+REFERENCE_SUFFIX = ".reference.jsonl"
+
 
 def reference_input(folder: str | os.PathLike) -> str:
     """The fixed reference input: the same bytes on every machine (seeded text)."""
@@ -88,7 +91,7 @@ def checked_job(job, meter: Meter, journal: str | os.PathLike,
     if check is None:
         summary = run_job(job, meter, journal, log=log)
         return summary, repeats.read_journal(journal, job.key())
-    side = f"{journal}.reference.jsonl"
+    side = f"{journal}{REFERENCE_SUFFIX}"
     path = reference_input(Path(job.input_path).parent)
     flagged: list[dict] = []
     for epoch in range(EPOCHS):

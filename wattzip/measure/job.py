@@ -120,7 +120,8 @@ class MeasurementJob:
             "meter": self.meter_identity,
         }
         if self.looks is not None:  # the verdict design's job holds its own plain arm
-            ident["arms"] = "plain and codec, interleaved"
+            ident["arms"] = ("codec, and pairs of its file type's shared plain arm"
+                             if self.looks.plain_type else "plain and codec, interleaved")
         if self.duty:
             ident["duty"] = vars(self.duty)
         if self.epoch:

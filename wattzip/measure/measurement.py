@@ -76,11 +76,13 @@ def idle_uncertainty(calibration_path: str | None) -> tuple[float | None, int | 
 
 def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
                   moderated: bool = False, prior_journals: str | None = None,
-                  own_journal: str | None = None) -> VerdictLooks | None:
+                  own_journal: str | None = None,
+                  file_type: str | None = None) -> VerdictLooks | None:
     """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures
     its own plain arm, which the verdicts compare with (wattzip.measure.repeats). Under the
     moderated design the other cells' journals in `prior_journals` (those written so far;
-    not `own_journal`) give the prior."""
+    not `own_journal`) give the prior, and the plain arm is the one of the setting's
+    `file_type` that every codec's job of it adds to."""
     if not looks:
         return None
     try:
@@ -91,12 +93,15 @@ def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
         raise WattzipError(f"--looks {looks}: the looks must increase from 2 runs on, e.g. "
                            "3,5,8")
     own = os.path.abspath(own_journal) if own_journal else None
-    paths = sorted(glob.glob(os.path.join(prior_journals, "*", "*.jsonl"))) if (
+    # The runs' journals, not the drift check's reference journals beside them.
+    paths = sorted(p for p in glob.glob(os.path.join(prior_journals, "*", "*.jsonl"))
+                   if not p.endswith(drift.REFERENCE_SUFFIX)) if (
         moderated and prior_journals) else []
     prior = [r for path in paths if os.path.abspath(path) != own
              for r in records.read_journal(path, required=records.RUN_REQUIRED)]
     return VerdictLooks(planned, reads_per_write, margin, moderated=moderated,
-                        prior_runs=tuple(prior))
+                        prior_runs=tuple(prior),
+                        plain_type=file_type if moderated and prior_journals else None)
 
 
 def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,

@@ -4,7 +4,10 @@ Runs alternate write then read (compress-write, decompress-read) so each read
 finds the file its write just flushed.  Under the verdict design a codec's job
 measures its own plain arm too, interleaved with the codec's in ABBA order
 (plain pair, codec pair; codec pair, plain pair; ...), so that drift over time
-(heat, the host's cache, a neighbour) falls on both arms alike.  Every finished
+(heat, the host's cache, a neighbour) falls on both arms alike.  Under the
+moderated design the plain arm is one per setting and file type: each codec's
+job adds a pair to it, before or after its own pairs in turn (ABBA through the
+study's order), and more only while it holds fewer pairs than the job's look.  Every finished
 run is appended to a journal at once; a rerun of a job that died finds its runs
 (both arms') there and goes on from where it stopped.  The journal is not a
 Snakemake output, so Snakemake never deletes it when it cleans up an
@@ -32,7 +35,7 @@ from wattzip.machine import system
 from wattzip.machine.extents import check_owns_blocks
 from wattzip.machine.factors import governors_in_effect
 from wattzip.machine.throttle import throttled
-from wattzip.measure import runner
+from wattzip.measure.cold_cache import ColdCache
 from wattzip.measure.job import MeasurementJob
 from wattzip.measure.runner import measure, write_trace
 from wattzip.measure.staging import (
@@ -52,44 +55,6 @@ MAX_CONSECUTIVE_FAILURES = 2
 def read_journal(path: str | os.PathLike, key: str) -> list[dict]:
     """This job's runs from its journal (records.read_journal names any damaged line)."""
     return records.read_journal(path, key, required=records.RUN_REQUIRED)
-
-
-class ColdCache:
-    """Makes the caches cold before each run without making the tools cold.
-
-    A target that is its own filesystem with the unmount flush is unmounted
-    and mounted again (which empties its cache alone) and the inputs are
-    evicted file by file. Otherwise the page cache is dropped globally when
-    permitted; that also evicts the tools and their libraries, which are read
-    back at once so that no run loads its tool from disk inside the region.
-    Without permission, the job's own files are evicted one by one.
-    """
-
-    def __init__(self, job: MeasurementJob):
-        self.job = job
-        if job.duty:  # the shell loop's own tools
-            writer = "dd" if job.copies_plainly else job.codec.binary
-            argv0s = {"sh", "sync", "sleep", "timeout", writer}
-        else:
-            argv0s = {op.argvs[0][0] for op in (job.write_operation(), job.read_operation())}
-        self.tool_files = sorted({f for a in argv0s for f in runner.tool_files(a)})
-
-    def __call__(self) -> tuple[str, bool]:
-        """(the method, whether the tools were read back) for the run's record."""
-        job = self.job
-        if job.medium.flush == "unmount":
-            os.sync()
-            job.medium.cycle()
-            # The inputs, and an emulated disk's image file, whose pages the host caches
-            # below the loop device (the budget still sets the time; the bytes are cold).
-            runner.evict([*job.sources(), *([job.medium.image] if job.medium.shares_budget
-                                            else [])])
-            return "unmount", False
-        method = runner.drop_caches([*job.sources(), *job.stored_paths()])
-        if method == "global":
-            runner.warm(self.tool_files)
-            return method, True
-        return method, False
 
 
 def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
@@ -119,6 +84,7 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
     version = (codec_registry.version(job.codec) if job.codec
                else codec_registry.plain_copy_version())
     paired = job.looks is not None
+    shared_plain = paired and job.looks.plain_type is not None
     if paired and (job.codec is None or job.duty):
         raise ConfigError("the verdict design's looks are for a codec's job, which measures "
                           "its own plain arm; a plain or duty-cycle job follows the paper's rule")
@@ -171,7 +137,7 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
         # starting its repeat runs first, under that repeat, so the order stays ABBA.
         while True:
             begun = {(r["codec"], r["repeat"]) for r in runs}
-            todo = [a for a in abba(arms, last_repeat)
+            todo = [a for a in repeat_arms(job, arms, last_repeat, runs)
                     if last_repeat and (a.codec_name, last_repeat) not in begun]
             if todo:
                 repeat = last_repeat
@@ -179,7 +145,7 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
                                       job.ci_target, job.looks, log=tell)
                   and last_repeat < 2 * job.max_repeats):
                 repeat = last_repeat + 1
-                todo = abba(arms, repeat)
+                todo = repeat_arms(job, arms, repeat, runs)
             else:
                 break
             repeat_ok = True
@@ -210,7 +176,8 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
     finally:
         stack.close()
         job.medium.detach()
-    watched = stopping.VerdictLooks.watched(job.ops) if paired else job.ops
+    watched = (stopping.VerdictLooks.watched(job.ops) if paired and not shared_plain
+               else job.ops)
     series = stopping.series(runs, watched)
     repeats_done = min(len(v) for v in series.values())
     widths = {k: relative_half_width(v) for k, v in series.items()}
@@ -219,8 +186,11 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
         n = job.looks.runs_per_arm(runs, job.ops)
         if n in job.looks.looks:
             decided = job.looks.decisions(runs, job.ops, n)
+            arms_said = (f"{job.codec_name}, against the {job.file_type} plain arm its "
+                         f"setting's codecs share, {job.looks.plain_pairs(runs)} pairs so far"
+                         if shared_plain else f"plain and {job.codec_name}, interleaved ABBA")
             log(f"{job.file_type}/{job.codec_name}: stopped at the look of {n} runs per arm "
-                f"(plain and {job.codec_name}, interleaved ABBA): "
+                f"({arms_said}): "
                 + (", ".join(f"{k} {v}" for k, v in decided.items()) or "nothing decided"))
         else:
             log(f"{job.file_type}/{job.codec_name}: stopped at {n} verified runs per arm, at "
@@ -256,10 +226,33 @@ def abba(arms: list[MeasurementJob], repeat: int) -> list[MeasurementJob]:
     return arms if repeat % 2 else arms[::-1]
 
 
+def repeat_arms(job: MeasurementJob, arms: list[MeasurementJob], repeat: int,
+                runs: list[dict]) -> list[MeasurementJob]:
+    """The arms a repeat measures, in order: both, ABBA (abba), or under a shared plain
+    arm (the moderated design) the codec's, with a plain pair in the job's first repeat
+    and in any repeat that finds the shared arm with fewer pairs than the repeat, so that
+    every look finds as many; plain first when the shared arm holds an even number of
+    pairs, last when odd, so that its pairs alternate through the study's order. Decided
+    from the runs of earlier repeats, so a resumed repeat gets the same arms."""
+    looks = job.looks
+    if looks is None or looks.plain_type is None or len(arms) < 2:
+        return abba(arms, repeat)
+    plain, codec = arms
+    pairs = looks.plain_pairs([r for r in runs if r["repeat"] < repeat])
+    if repeat > 1 and pairs >= repeat:
+        return [codec]
+    return [plain, codec] if pairs % 2 == 0 else [codec, plain]
+
+
 def pairing(job: MeasurementJob, arm: MeasurementJob) -> dict:
     """What a run of `arm` records of the job it belongs to: a plain arm names the codec
-    it is paired with (runs.csv's paired_with)."""
-    return {} if arm is job else {"paired_with": job.codec_name}
+    it is paired with (runs.csv's paired_with), or under a shared plain arm the codec
+    whose job measured it (shared_plain_of)."""
+    if arm is job:
+        return {}
+    if job.looks is not None and job.looks.plain_type is not None:
+        return {"shared_plain_of": job.codec_name}
+    return {"paired_with": job.codec_name}
 
 
 def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,

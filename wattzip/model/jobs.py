@@ -34,8 +34,9 @@ class Job:
 @dataclass(frozen=True)
 class RepeatPlan:
     """One job's repeats: the paper's rule between min and max, or the verdict design's
-    looks (min the first, max the last), where a codec's job measures its own plain arm
-    beside the codec's, as many repeats of each."""
+    looks (min the first, max the last), where a codec's job measures a plain arm beside
+    the codec's: its own, as many repeats of each, or under the moderated design pairs of
+    its setting and file type's shared one (wattzip.model.plan.measured_arms counts them)."""
 
     min: int
     max: int
@@ -44,6 +45,6 @@ class RepeatPlan:
 
     @property
     def arms(self) -> int:
-        """The arms each repeat measures, each a write and a read: the codec's (or
-        plain's), and under the verdict design the codec's own plain arm too."""
+        """The arms a job measures, each a write and a read: the codec's (or plain's), and
+        under the verdict design a plain arm too."""
         return 2 if self.looks else 1

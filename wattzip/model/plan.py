@@ -18,6 +18,7 @@ import shlex
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +26,7 @@ from pathlib import Path
 from wattzip import machine, records
 from wattzip.errors import WattzipError
 from wattzip.measure import runner
-from wattzip.model.jobs import Job
+from wattzip.model.jobs import Job, RepeatPlan
 from wattzip.model.study import Study
 from wattzip.workload import codec_registry, inputs
 
@@ -184,20 +185,36 @@ class Estimate:
         return self.measured_max_s + self.overhead_s
 
 
+def measured_arms(study: Study, jobs: list[Job]) -> list[tuple[Job, RepeatPlan]]:
+    """Each arm the jobs measure, at its repeats: the verdict design's plain arm as a plain
+    job of as many repeats as its codec's; the moderated design's shared plain arm of a
+    setting and file type as one, a pair from each of its K codecs' jobs and as many more
+    as the first look needs (K + looks - 1 pairs, at either end of the looks)."""
+    out, codecs_of = [], Counter()
+    for job in jobs:
+        plan = study.repeat_plan(job)
+        out.append((job, plan))
+        if plan.arms == 2 and study.moderated_design:
+            codecs_of[(job.setting, job.file_type)] += 1
+        elif plan.arms == 2:
+            out.append((replace(job, codec="plain"), plan))
+    for (setting, file_type), k in codecs_of.items():
+        job = Job(study.first_testbed, setting, file_type, "plain", study.root())
+        first = study.repeat_plan(job)
+        out.append((job, replace(first, min=k + first.min - 1, max=k + first.max - 1)))
+    return out
+
+
 def estimate(study: Study, rates: dict) -> Estimate:
     """Expected (fewest repeats) and longest (most repeats) time of the study's jobs on its
     first testbed, each job at its own repeat plan (the paper's rule, or the verdict
-    design's looks: a codec's job from the first to the last, each repeat measuring its
-    own plain arm and the codec's)."""
+    design's looks: a codec's job from the first to the last, with its plain arm as
+    measured_arms counts it)."""
     size = study.file_size_bytes
     measured_min = measured_max = verify = 0.0
     runs_min = runs_max = 0
     jobs = study.jobs(study.first_testbed)
-    # Each arm a job measures, at the job's plan: the verdict design's plain arm is timed
-    # as a plain job of as many repeats as its codec's.
-    arms = [(replace(job, codec=codec), plan) for job in jobs
-            for plan in (study.repeat_plan(job),) for codec in [job.codec, "plain"][:plan.arms]]
-    for job, plan in arms:
+    for job, plan in measured_arms(study, jobs):
         copies = study.settings[job.setting].copies
         if job.file_type == "dutycycle":
             duty = study.duty

@@ -78,6 +78,8 @@ class Simulator:
             (meter.get("model") or {}).get("idle_power_w"),
             (meter.get("model") or {}).get("max_power_w"), THREADS, cpuinfo="/dev/null")
         self.idle_w = self.coef.idle_w
+        # The moderated design's shared plain arms: pairs so far per (setting, file type).
+        self.plain_pairs: dict[tuple[str, str], int] = {}
 
     def noise(self) -> float:
         return max(self.rng.gauss(1.0, NOISE_CV), 0.5)
@@ -113,7 +115,7 @@ class Simulator:
         return {"elapsed_s": elapsed, "cpu_s": cpu_s, "output_bytes": int(stored)}
 
     def record(self, job: Job, op: str, repeat: int, file_type: str, arm_codec,
-               paired: str | None) -> dict:
+               pairing: dict) -> dict:
         s = self.study.settings[job.setting]
         phases = self.study.duty.phases if job.file_type == "dutycycle" else 1
         o = self.operation(op, arm_codec, file_type, s.bandwidth_bytes_per_s, phases)
@@ -152,8 +154,7 @@ class Simulator:
             "factors": {**s.factors(), "target_dir": medium.path, "cache_drop": "simulated"},
             "simulated": True,
         }
-        if paired:
-            rec["paired_with"] = paired
+        rec.update(pairing)
         if self.meter == "model":
             rec.update(model_row=self.coef.row, model_how=self.coef.how,
                        model_min_w_per_thread=self.coef.min_w_per_thread,
@@ -164,22 +165,35 @@ class Simulator:
 
     def job_runs(self, job: Job) -> list[dict]:
         """A job's runs: its repeat plan's first count of each arm and operation (the
-        verdict design's jobs hold their own plain arm, interleaved)."""
+        verdict design's jobs hold their own plain arm, interleaved; the moderated design's
+        add to their file type's shared one as wattzip.measure.repeats.repeat_arms does)."""
         codec = None if job.codec == "plain" else codec_registry.get(job.codec)
         plan = self.study.repeat_plan(job)
         file_type = self.study.duty.file_type if job.file_type == "dutycycle" else job.file_type
-        arms = [(codec, None)]
-        if plan.looks and codec is not None:
-            arms = [(None, codec.name), (codec, None)]
         out = []
         for repeat in range(1, plan.min + 1):
-            for arm_codec, paired in (arms if repeat % 2 else arms[::-1]):
+            for arm_codec, pairing in self.repeat_arms(job, codec, plan, repeat):
                 ops = (("write-compute",) if job.file_type == "dutycycle" else
                        ("plain-write", "plain-read") if arm_codec is None else
                        ("compress-write", "decompress-read"))
                 for op in ops:
-                    out.append(self.record(job, op, repeat, file_type, arm_codec, paired))
+                    out.append(self.record(job, op, repeat, file_type, arm_codec, pairing))
         return out
+
+    def repeat_arms(self, job: Job, codec, plan, repeat: int) -> list[tuple]:
+        """(arm's codec, what its runs record of the pairing) of one repeat, in order."""
+        if not plan.looks or codec is None:
+            return [(codec, {})]
+        if not self.study.moderated_design:
+            arms = [(None, {"paired_with": codec.name}), (codec, {})]
+            return arms if repeat % 2 else arms[::-1]
+        key = (job.setting, job.file_type)
+        pairs = self.plain_pairs.get(key, 0)
+        if repeat > 1 and pairs >= repeat:
+            return [(codec, {})]
+        self.plain_pairs[key] = pairs + 1
+        arms = [(None, {"shared_plain_of": codec.name}), (codec, {})]
+        return arms if pairs % 2 == 0 else arms[::-1]
 
 
 def synthesize(study: Study, testbed: str, runs_csv: str | Path) -> dict[str, str]:

@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from wattzip import units
+from wattzip.analysis import moderated
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
 from wattzip.measure.idle import first_look
@@ -172,7 +173,8 @@ class Study:
     def jobs(self, testbed: str, stage: str = RESULTS) -> list[Job]:
         """Every measurement job of a testbed: each codec per file type and setting, with
         the plain baseline as a job of its own under the paper's design (under the verdict
-        design each codec's job measures its own plain arm), then the duty cycle's per
+        design each codec's job measures its own plain arm, under the moderated design
+        pairs of its setting and file type's shared one), then the duty cycle's per
         setting."""
         measured = self.codecs if self.verdict_design else [*self.codecs, "plain"]
         root = self.root(stage)
@@ -254,9 +256,13 @@ class Study:
                     f"runs per arm, each at alpha / {len(looks)} (Bonferroni, 95% overall), "
                     "each arm's variance moderated by an empirical-Bayes prior fitted over "
                     "the study's arms of its operation kind and metric (limma's moderated t, "
-                    "Smyth 2004; an arm far noisier than the prior kept its own variance); "
-                    "each codec's job measured its own plain arm, interleaved ABBA against "
-                    "drift, and stopped at the first look that decided its T and E verdicts, "
+                    "Smyth 2004; an arm above the prior's "
+                    f"{1 - moderated.GUARD:.0%} F quantile kept its own variance); "
+                    "one plain arm per setting and file type, to which each codec's job "
+                    "added a pair (plain first or last in turn through the study's order, "
+                    "more while the arm held fewer pairs than the job's look); each look "
+                    "compared the codec's n runs with the arm's last n pairs, and each job "
+                    "stopped at the first look that decided its T and E verdicts, "
                     "going on to the next look for a run newly found an outlier (modified "
                     "Z > 3.5; kept in every statistic)")
         return (f"the verdict design: planned looks at {', '.join(map(str, looks))} runs per "
