@@ -6,7 +6,7 @@ Simulates whole studies whose truth is known: 11 codecs x 2 file types, T of eac
 drawn around a true mean whose relative spread (CV) differs from arm to arm
 (log-normal around 2%). The moderated design as it runs: one plain arm per file type,
 each codec's job adding a pair to it (plain first or last in turn) and more while it
-is shorter than the job's look, as wattzip.measure.repeats.repeat_arms schedules them;
+is shorter than the job's look, as wattzip.measure.interleaving.repeat_arms schedules them;
 beside it the moderated design with each codec's job measuring its own plain arm
 (ABBA: P C, C P, ...), as it did before. A look compares the codec's n runs with the
 shared arm's last n pairs, the nearest in time.

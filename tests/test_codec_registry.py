@@ -74,3 +74,14 @@ def test_missing_binary_names_its_package(monkeypatch):
 def test_versions_are_read():
     assert codec_registry.version(codec_registry.get("gz-6"))[0].isdigit()
     assert codec_registry.version(codec_registry.get("ppmd"))[0].isdigit()
+
+
+def test_the_registry_is_data_and_a_wrong_key_is_named():
+    """Every entry comes from wattzip/data/codecs.yaml, one family a tool; a family with a
+    key the registry does not know is refused by name, not skipped."""
+    assert codec_registry.get("gz-6").sets == ("paper", "levels", "all")
+    assert codec_registry.get("gz-5").sets == ("levels", "all")
+    assert codec_registry.get("br-11").compress == ("brotli", "-q", "11", "-c")
+    assert codec_registry.get("btrfs-zstd-3").mount_option == "compress-force=zstd:3"
+    with pytest.raises(ConfigError, match="'gz' has unknown keys \\['levles'\\]"):
+        codec_registry._family({"short": "gz", "levles": [1]})

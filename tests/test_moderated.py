@@ -220,13 +220,13 @@ def test_a_job_reads_the_other_cells_journals_of_its_setting_for_its_prior(tmp_p
 
 
 def shared_plain_study(codecs, rng, noise=0.02):
-    """Codec jobs of one setting measured one after another as wattzip.measure.repeats
+    """Codec jobs of one setting measured one after another as wattzip.measure.interleaving
     schedules them under the moderated design (repeat_arms: one plain arm per file type,
     a pair from each job, more while it is short), each stopping at its first deciding
     look. Returns every row and each job's decisions at the look it stopped at."""
     from types import SimpleNamespace
 
-    from wattzip.measure.repeats import repeat_arms
+    from wattzip.measure.interleaving import repeat_arms
 
     rows, decided, clock = [], {}, [0]
 

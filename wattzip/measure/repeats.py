@@ -21,8 +21,6 @@ give back the input, all outside the measured region.
 from __future__ import annotations
 
 import contextlib
-import copy
-import dataclasses
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -36,6 +34,7 @@ from wattzip.machine.extents import check_owns_blocks
 from wattzip.machine.factors import governors_in_effect
 from wattzip.machine.throttle import throttled
 from wattzip.measure.cold_cache import ColdCache
+from wattzip.measure.interleaving import pairing, plain_arm, repeat_arms
 from wattzip.measure.job import MeasurementJob
 from wattzip.measure.runner import measure, write_trace
 from wattzip.measure.staging import (
@@ -60,31 +59,19 @@ def read_journal(path: str | os.PathLike, key: str) -> list[dict]:
 def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
     """Repeat the job's write/read pair until its stopping rule says enough (the paper's,
-    or the verdict design's looks: then with the codec's own plain arm, interleaved ABBA).
+    or the verdict design's looks: then with a plain arm, wattzip.measure.interleaving).
 
     Returns a summary: repeats done (per arm), whether the confidence target was met,
     and failed runs.  Failed or unverified runs are recorded, never dropped; an outlier
     stays in the runs (wattzip.analysis.stopping says when it keeps the job going).
     The medium is attached first and detached last, also when the job dies.
     """
-    Path(journal).parent.mkdir(parents=True, exist_ok=True)
     key = job.key()
-    runs = read_journal(journal, key)
+    runs = _resumed_runs(job, key, journal, log)
     last_repeat = max((r["repeat"] for r in runs), default=0)
-    others = [r for r in records.read_journal(journal, required=records.RUN_REQUIRED)
-              if r.get("job_key") != key]
-    if others and not runs:
-        log(f"{job.file_type}/{job.codec_name}: {len(others)} run(s) in {journal} were "
-            "measured under another meter identity or job setup (meter, coefficients, idle "
-            "calibration, codec, medium, factors); they stay in the journal, unused, and "
-            "this job measures again")
-    if runs:
-        log(f"{job.file_type}/{job.codec_name}: resuming after {last_repeat} repeat(s) "
-            f"found in {journal}")
     version = (codec_registry.version(job.codec) if job.codec
                else codec_registry.plain_copy_version())
     paired = job.looks is not None
-    shared_plain = paired and job.looks.plain_type is not None
     if paired and (job.codec is None or job.duty):
         raise ConfigError("the verdict design's looks are for a codec's job, which measures "
                           "its own plain arm; a plain or duty-cycle job follows the paper's rule")
@@ -97,34 +84,9 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
     stack = contextlib.ExitStack()
     try:
         stage_on_medium(job, log)
-        medium_info = {**job.medium.describe(), **system.host_identity()}
-        scheduler_disk = job.medium.scheduler_disk()
-        medium_info.update(scheduler_disk=scheduler_disk,
-                           io_scheduler_in_effect=system.io_scheduler(scheduler_disk),
-                           governor_in_effect=governors_in_effect(),
-                           bandwidth_bytes_per_s=job.bandwidth_bytes_per_s)
-        devices = {"target": system.block_device(job.medium.path)["disk"],
-                   "input": system.block_device(os.path.dirname(os.path.abspath(
-                       job.sources()[0])))["disk"]}
-        # An emulated disk with one budget throttles itself (wattzip.machine.onedisk); otherwise
-        # a block-I/O cgroup caps each device's reads and writes apart.
-        shared = job.medium.shares_budget
-        throttle = stack.enter_context(
-            throttled(devices, None if shared else job.bandwidth_bytes_per_s))
-        # What the kernel (or the emulated disk) holds, read back; throttled() refuses any
-        # other value, and so does the check below for the emulated disk.
-        if shared:
-            applied = job.medium.budget_applied_bytes_per_s()
-            if applied != job.bandwidth_bytes_per_s:
-                raise FactorError(f"bandwidth: the emulated disk holds {applied} B/s, not "
-                                  f"{job.bandwidth_bytes_per_s}")
-        else:
-            applied = min(throttle.applied_bytes_per_s().values()) if throttle else None
-        medium_info["bandwidth_applied_bytes_per_s"] = applied
-        medium_info["bandwidth_budget"] = (
-            "one for reads and writes" if shared else
-            "each device's reads and writes apart" if throttle else None)
-        # The verdict design: the codec's own plain arm, interleaved ABBA with it.
+        medium_info, devices, throttle = _set_up_medium(job, stack)
+        # The verdict design: a plain arm beside the codec's (its own, or pairs of a
+        # shared one), in the order wattzip.measure.interleaving.repeat_arms gives.
         arms = [plain_arm(job), job] if paired else [job]
         cold = {id(a): ColdCache(a) for a in arms}  # each arm's tools kept warm
         versions = {id(a): version if a is job else codec_registry.plain_copy_version()
@@ -132,22 +94,8 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
         infos: dict[int, dict] = {}
         mounted = job.medium
         consecutive_failures = 0
-        # The stopping rule counts verified runs per operation, so a repeat cut short by a
-        # kill (a write without its read) is simply made up for; an arm a kill kept from
-        # starting its repeat runs first, under that repeat, so the order stays ABBA.
-        while True:
-            begun = {(r["codec"], r["repeat"]) for r in runs}
-            todo = [a for a in repeat_arms(job, arms, last_repeat, runs)
-                    if last_repeat and (a.codec_name, last_repeat) not in begun]
-            if todo:
-                repeat = last_repeat
-            elif (stopping.needs_more(runs, job.ops, job.min_repeats, job.max_repeats,
-                                      job.ci_target, job.looks, log=tell)
-                  and last_repeat < 2 * job.max_repeats):
-                repeat = last_repeat + 1
-                todo = repeat_arms(job, arms, repeat, runs)
-            else:
-                break
+        while (upcoming := _next_repeat(job, arms, runs, last_repeat, tell)) is not None:
+            repeat, todo = upcoming
             repeat_ok = True
             for arm in todo:
                 if arm.medium is not mounted:  # a filesystem codec's compression on or off
@@ -176,7 +124,86 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
     finally:
         stack.close()
         job.medium.detach()
-    watched = (stopping.VerdictLooks.watched(job.ops) if paired and not shared_plain
+    return _summary(job, runs, log)
+
+
+def _next_repeat(job: MeasurementJob, arms: list[MeasurementJob], runs: list[dict],
+                 last_repeat: int, tell: Callable[[str], None]
+                 ) -> tuple[int, list[MeasurementJob]] | None:
+    """The repeat to measure next and its arms in order, or None when the job is done.
+
+    The stopping rule counts verified runs per operation, so a repeat cut short by a
+    kill (a write without its read) is simply made up for; an arm a kill kept from
+    starting its repeat runs first, under that repeat, so the order stays ABBA."""
+    begun = {(r["codec"], r["repeat"]) for r in runs}
+    todo = [a for a in repeat_arms(job, arms, last_repeat, runs)
+            if last_repeat and (a.codec_name, last_repeat) not in begun]
+    if todo:
+        return last_repeat, todo
+    if (stopping.needs_more(runs, job.ops, job.min_repeats, job.max_repeats, job.ci_target,
+                            job.looks, log=tell)
+            and last_repeat < 2 * job.max_repeats):
+        return last_repeat + 1, repeat_arms(job, arms, last_repeat + 1, runs)
+    return None
+
+
+def _resumed_runs(job: MeasurementJob, key: str, journal: str | os.PathLike,
+                  log: Callable[[str], None]) -> list[dict]:
+    """This job's runs already in its journal (a rerun goes on from them), saying so, and
+    saying when the journal holds only another identity's runs (left there, unused)."""
+    Path(journal).parent.mkdir(parents=True, exist_ok=True)
+    runs = read_journal(journal, key)
+    others = [r for r in records.read_journal(journal, required=records.RUN_REQUIRED)
+              if r.get("job_key") != key]
+    if others and not runs:
+        log(f"{job.file_type}/{job.codec_name}: {len(others)} run(s) in {journal} were "
+            "measured under another meter identity or job setup (meter, coefficients, idle "
+            "calibration, codec, medium, factors); they stay in the journal, unused, and "
+            "this job measures again")
+    if runs:
+        log(f"{job.file_type}/{job.codec_name}: resuming after "
+            f"{max(r['repeat'] for r in runs)} repeat(s) found in {journal}")
+    return runs
+
+
+def _set_up_medium(job: MeasurementJob, stack: contextlib.ExitStack) -> tuple[dict, dict, object]:
+    """The attached medium's fields for every run record, the job's block devices, and
+    its bandwidth throttle (entered on `stack`, released when the job ends)."""
+    medium_info = {**job.medium.describe(), **system.host_identity()}
+    scheduler_disk = job.medium.scheduler_disk()
+    medium_info.update(scheduler_disk=scheduler_disk,
+                       io_scheduler_in_effect=system.io_scheduler(scheduler_disk),
+                       governor_in_effect=governors_in_effect(),
+                       bandwidth_bytes_per_s=job.bandwidth_bytes_per_s)
+    devices = {"target": system.block_device(job.medium.path)["disk"],
+               "input": system.block_device(os.path.dirname(os.path.abspath(
+                   job.sources()[0])))["disk"]}
+    # An emulated disk with one budget throttles itself (wattzip.machine.onedisk); otherwise
+    # a block-I/O cgroup caps each device's reads and writes apart.
+    shared = job.medium.shares_budget
+    throttle = stack.enter_context(
+        throttled(devices, None if shared else job.bandwidth_bytes_per_s))
+    # What the kernel (or the emulated disk) holds, read back; throttled() refuses any
+    # other value, and so does the check below for the emulated disk.
+    if shared:
+        applied = job.medium.budget_applied_bytes_per_s()
+        if applied != job.bandwidth_bytes_per_s:
+            raise FactorError(f"bandwidth: the emulated disk holds {applied} B/s, not "
+                              f"{job.bandwidth_bytes_per_s}")
+    else:
+        applied = min(throttle.applied_bytes_per_s().values()) if throttle else None
+    medium_info["bandwidth_applied_bytes_per_s"] = applied
+    medium_info["bandwidth_budget"] = (
+        "one for reads and writes" if shared else
+        "each device's reads and writes apart" if throttle else None)
+    return medium_info, devices, throttle
+
+
+def _summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) -> dict:
+    """What the job's runs came to (repeats, the paper rule's target, failures), said in
+    its log: the look it stopped at and its verdicts, or the half-widths it missed."""
+    shared_plain = job.looks is not None and job.looks.plain_type is not None
+    watched = (stopping.VerdictLooks.watched(job.ops) if job.looks and not shared_plain
                else job.ops)
     series = stopping.series(runs, watched)
     repeats_done = min(len(v) for v in series.values())
@@ -204,55 +231,6 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
             "relative_half_widths": widths,
             # Too few good repeats to describe the job: it failed, whatever was recorded.
             "complete": repeats_done >= job.min_repeats}
-
-
-def plain_arm(job: MeasurementJob) -> MeasurementJob:
-    """The verdict design's plain arm of a codec's job: a MeasurementJob of its own (its own stored
-    file, wattzip-<type>-plain.raw, its own verification) on the same medium, inputs,
-    meter, factors and repeats. A filesystem's compression is the codec's mount option:
-    the plain arm's medium mounts without it, as the paper design's plain job's does."""
-    medium = job.medium
-    if job.codec.mount_option:
-        medium = copy.copy(job.medium)  # the same attached image and mount point
-        medium.mount_options = ",".join(o for o in job.medium.mount_options.split(",")
-                                        if o and o != job.codec.mount_option)
-    return dataclasses.replace(job, codec=None, medium=medium, looks=None, verification="",
-                               _verified_digests=set())
-
-
-def abba(arms: list[MeasurementJob], repeat: int) -> list[MeasurementJob]:
-    """The arms of a repeat: odd repeats in the given order, even ones reversed (with two
-    arms P and C: P C, C P, P C, ...), so that a drift over time falls on each alike."""
-    return arms if repeat % 2 else arms[::-1]
-
-
-def repeat_arms(job: MeasurementJob, arms: list[MeasurementJob], repeat: int,
-                runs: list[dict]) -> list[MeasurementJob]:
-    """The arms a repeat measures, in order: both, ABBA (abba), or under a shared plain
-    arm (the moderated design) the codec's, with a plain pair in the job's first repeat
-    and in any repeat that finds the shared arm with fewer pairs than the repeat, so that
-    every look finds as many; plain first when the shared arm holds an even number of
-    pairs, last when odd, so that its pairs alternate through the study's order. Decided
-    from the runs of earlier repeats, so a resumed repeat gets the same arms."""
-    looks = job.looks
-    if looks is None or looks.plain_type is None or len(arms) < 2:
-        return abba(arms, repeat)
-    plain, codec = arms
-    pairs = looks.plain_pairs([r for r in runs if r["repeat"] < repeat])
-    if repeat > 1 and pairs >= repeat:
-        return [codec]
-    return [plain, codec] if pairs % 2 == 0 else [codec, plain]
-
-
-def pairing(job: MeasurementJob, arm: MeasurementJob) -> dict:
-    """What a run of `arm` records of the job it belongs to: a plain arm names the codec
-    it is paired with (runs.csv's paired_with), or under a shared plain arm the codec
-    whose job measured it (shared_plain_of)."""
-    if arm is job:
-        return {}
-    if job.looks is not None and job.looks.plain_type is not None:
-        return {"shared_plain_of": job.codec_name}
-    return {"paired_with": job.codec_name}
 
 
 def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,

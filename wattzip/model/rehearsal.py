@@ -166,7 +166,7 @@ class Simulator:
     def job_runs(self, job: Job) -> list[dict]:
         """A job's runs: its repeat plan's first count of each arm and operation (the
         verdict design's jobs hold their own plain arm, interleaved; the moderated design's
-        add to their file type's shared one as wattzip.measure.repeats.repeat_arms does)."""
+        add to their file type's shared one as wattzip.measure.interleaving.repeat_arms does)."""
         codec = None if job.codec == "plain" else codec_registry.get(job.codec)
         plan = self.study.repeat_plan(job)
         file_type = self.study.duty.file_type if job.file_type == "dutycycle" else job.file_type

@@ -16,6 +16,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
+import yaml
+
+from wattzip import resources
 from wattzip.errors import ConfigError, MissingToolError
 
 
@@ -67,126 +70,51 @@ def _fill(arg: str, out: str = "", inp: str = "", threads: int = 1) -> str:
     return arg.replace("{out}", out).replace("{in}", inp).replace("{threads}", str(threads))
 
 
+# How a family of the data file may be described (wattzip/data/codecs.yaml says what
+# each key means); a filesystem family's entries are written and read by the plain copy.
+FAMILY_KEYS = {"short", "name", "tool", "package", "levels", "paper_levels", "sets",
+               "compress", "decompress", "version_argv", "version_pattern", "suffix",
+               "ok_exit_codes", "multithreaded", "note", "filesystem", "mount_options"}
+FILESYSTEM_COPY = ("dd", "bs=131072", "status=none")
+
+
 def _entries() -> list[Codec]:
-    """Build the registry; sets say which named study each entry belongs to."""
-    entries: list[Codec] = []
-
-    def add(name, tool, level, compress, decompress, package, version_argv, sets, **kw):
-        entries.append(
-            Codec(
-                name=name,
-                tool=tool,
-                level=str(level),
-                compress=tuple(compress),
-                decompress=tuple(decompress),
-                package=package,
-                version_argv=tuple(version_argv),
-                sets=tuple(sets),
-                **kw,
-            )
-        )
-
-    paper_levels = {"gzip": (1, 6, 9), "lzop": (1, 3, 9), "bzip2": (1, 9)}
-    for tool, short, package, suffix in (
-        ("gzip", "gz", "gzip", ".gz"),
-        ("lzop", "lzo", "lzop", ".lzo"),
-        ("bzip2", "bz", "bzip2", ".bz2"),
-    ):
-        version_argv = [tool, "--version"] if tool != "bzip2" else ["bzip2", "--help"]
-        for level in range(1, 10):
-            sets = ["levels", "all"]
-            if level in paper_levels[tool]:
-                sets.insert(0, "paper")
-            add(
-                f"{short}-{level}",
-                tool,
-                level,
-                [tool, f"-{level}", "-c"],
-                [tool, "-d", "-c"],
-                package,
-                version_argv,
-                sets,
-                suffix=suffix,
-            )
-    for bits in (10, 16):
-        add(
-            f"c-{bits}",
-            "compress",
-            bits,
-            ["compress", "-c", "-b", str(bits)],
-            ["compress", "-d", "-c"],
-            "ncompress",
-            ["compress", "-V"],
-            ["paper", "all"],
-            suffix=".Z",
-            ok_exit_codes=frozenset({0, 2}),
-        )
-    add(
-        "ppmd",
-        "7zz",
-        "PPMd",
-        ["7zz", "a", "-t7z", "-m0=PPMd", "-mmt=1", "-bd", "-bso0", "-bsp0", "-siinput", "{out}"],
-        ["7zz", "e", "-so", "-bd", "-bso0", "-bse0", "-bsp0", "{in}"],
-        "7zip",
-        ["7zz"],
-        ["paper", "all"],
-        version_pattern=r"7-Zip \(z\) (\S+)",
-        suffix=".7z",
-        note="PPMd (var. H) as implemented in 7-Zip; Debian ships no stand-alone ppmd binary",
-    )
-    # The modern field: (short name, tool, levels, compress flags before/after the level,
-    # decompress argv, package, version pattern, suffix)
-    vee = r"v(\d+(?:\.\d+)+)"
-    modern = [
-        ("zstd", "zstd", (1, 3, 9, 19), ["-{level}", "-T1", "-q", "-c"], ["zstd", "-d", "-q", "-c"],
-         "zstd", vee, ".zst"),
-        ("lz4", "lz4", (1, 9), ["-{level}", "-q", "-c"], ["lz4", "-d", "-q", "-c"], "lz4", vee,
-         ".lz4"),
-        ("xz", "xz", (1, 6, 9), ["-{level}", "-T1", "-c"], ["xz", "-d", "-c"], "xz-utils",
-         Codec.version_pattern, ".xz"),
-        ("br", "brotli", (1, 5, 9, 11), ["-q", "{level}", "-c"], ["brotli", "-d", "-c"],
-         "brotli", Codec.version_pattern, ".br"),
-    ]
-    for short, tool, levels, flags, decomp, package, pattern, suffix in modern:
-        for level in levels:
-            add(f"{short}-{level}", tool, level,
-                [tool, *(f.replace("{level}", str(level)) for f in flags)], decomp, package,
-                [tool, "--version"], ["modern", "all"], version_pattern=pattern, suffix=suffix)
-    parallel = [
-        ("pigz-6", "pigz", 6, ["pigz", "-6", "-p", "{threads}", "-c"], ["pigz", "-d", "-c"],
-         "pigz", ["pigz", "--version"], ".gz"),
-        ("zstdmt-3", "zstd", 3, ["zstd", "-3", "-T{threads}", "-q", "-c"],
-         ["zstd", "-d", "-q", "-c"], "zstd", ["zstd", "--version"], ".zst"),
-        ("pbzip2-9", "pbzip2", 9, ["pbzip2", "-9", "-p{threads}", "-c"],
-         ["pbzip2", "-d", "-p{threads}", "-c"], "pbzip2", ["pbzip2", "--version"], ".bz2"),
-        ("lbzip2-9", "lbzip2", 9, ["lbzip2", "-9", "-n", "{threads}", "-c"],
-         ["lbzip2", "-d", "-n", "{threads}", "-c"], "lbzip2", ["lbzip2", "--version"], ".bz2"),
-        ("xzmt-6", "xz", 6, ["xz", "-6", "-T{threads}", "-c"], ["xz", "-d", "-T{threads}", "-c"],
-         "xz-utils", ["xz", "--version"], ".xz"),
-    ]
-    for name, tool, level, comp, decomp, package, version_argv, suffix in parallel:
-        pattern = r"v(\d+(?:\.\d+)+)" if tool == "zstd" else r"(\d+(?:\.\d+)+)"
-        add(name, tool, level, comp, decomp, package, version_argv, ["parallel", "all"],
-            suffix=suffix, multithreaded=True, version_pattern=pattern)
-    return entries
+    """The registry's entries from its data file, in its order."""
+    families = yaml.safe_load(resources.data().joinpath("codecs.yaml").read_text())
+    return [codec for family in families["families"] for codec in _family(family)]
 
 
-def _filesystem_entries() -> list[Codec]:
-    """btrfs transparent compression (HPC '14's ZFS compression, the 2008 thesis's
-    compressed block device): written and read by the plain copy, compressed by the
-    kernel on a mount with compress-force, against compression off on the same btrfs."""
-    copy = ("dd", "bs=131072", "status=none")
-    options = ([(f"zlib-{n}", f"zlib:{n}") for n in (1, 3, 6, 9)] + [("lzo", "lzo")]
-               + [(f"zstd-{n}", f"zstd:{n}") for n in (1, 3, 9, 15)])
-    return [Codec(name=f"btrfs-{name}", tool="btrfs", level=option.partition(":")[2] or "-",
-                  compress=copy, decompress=copy, package="btrfs-progs",
-                  version_argv=("uname", "-r"), sets=("fs",), filesystem="btrfs",
-                  mount_option=f"compress-force={option}",
-                  note="the kernel's btrfs compression; the ratio is measured on disk "
-                       "(compsize)") for name, option in options]
+def _family(f: dict) -> list[Codec]:
+    """One family's entries: one per level (or per mount option of a filesystem)."""
+    unknown = set(f) - FAMILY_KEYS
+    if unknown:
+        raise ConfigError(f"codecs.yaml: family {f.get('name') or f.get('short')!r} has "
+                          f"unknown keys {sorted(unknown)}; known: {sorted(FAMILY_KEYS)}")
+    common = {k: f[k] for k in ("tool", "package", "suffix", "note", "multithreaded",
+                                "version_pattern", "filesystem") if k in f}
+    common.update(version_argv=tuple(f["version_argv"]),
+                  ok_exit_codes=frozenset(f.get("ok_exit_codes", (0,))))
+    if f.get("filesystem"):
+        return [Codec(name=f"{f['short']}-{option.replace(':', '-')}",
+                      level=option.partition(":")[2] or "-", compress=FILESYSTEM_COPY,
+                      decompress=FILESYSTEM_COPY, sets=tuple(f["sets"]),
+                      mount_option=f"compress-force={option}", **common)
+                for option in f["mount_options"]]
+    out = []
+    for level in f["levels"]:
+        paper = ("paper",) if level in f.get("paper_levels", ()) else ()
+        out.append(Codec(name=f.get("name") or f"{f['short']}-{level}", level=str(level),
+                         compress=_with_level(f["compress"], level),
+                         decompress=_with_level(f["decompress"], level),
+                         sets=(*paper, *f["sets"]), **common))
+    return out
 
 
-REGISTRY: dict[str, Codec] = {c.name: c for c in _entries() + _filesystem_entries()}
+def _with_level(argv: list[str], level) -> tuple[str, ...]:
+    return tuple(str(a).replace("{level}", str(level)) for a in argv)
+
+
+REGISTRY: dict[str, Codec] = {c.name: c for c in _entries()}
 SET_NAMES = ("paper", "levels", "modern", "parallel", "fs", "all")
 
 
