@@ -33,6 +33,7 @@ import math
 import random
 
 from wattzip.analysis import moderated, verdicts
+from wattzip.measure.interleaving import with_shared_plain
 from wattzip.stats import mean
 
 LOOKS = (2, 4, 8)
@@ -128,9 +129,7 @@ def shared_plain_study(rng, scenario: str, study: list[dict]) -> list[dict]:
         pool, runs, times = pools[cell["means"]["w"]], {"c": [], "d": []}, []
         for repeat in range(1, LOOKS[-1] + 1):
             pairs = min(len(pool["w"]), len(pool["r"]))
-            order = ["c", "d"]
-            if repeat == 1 or pairs < repeat:
-                order = ["w", "r", *order] if pairs % 2 == 0 else [*order, "w", "r"]
+            order = [a for pair in with_shared_plain("wr", "cd", pairs, repeat) for a in pair]
             for arm in order:
                 value, drift = run(cell, arm)
                 if arm in "wr":

@@ -49,9 +49,10 @@ def shares_plain(ops: dict) -> bool:
 def own_runs(ops: dict, codec: str) -> list[dict]:
     """The runs the cell's own job measured: its codec's, and its own plain arm's or its
     pairs of the shared one."""
+    if not shares_plain(ops):
+        return [r for runs in ops.values() for r in runs]
     return [r for k, runs in ops.items() for r in runs
-            if k in "cd" or codec in (r.get("paired_with"), r.get("shared_plain_of"))
-            or not shares_plain(ops)]
+            if k in "cd" or r.get("shared_plain_of") == codec]
 
 
 def plain_so_far(ops: dict, codec: str) -> dict:

@@ -15,8 +15,8 @@ Two designs (config `repeats.design`):
 - moderated: the verdict design's looks from 2 runs, each arm's variance moderated
   (wattzip.analysis.moderated), and one plain arm per setting and file type: each codec's
   job adds a plain pair to it (more only while it holds fewer runs than the look
-  needs), and its looks compare the codec's first n runs with every run of that
-  shared arm measured so far.
+  needs), and its looks compare the codec's first n runs with that shared arm's last
+  n pairs so far, the nearest in time (a slow drift falls on both alike).
 
 Either way an outlier (modified Z > 3.5 among an operation's verified runs of the
 job) keeps a job that would stop going: one more repeat under the paper's rule (at

@@ -42,7 +42,16 @@ def repeat_arms(job: MeasurementJob, arms: list[MeasurementJob], repeat: int,
     if looks is None or looks.plain_type is None or len(arms) < 2:
         return abba(arms, repeat)
     plain, codec = arms
-    pairs = looks.plain_pairs([r for r in runs if r["repeat"] < repeat])
+    return with_shared_plain(plain, codec,
+                             looks.plain_pairs([r for r in runs if r["repeat"] < repeat]),
+                             repeat)
+
+
+def with_shared_plain(plain, codec, pairs: int, repeat: int) -> list:
+    """A repeat's arms beside a shared plain arm that holds `pairs` pairs before it: the
+    codec's alone, or with a plain pair (in the job's first repeat, and while the arm is
+    shorter than the repeat), plain first when `pairs` is even. The one rule the jobs,
+    the rehearsal and the coverage benchmark follow."""
     if repeat > 1 and pairs >= repeat:
         return [codec]
     return [plain, codec] if pairs % 2 == 0 else [codec, plain]

@@ -28,6 +28,7 @@ from pathlib import Path
 from wattzip import records
 from wattzip.machine import system
 from wattzip.measure import crosscheck
+from wattzip.measure.interleaving import with_shared_plain
 from wattzip.meters import coefficients
 from wattzip.model import checks
 from wattzip.model.jobs import Job
@@ -166,7 +167,7 @@ class Simulator:
     def job_runs(self, job: Job) -> list[dict]:
         """A job's runs: its repeat plan's first count of each arm and operation (the
         verdict design's jobs hold their own plain arm, interleaved; the moderated design's
-        add to their file type's shared one as wattzip.measure.interleaving.repeat_arms does)."""
+        add to their file type's shared one, by wattzip.measure.interleaving's rule)."""
         codec = None if job.codec == "plain" else codec_registry.get(job.codec)
         plan = self.study.repeat_plan(job)
         file_type = self.study.duty.file_type if job.file_type == "dutycycle" else job.file_type
@@ -188,12 +189,10 @@ class Simulator:
             arms = [(None, {"paired_with": codec.name}), (codec, {})]
             return arms if repeat % 2 else arms[::-1]
         key = (job.setting, job.file_type)
-        pairs = self.plain_pairs.get(key, 0)
-        if repeat > 1 and pairs >= repeat:
-            return [(codec, {})]
-        self.plain_pairs[key] = pairs + 1
-        arms = [(None, {"shared_plain_of": codec.name}), (codec, {})]
-        return arms if pairs % 2 == 0 else arms[::-1]
+        arms = with_shared_plain((None, {"shared_plain_of": codec.name}), (codec, {}),
+                                 self.plain_pairs.get(key, 0), repeat)
+        self.plain_pairs[key] = self.plain_pairs.get(key, 0) + (len(arms) == 2)
+        return arms
 
 
 def synthesize(study: Study, testbed: str, runs_csv: str | Path) -> dict[str, str]:
