@@ -58,6 +58,21 @@ EOT
   done
   echo "cluster.sh: the two nodes did not come up" >&2; exit 1 ;;
 down)
+  # Every job first, with its steps and what they started (slurmd signals the steps'
+  # processes): a job left running after a failed test would go on measuring beside
+  # the tests that follow. Only this cluster's jobs: scancel asks this slurm.conf's
+  # controller, and no process is killed by name (another Slurm may run here).
+  if [ -s /run/slurmctld.pid ] && kill -0 "$(cat /run/slurmctld.pid)" 2>/dev/null; then
+    jobs=$(squeue -h -o %i 2>/dev/null || true)
+    if [ -n "$jobs" ]; then
+      # shellcheck disable=SC2086
+      scancel --full $jobs 2>/dev/null || true
+      for _ in $(seq 1 120); do
+        [ -z "$(squeue -h -t running,completing -o %i 2>/dev/null)" ] && break
+        sleep 0.5
+      done
+    fi
+  fi
   for f in /run/slurmd-n1.pid /run/slurmd-n2.pid /run/slurmctld.pid /run/munge/munged.pid; do
     [ -s "$f" ] || continue
     p=$(cat "$f"); kill "$p" 2>/dev/null && while kill -0 "$p" 2>/dev/null; do sleep 0.2; done

@@ -64,21 +64,7 @@ def summarize(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict
     out = []
     for key, group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         good = [r for r in group if r.get("verified")]
-        row = dict(zip(GROUP, key, strict=True))
-        first = group[0]
-        row.update({
-            "tool": first.get("tool"), "level": first.get("level"),
-            "bandwidth_bytes_per_s": first.get("bandwidth_bytes_per_s"),
-            "input_bytes": first.get("input_bytes"), "n": len(good),
-            # Disturbed runs (wattzip.measure.disturbance) are counted apart from failed ones.
-            "n_failed": sum(1 for r in group if not r.get("verified") and not r.get("disturbed")),
-            "n_disturbed": sum(1 for r in group if r.get("disturbed")),
-            "meter_method": "estimated" if is_estimated(good) else (
-                good[0].get("meter_method") if good else None),
-            "meter_source": good[0].get("meter_source") if good else None,
-            "meter_id": good[0].get("meter_id") if good else None,
-            "meter_scope": good[0].get("meter_scope") if good else None,
-        })
+        row = _identity(dict(zip(GROUP, key, strict=True)), group, good)
         for stem, get in METRICS.items():
             values = [get(r) for r in good if has_metric(r, stem)]
             row[f"mean_{stem}"] = mean(values) if values else math.nan
@@ -88,49 +74,84 @@ def summarize(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict
             mine = [r for r in good if has_metric(r, stem)]
             row.update(uncertainty.budget(mine, stem).columns(stem) if mine
                        else uncertainty.empty_columns(stem))
-        # Noise, said rather than hidden: runs whose time or energy is an outlier
-        # (modified Z > 3.5, kept and counted), and a coefficient of variation of 10% or more.
-        # A plain row pools every plain run of its setting and file type: a run measured
-        # in a codec's job (the verdict design) is named by that job, e.g. gz-1:3.
-        flagged = set()
-        cvs = []
-        for stem in ("elapsed_s", "energy_j"):
-            pairs = [(f"{paired_with(r)}:{r.get('repeat')}" if paired_with(r)
-                      else r.get("repeat"), METRICS[stem](r)) for r in good if has_metric(r, stem)]
-            if len(pairs) >= OUTLIER_MIN_RUNS:
-                z = modified_z([v for _, v in pairs])
-                flagged |= {rep for (rep, _), zi in zip(pairs, z, strict=True)
-                            if abs(zi) > OUTLIER_Z}
-            if len(pairs) >= 2 and mean([v for _, v in pairs]):
-                cvs.append(stdev([v for _, v in pairs]) / abs(mean([v for _, v in pairs])))
-        row["outlier_repeats"] = " ".join(str(x) for x in sorted(flagged, key=str))
-        row["cv_max"] = max(cvs) if cvs else math.nan
-        row["cv_warning"] = bool(cvs) and max(cvs) >= CV_WARNING
-        out_bytes = [r["output_bytes"] for r in good if r.get("output_bytes")]
-        row["copies"] = int(first.get("copies") or 1)
-        files = row["copies"] * int(first.get("phases") or 1)
-        if row["op"] in ("compress-write", "write-compute") and out_bytes:
-            # output_bytes is every copy's (or phase's) file together: the ratio of totals.
-            row["output_bytes"] = mean(out_bytes)
-            row["compression_ratio"] = row["input_bytes"] * files / row["output_bytes"]
-        else:
-            row["output_bytes"] = mean(out_bytes) if out_bytes else math.nan
-            row["compression_ratio"] = 1.0 if row["op"].startswith("plain") else math.nan
-        # The ratio table's cell, set here by the one formatter so that R only places it.
-        row["compression_ratio_tex"] = display_tex(format_ratio(row["compression_ratio"]))
-        # The repeat rule's metrics: T, E and ET (those with error bars in the paper).
-        ci_target = options.ci_target
-        targeted = [s for s in REPEAT_RULE_METRICS if not math.isnan(row[f"mean_{s}"])]
-        row["ci_met"] = all(
-            row[f"hw_{s}"] <= ci_target * abs(row[f"mean_{s}"]) for s in targeted
-        ) if len(good) > 1 and targeted else False
-        # Active energy of I/O-bound work is a small difference of two large numbers:
-        # its half-width is reported and flagged, never chased with more repeats.
-        active_hw = row["hw_energy_active_j"]
-        row["active_hw_over_target"] = bool(
-            not math.isnan(active_hw) and active_hw > ci_target * abs(row["mean_energy_active_j"]))
+        row.update(_noise(good))
+        row.update(_ratio(row, group[0], good))
+        row.update(_repeat_rule(row, len(good), options.ci_target))
         out.append(row)
     return out
+
+
+def _identity(row: dict, group: list[dict], good: list[dict]) -> dict:
+    """The cell's key, its codec and input, its run counts and its meter."""
+    first = group[0]
+    return {
+        **row,
+        "tool": first.get("tool"), "level": first.get("level"),
+        "bandwidth_bytes_per_s": first.get("bandwidth_bytes_per_s"),
+        "input_bytes": first.get("input_bytes"), "n": len(good),
+        # Disturbed runs (wattzip.measure.disturbance) are counted apart from failed ones.
+        "n_failed": sum(1 for r in group if not r.get("verified") and not r.get("disturbed")),
+        "n_disturbed": sum(1 for r in group if r.get("disturbed")),
+        "meter_method": "estimated" if is_estimated(good) else (
+            good[0].get("meter_method") if good else None),
+        "meter_source": good[0].get("meter_source") if good else None,
+        "meter_id": good[0].get("meter_id") if good else None,
+        "meter_scope": good[0].get("meter_scope") if good else None,
+    }
+
+
+def _noise(good: list[dict]) -> dict:
+    """Noise, said rather than hidden: runs whose time or energy is an outlier
+    (modified Z > 3.5, kept and counted), and a coefficient of variation of 10% or more.
+
+    A plain row pools every plain run of its setting and file type: a run measured
+    in a codec's job (the verdict design) is named by that job, e.g. gz-1:3.
+    """
+    flagged = set()
+    cvs = []
+    for stem in ("elapsed_s", "energy_j"):
+        pairs = [(f"{paired_with(r)}:{r.get('repeat')}" if paired_with(r)
+                  else r.get("repeat"), METRICS[stem](r)) for r in good if has_metric(r, stem)]
+        if len(pairs) >= OUTLIER_MIN_RUNS:
+            z = modified_z([v for _, v in pairs])
+            flagged |= {rep for (rep, _), zi in zip(pairs, z, strict=True)
+                        if abs(zi) > OUTLIER_Z}
+        if len(pairs) >= 2 and mean([v for _, v in pairs]):
+            cvs.append(stdev([v for _, v in pairs]) / abs(mean([v for _, v in pairs])))
+    return {"outlier_repeats": " ".join(str(x) for x in sorted(flagged, key=str)),
+            "cv_max": max(cvs) if cvs else math.nan,
+            "cv_warning": bool(cvs) and max(cvs) >= CV_WARNING}
+
+
+def _ratio(row: dict, first: dict, good: list[dict]) -> dict:
+    """The cell's copies, stored bytes and compression ratio, with the ratio table's cell."""
+    out_bytes = [r["output_bytes"] for r in good if r.get("output_bytes")]
+    copies = int(first.get("copies") or 1)
+    files = copies * int(first.get("phases") or 1)
+    if row["op"] in ("compress-write", "write-compute") and out_bytes:
+        # output_bytes is every copy's (or phase's) file together: the ratio of totals.
+        output_bytes = mean(out_bytes)
+        ratio = row["input_bytes"] * files / output_bytes
+    else:
+        output_bytes = mean(out_bytes) if out_bytes else math.nan
+        ratio = 1.0 if row["op"].startswith("plain") else math.nan
+    # The ratio table's cell, set here by the one formatter so that R only places it.
+    return {"copies": copies, "output_bytes": output_bytes, "compression_ratio": ratio,
+            "compression_ratio_tex": display_tex(format_ratio(ratio))}
+
+
+def _repeat_rule(row: dict, n: int, ci_target: float) -> dict:
+    """Whether the paper's repeat rule is met on T, E and ET (those with error bars in
+    the paper), and whether active energy's half-width is over the target."""
+    targeted = [s for s in REPEAT_RULE_METRICS if not math.isnan(row[f"mean_{s}"])]
+    ci_met = all(
+        row[f"hw_{s}"] <= ci_target * abs(row[f"mean_{s}"]) for s in targeted
+    ) if n > 1 and targeted else False
+    # Active energy of I/O-bound work is a small difference of two large numbers:
+    # its half-width is reported and flagged, never chased with more repeats.
+    active_hw = row["hw_energy_active_j"]
+    return {"ci_met": ci_met, "active_hw_over_target": bool(
+        not math.isnan(active_hw) and active_hw > ci_target * abs(row["mean_energy_active_j"]))}
 
 
 def has_metric(run: dict, stem: str) -> bool:

@@ -43,6 +43,7 @@ from wattzip.errors import RecordError
 from wattzip.latex import display_tex, tex
 from wattzip.records import write_table
 from wattzip.resources import ReferenceDir
+from wattzip.run_record import FACTOR_PREFIX
 from wattzip.stats import (
     welch_interval,
 )
@@ -76,59 +77,61 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
     variances moderated by the priors its job fitted (wattzip.analysis.moderated), over its own
     arms and those of the cells measured before it.
     """
-    # Under the verdict design every interval spends alpha / looks, as the job's did.
-    overall, each = options.look_confidence, options.difference_confidence
     levels = tex(breakeven_levels(options))
-    out = []
     cells = four_operations(rows)
     priors = _job_priors(cells, rows) if options.moderated and options.looks else None
-    for cell, ops in cells:
-        testbed, setting, file_type, codec = cell
-        estimated = is_estimated(sum(ops.values(), []))
-        for metric, stem in BREAKEVEN_METRICS.items():
-            v = {k: [METRICS[stem](r) for r in runs] for k, runs in ops.items()}
-            # Energy's intervals are combined ones: the repeats' spread and the budget's
-            # Type B terms (meter, sampling, idle; wattzip.analysis.uncertainty).
-            dw = uncertainty.widen(welch_interval([(1, v["c"]), (-1, v["w"])], each),
-                                   uncertainty.type_b_variance(
-                                       [(1, ops["c"]), (-1, ops["w"])], stem), each)
-            dr = uncertainty.widen(welch_interval([(1, v["r"]), (-1, v["d"])], each),
-                                   uncertainty.type_b_variance(
-                                       [(1, ops["r"]), (-1, ops["d"])], stem), each)
-            point = break_even_of(dw.estimate, dr.estimate)
-            kinds = possible_kinds(dw, dr)
-            decided = kinds == [point.kind]
-            lo, hi = n_bounds(point.kind, dw, dr)
-            ratio = (verdicts.fieller(*_differences(v, priors and priors[(cell, stem)]),
-                                      overall)
-                     if min(len(x) for x in v.values()) > 1 else None)
-            shown = display(point.kind, point.value) + ("" if decided else "?")
-            verdict = _verdict(ops, stem, options, priors and priors[(cell, stem)])
-            out.append({
-                "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
-                "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
-                "dr": dr.estimate, "dr_lo": dr.lo, "dr_hi": dr.hi,
-                "n": min(len(x) for x in v.values()),
-                "kind": point.kind, "value": point.value, "lo": lo, "hi": hi,
-                "possible_kinds": "|".join(kinds), "decided": decided,
-                "display": shown,
-                "display_tex": display_tex(shown),
-                "estimated": estimated and metric != "T",
-                "fieller_lo": ratio[0] if ratio else math.nan,
-                "fieller_hi": ratio[1] if ratio else math.nan,
-                "fieller": "bounded" if ratio else "undetermined",
-                # p_decided feeds the claims' Holm (wattzip.analysis.family); an undecided verdict
-                # says whether it could have seen options.effect of the baseline
-                # (wattzip.analysis.power).
-                "p_decided": family.cell_p(dw, dr, each, options.looks),
-                **power.verdict_columns(verdict, min(len(x) for x in v.values()),
-                                        options.effect, overall, UNITS[metric]),
-                "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
-                "reads_per_write": options.reads_per_write, "margin": options.margin,
-                "difference_confidence": each, "joint_confidence": overall,
-                "levels_tex": levels, "joint_confidence_text": f"{percent(overall)}%",
-            })
-    return out
+    return [_breakeven_row(cell, ops, metric, stem, options,
+                           priors and priors[(cell, stem)], levels)
+            for cell, ops in cells for metric, stem in BREAKEVEN_METRICS.items()]
+
+
+def _write_and_read_differences(v: dict, ops: dict, stem: str, confidence: float) -> tuple:
+    """dw = c - w and dr = r - d of the arms' values `v`, each a Welch interval widened by
+    the energy budget's Type B terms of their runs `ops` (meter, sampling, idle;
+    wattzip.analysis.uncertainty)."""
+    return tuple(uncertainty.widen(welch_interval([(1, v[a]), (-1, v[b])], confidence),
+                                   uncertainty.type_b_variance([(1, ops[a]), (-1, ops[b])],
+                                                               stem), confidence)
+                 for a, b in (("c", "w"), ("r", "d")))
+
+
+def _breakeven_row(cell: tuple, ops: dict, metric: str, stem: str, options: AnalysisOptions,
+                   prior: dict | None, levels: str) -> dict:
+    """One cell's break-even row for one metric."""
+    testbed, setting, file_type, codec = cell
+    # Under the verdict design every interval spends alpha / looks, as the job's did.
+    overall, each = options.look_confidence, options.difference_confidence
+    v = {k: [METRICS[stem](r) for r in runs] for k, runs in ops.items()}
+    n = min(len(x) for x in v.values())
+    dw, dr = _write_and_read_differences(v, ops, stem, each)
+    point = break_even_of(dw.estimate, dr.estimate)
+    kinds = possible_kinds(dw, dr)
+    decided = kinds == [point.kind]
+    lo, hi = n_bounds(point.kind, dw, dr)
+    ratio = verdicts.fieller(*_differences(v, prior), overall) if n > 1 else None
+    shown = display(point.kind, point.value) + ("" if decided else "?")
+    verdict = _verdict(ops, stem, options, prior)
+    return {
+        "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
+        "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
+        "dr": dr.estimate, "dr_lo": dr.lo, "dr_hi": dr.hi, "n": n,
+        "kind": point.kind, "value": point.value, "lo": lo, "hi": hi,
+        "possible_kinds": "|".join(kinds), "decided": decided,
+        "display": shown, "display_tex": display_tex(shown),
+        "estimated": is_estimated(sum(ops.values(), [])) and metric != "T",
+        "fieller_lo": ratio[0] if ratio else math.nan,
+        "fieller_hi": ratio[1] if ratio else math.nan,
+        "fieller": "bounded" if ratio else "undetermined",
+        # p_decided feeds the claims' Holm (wattzip.analysis.family); an undecided verdict
+        # says whether it could have seen options.effect of the baseline
+        # (wattzip.analysis.power).
+        "p_decided": family.cell_p(dw, dr, each, options.looks),
+        **power.verdict_columns(verdict, n, options.effect, overall, UNITS[metric]),
+        "saving": verdict.saving, "saving_lo": verdict.lo, "saving_hi": verdict.hi,
+        "reads_per_write": options.reads_per_write, "margin": options.margin,
+        "difference_confidence": each, "joint_confidence": overall,
+        "levels_tex": levels, "joint_confidence_text": f"{percent(overall)}%",
+    }
 
 
 UNITS = {"T": "s", "E": "J", "ET": "J s"}
@@ -219,8 +222,8 @@ def esav_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dic
 
 # --- the study's factors on every row -------------------------------------------------------
 
-FACTOR_COLUMNS = ("medium", "io_scheduler", "governor", "copies", "bandwidth_bytes_per_s",
-                  "dutycycle", "primary")
+# What a row carries of its setting: the settings table's columns after the name.
+SETTING_COLUMNS = records.SETTINGS_COLUMNS[1:]
 
 
 def settings_of_runs(rows: list[dict]) -> dict[str, dict]:
@@ -234,10 +237,11 @@ def settings_of_runs(rows: list[dict]) -> dict[str, dict]:
     out = {}
     for name in names:
         run = next(r for r in rows if r["setting"] == name)
-        out[name] = {"setting": name, "medium": run.get("factor_medium"),
-                     "io_scheduler": run.get("factor_io_scheduler"),
-                     "governor": run.get("factor_governor"), "copies": run.get("copies"),
-                     "bandwidth_bytes_per_s": run.get("bandwidth_bytes_per_s"),
+        # A factor as the run applied it (copies, bandwidth_bytes_per_s) or as its setting
+        # asked for it (factor_<name>: the medium, scheduler and governor).
+        out[name] = {"setting": name,
+                     **{c: run[c] if c in run else run.get(FACTOR_PREFIX + c)
+                        for c in records.FACTOR_COLUMNS},
                      "dutycycle": "", "primary": True}
     return out
 
@@ -250,13 +254,13 @@ def label(rows: list[dict], settings: dict[str, dict]) -> list[dict]:
         factors = settings.get(row.get("setting"))
         labelled = {}
         for key, value in row.items():
-            if key in FACTOR_COLUMNS:
+            if key in SETTING_COLUMNS:
                 continue
             labelled[key] = value
             if key == "setting":
                 labelled.update({c: factors[c] if factors else ("" if c != "primary"
                                                                   else False)
-                                 for c in FACTOR_COLUMNS})
+                                 for c in SETTING_COLUMNS})
         out.append(labelled)
     return out
 

@@ -43,12 +43,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wattzip", description=__doc__)
     p.add_argument("--version", action="version", version=f"wattzip {__version__}")
     sub = p.add_subparsers(dest="command_name", required=True)
+    for add_command in COMMANDS:
+        add_command(sub)
+    return p
 
+
+def _add_meters(sub) -> None:
     s = sub.add_parser("meters", help="list every energy meter backend and whether it works here")
     options.add_meter_options(s)
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=commands.cmd_meters)
 
+
+def _add_idle(sub) -> None:
     s = sub.add_parser("idle", help="measure the average idle power (paper: up to 10 x 10 "
                                     "min, until its interval is narrow enough)")
     options.add_meter_options(s)
@@ -77,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_spec_option(s)
     s.set_defaults(fn=commands.cmd_idle)
 
+
+def _add_measure(sub) -> None:
     s = sub.add_parser("measure", help="run one command under the meter; print its run record")
     options.add_meter_options(s, options.DEFAULT_METER_ORDER + ",none")
     s.add_argument("--idle-power", type=float, metavar="W",
@@ -89,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_measure)
 
+
+def _add_gen(sub) -> None:
     s = sub.add_parser("gen", help="generate an input file of exact size and its manifest")
     s.add_argument("type", help="zero, text, binary, random, urandom, mix-N, user")
     s.add_argument("--size", help="e.g. 64MiB, 2GiB (user data: default all of it)")
@@ -103,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_gen)
 
+
+def _add_stage(sub) -> None:
     s = sub.add_parser("stage", help="copy a generated input to this machine, sha256 checked")
     s.add_argument("master", help="the master input's manifest (JSON)")
     s.add_argument("--out", required=True, help="where the copy goes on this machine")
@@ -110,12 +123,16 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_stage)
 
+
+def _add_codecs(sub) -> None:
     s = sub.add_parser("codecs", help="list codec entries with availability and versions")
     s.add_argument("set", nargs="*", help="set names or entries (default: all)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--check", action="store_true", help="fail when any binary is missing")
     s.set_defaults(fn=commands.cmd_codecs)
 
+
+def _add_job(sub) -> None:
     s = sub.add_parser("job", help="one measurement job with repeats (what the workflow runs)")
     options.add_meter_options(s)
     s.add_argument("--testbed", help="the testbed's name (required, or in --spec)")
@@ -129,6 +146,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--min-repeats", type=int, default=3)
     s.add_argument("--max-repeats", type=int, default=10)
     s.add_argument("--ci-target", type=float, default=0.05)
+    _add_design_options(s)
+    s.add_argument("--copies", type=_at_least_one, default=1,
+                   help="copies compressed at once (at least 1)")
+    s.add_argument("--threads", type=int, default=0,
+                   help="threads of multi-threaded codecs (default 0: every core here)")
+    _add_quiet_options(s)
+    s.add_argument("--trace-dir")
+    s.add_argument("--verify-cache", metavar="JSONL",
+                   help="verifications shared across jobs: an output identical to one already "
+                        "decompressed to this input (same codec command and version) is not "
+                        "decompressed again")
+    s.add_argument("--expect-node", help="the Slurm node this job must run on (its testbed's)")
+    s.add_argument("--expect-host", help="the host name this job must run on")
+    _add_duty_options(s)
+    s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
+                   help="buffer of the plain baseline's user-space copy (default: %(default)s)")
+    options.add_setting_options(s)
+    options.add_lock_option(s)
+    options.add_spec_option(s)
+    s.set_defaults(fn=commands.cmd_job)
+
+
+def _add_design_options(s) -> None:
+    """A job's verdict or moderated design: its looks and what its verdicts are about."""
     s.add_argument("--looks", metavar="N,N,...",
                    help="the verdict design: measure the codec's own plain arm too, "
                         "interleaved ABBA, and stop at the first of these runs per arm where "
@@ -144,10 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
     s.add_argument("--reads-per-write", type=float, default=1.0,
                    help="the verdicts' workload (--looks; default: %(default)s)")
-    s.add_argument("--copies", type=_at_least_one, default=1,
-                   help="copies compressed at once (at least 1)")
-    s.add_argument("--threads", type=int, default=0,
-                   help="threads of multi-threaded codecs (default 0: every core here)")
+
+
+def _add_quiet_options(s) -> None:
+    """What makes a run disturbed, and the drift check around a job."""
     s.add_argument("--max-other-cpu", type=float,
                    help="a run in which other processes used more than this share of the "
                         "CPUs is disturbed and measured again (default: config quiet:)")
@@ -159,13 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--drift-max-change", type=float,
                    help="a change of the reference beyond its noise and this share flags "
                         "the job's runs and measures them again (default: config drift:)")
-    s.add_argument("--trace-dir")
-    s.add_argument("--verify-cache", metavar="JSONL",
-                   help="verifications shared across jobs: an output identical to one already "
-                        "decompressed to this input (same codec command and version) is not "
-                        "decompressed again")
-    s.add_argument("--expect-node", help="the Slurm node this job must run on (its testbed's)")
-    s.add_argument("--expect-host", help="the host name this job must run on")
+
+
+def _add_duty_options(s) -> None:
+    """HPC '14's duty cycle: write phases between compute phases."""
     s.add_argument("--duty-phases", type=int, default=0, metavar="K",
                    help="HPC '14's workload instead of write/read runs: K write phases "
                         "between compute phases, measured as one run")
@@ -173,23 +211,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="length of each compute phase (default: %(default)s)")
     s.add_argument("--duty-compute", choices=("idle", "busy"), default="idle",
                    help="compute phases idle or busy on one core (default: %(default)s)")
-    s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
-                   help="buffer of the plain baseline's user-space copy (default: %(default)s)")
-    options.add_setting_options(s)
-    options.add_lock_option(s)
-    options.add_spec_option(s)
-    s.set_defaults(fn=commands.cmd_job)
 
+
+def _add_collect(sub) -> None:
     s = sub.add_parser("collect", help="join run journals into runs.csv")
     s.add_argument("journals", nargs="+")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=commands.cmd_collect)
 
+
+def _add_check_overlap(sub) -> None:
     s = sub.add_parser("check-overlap", help="fail if any two measured runs overlap in time")
     s.add_argument("runs", nargs="+")
     s.add_argument("--out")
     s.set_defaults(fn=commands.cmd_check_overlap)
 
+
+def _add_provenance(sub) -> None:
     s = sub.add_parser("provenance", help="the testbed's hardware, software and meter")
     options.add_meter_options(s)
     s.add_argument("--target-dir", default=".")
@@ -201,6 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_spec_option(s)
     s.set_defaults(fn=commands.cmd_provenance)
 
+
+def _add_claims(sub) -> None:
     s = sub.add_parser("claims", help="decide some claims anew from runs (the appendix's check)")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
     s.add_argument("--claim", action="append", help="claim id (repeatable; default: all)")
@@ -209,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_analysis_options(s)
     s.set_defaults(fn=commands.cmd_claims)
 
+
+def _add_plan(sub) -> None:
     s = sub.add_parser("plan", help="how long a study will take here (a short pilot, cached)")
     s.add_argument("--configfile", nargs="+", default=["config.yaml"],
                    help="config.yaml and overlays, as given to snakemake")
@@ -220,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_plan)
 
+
+def _add_rehearse(sub) -> None:
     s = sub.add_parser("rehearse", help="build the study's whole report from SIMULATED runs "
                                         "(rehearsal/<study>/), measuring nothing")
     s.add_argument("--configfile", nargs="+", default=["config.yaml"],
@@ -230,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="further snakemake options, after --")
     s.set_defaults(fn=commands.cmd_rehearse)
 
+
+def _add_simulate(sub) -> None:
     s = sub.add_parser("simulate", help="one testbed's SIMULATED runs for the rehearsal "
                                         "(what rule simulate_runs runs)")
     s.add_argument("--config-json", required=True, help="the merged config")
@@ -238,11 +284,15 @@ def build_parser() -> argparse.ArgumentParser:
                                                  "go beside it")
     s.set_defaults(fn=commands.cmd_simulate)
 
+
+def _add_restore(sub) -> None:
     s = sub.add_parser("restore", help="undo what killed wattzip commands left changed on "
                                        "this machine (schedulers, governors, mounts, ...)")
     options.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_restore)
 
+
+def _add_analyze(sub) -> None:
     s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
     add_analysis_options(s)
@@ -256,13 +306,20 @@ def build_parser() -> argparse.ArgumentParser:
                                      "another (a folder copied under a new name) are refused")
     s.set_defaults(fn=commands.cmd_analyze)
 
+
+def _add_bench(sub) -> None:
     from wattzip.bench import options as bench_options
 
     s = sub.add_parser("bench", help="hyperfine with joules: benchmark commands, time and "
                                      "energy, each against the first")
     bench_options.add_arguments(s)
     s.set_defaults(fn=commands.cmd_bench)
-    return p
+
+
+# Each command's parser, in the order `wattzip --help` lists them.
+COMMANDS = (_add_meters, _add_idle, _add_measure, _add_gen, _add_stage, _add_codecs, _add_job,
+            _add_collect, _add_check_overlap, _add_provenance, _add_claims, _add_plan,
+            _add_rehearse, _add_simulate, _add_restore, _add_analyze, _add_bench)
 
 
 def _at_least_one(text: str) -> int:

@@ -100,6 +100,34 @@ class StoppingRule:
         return f"{text}; look {n - self.first + 1} of {self.looks}"
 
 
+def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: list[float],
+                     max_other_load: float, journal: tuple[str, str] | None,
+                     log: Callable[[str], None]) -> str:
+    """Measure idle windows onto `windows` until `rule` stops, journaling each as it
+    ends; a window in which other processes worked is discarded and measured again
+    (NOISY_IDLE_WINDOWS in a row are an error). The reason the rule stopped."""
+    quiet, noisy, reason = QuietCheck(), 0, None
+    while reason is None:
+        watts = meters.measure_idle(meter, 1, seconds).windows_w[0]
+        try:
+            quiet.require_quiet(max_other_load, f"idle window {len(windows) + 1}")
+        except MachineError as exc:  # discarded, never averaged in
+            noisy += 1
+            if noisy >= NOISY_IDLE_WINDOWS:
+                raise
+            log(f"{exc}; discarded, measuring it again")
+            continue
+        noisy = 0
+        windows.append(watts)
+        if journal:
+            path, key = journal
+            records.append_journal(path, {"key": key, "watts": watts})
+        log(f"idle window {len(windows)}/{rule.count}: {watts:.2f} W; "
+            f"{rule.describe(windows)}")
+        reason = rule.stop(windows)
+    return reason
+
+
 def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_dir: str,
               min_count: int, ci_target: float, io_scheduler: str = "keep",
               governor: str = "keep", max_other_load: float = 0.1,
@@ -132,24 +160,8 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         # unmounted mount point, which is usually the root disk.
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
         with factors.applied(disk, io_scheduler, governor):
-            quiet, noisy = QuietCheck(), 0
-            while reason is None:
-                watts = meters.measure_idle(meter, 1, seconds).windows_w[0]
-                try:
-                    quiet.require_quiet(max_other_load, f"idle window {len(windows) + 1}")
-                except MachineError as exc:  # discarded, never averaged in
-                    noisy += 1
-                    if noisy >= NOISY_IDLE_WINDOWS:
-                        raise
-                    log(f"{exc}; discarded, measuring it again")
-                    continue
-                noisy = 0
-                windows.append(watts)
-                if journal:
-                    records.append_journal(journal, {"key": key, "watts": watts})
-                log(f"idle window {len(windows)}/{count}: {watts:.2f} W; "
-                    f"{rule.describe(windows)}")
-                reason = rule.stop(windows)
+            reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
+                                      journal and (journal, key), log)
     met = rule.met(windows)
     log(f"idle: stopped after {len(windows)} of at most {count} windows: {reason}"
         + ("" if met else f" (the target of {ci_target:.1%} not met)"))

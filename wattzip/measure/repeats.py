@@ -56,6 +56,35 @@ def read_journal(path: str | os.PathLike, key: str) -> list[dict]:
     return records.read_journal(path, key, required=records.RUN_REQUIRED)
 
 
+class _Arms:
+    """A job's arms (the codec's, and under the verdict design a plain one): each arm's
+    cold cache, tool version and medium description, and the medium mounted now."""
+
+    def __init__(self, job: MeasurementJob, arms: list[MeasurementJob], version: str | None,
+                 medium_info: dict):
+        self.job, self.arms, self.medium_info = job, arms, medium_info
+        self.cold = {id(a): ColdCache(a) for a in arms}  # each arm's tools kept warm
+        self.versions = {id(a): version if a is job else codec_registry.plain_copy_version()
+                         for a in arms}
+        self.infos: dict[int, dict] = {}
+        self.mounted = job.medium
+
+    def enter(self, arm: MeasurementJob) -> tuple[ColdCache, str | None, dict]:
+        """Mount the arm's medium (a filesystem codec's compression on or off); its cold
+        cache, version and medium description."""
+        if arm.medium is not self.mounted:
+            self.mounted.unmount()
+            arm.medium.mount()
+            self.mounted = arm.medium
+        if id(arm) not in self.infos:  # a plain arm's own mount options, as mounted
+            self.infos[id(arm)] = self.medium_info if arm.medium is self.job.medium else {
+                **self.medium_info, "mount_options": arm.medium.describe()["mount_options"]}
+        return self.cold[id(arm)], self.versions[id(arm)], self.infos[id(arm)]
+
+    def stored_paths(self) -> list[str]:
+        return [p for a in self.arms for p in a.stored_paths()]
+
+
 def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
     """Repeat the job's write/read pair until its stopping rule says enough (the paper's,
@@ -87,28 +116,14 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
         medium_info, devices, throttle = _set_up_medium(job, stack)
         # The verdict design: a plain arm beside the codec's (its own, or pairs of a
         # shared one), in the order wattzip.measure.interleaving.repeat_arms gives.
-        arms = [plain_arm(job), job] if paired else [job]
-        cold = {id(a): ColdCache(a) for a in arms}  # each arm's tools kept warm
-        versions = {id(a): version if a is job else codec_registry.plain_copy_version()
-                    for a in arms}
-        infos: dict[int, dict] = {}
-        mounted = job.medium
+        arms = _Arms(job, [plain_arm(job), job] if paired else [job], version, medium_info)
         consecutive_failures = 0
-        while (upcoming := _next_repeat(job, arms, runs, last_repeat, tell)) is not None:
+        while (upcoming := _next_repeat(job, arms.arms, runs, last_repeat, tell)) is not None:
             repeat, todo = upcoming
             repeat_ok = True
             for arm in todo:
-                if arm.medium is not mounted:  # a filesystem codec's compression on or off
-                    mounted.unmount()
-                    arm.medium.mount()
-                    mounted = arm.medium
-                if id(arm) not in infos:  # a plain arm's own mount options, as mounted
-                    infos[id(arm)] = medium_info if arm.medium is job.medium else {
-                        **medium_info, "mount_options": arm.medium.describe()["mount_options"]}
-                for record in _measure_pair(arm, meter, devices, throttle, cold[id(arm)],
-                                            repeat, versions[id(arm)], key, infos[id(arm)],
-                                            [p for a in arms for p in a.stored_paths()],
-                                            pairing(job, arm)):
+                for record in _measure_pair(arm, meter, devices, throttle, *arms.enter(arm),
+                                            repeat, key, arms.stored_paths(), pairing(job, arm)):
                     records.append_journal(journal, record)
                     runs.append(record)
                     # A disturbed run is no failure of the job: it is measured again.
@@ -120,7 +135,7 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
                 log(f"{job.file_type}/{job.codec_name}: {consecutive_failures} failed repeats "
                     "in a row; stopping this job (the failures are recorded)")
                 break
-        _remove([p for a in arms for p in a.stored_paths()])
+        _remove(arms.stored_paths())
     finally:
         stack.close()
         job.medium.detach()
@@ -234,7 +249,7 @@ def _summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) 
 
 
 def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,
-                  repeat: int, version: str | None, key: str, info: dict,
+                  version: str | None, info: dict, repeat: int, key: str,
                   stored: list[str], paired: dict) -> Iterator[dict]:
     """One arm's write and then read in one repeat, each record as soon as its run ends
     (the read of a failed write is recorded as not run). Every stored file of the job is

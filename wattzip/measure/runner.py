@@ -141,6 +141,82 @@ def _flush(operation: Operation) -> None:
         _fsync_files_and_dirs([p for p in operation.flush_paths if os.path.exists(p)])
 
 
+@dataclass
+class _Counters:
+    """The machine's counters at one end of the region: busy CPU, other load, helpers' CPU."""
+
+    busy_jiffies: int
+    load: dict
+    helper_times: tuple
+    at: str
+
+    @classmethod
+    def now(cls, helpers: list[int]) -> _Counters:
+        return cls(cpu_busy_jiffies(), disturbance.snapshot(),
+                   disturbance.process_times(helpers), utc_now())
+
+
+@dataclass
+class _Region:
+    """What happened inside one measured region, before it becomes a run record."""
+
+    before: _Counters
+    after: _Counters | None = None
+    elapsed_s: float = 0.0
+    exit_codes: list[int] = field(default_factory=list)
+    user_s: float = 0.0
+    sys_s: float = 0.0
+    launch_error: str | None = None
+    flush_error: str | None = None
+    meter_error: str | None = None
+    reading: object = None
+    stderr_heads: list[str] = field(default_factory=list)
+    disk_samples: list = field(default_factory=list)
+
+
+def _open_streams(operation: Operation, stack: contextlib.ExitStack) -> tuple[list, list, list]:
+    """Each copy's standard input, output (never through a symbolic link) and stderr."""
+    stdins = [stack.enter_context(open(p, "rb")) for p in operation.stdin_paths]
+    stdouts = [
+        stack.enter_context(open(p, "wb", opener=records.nofollow)) if p
+        else stack.enter_context(open(os.devnull, "wb"))
+        for p in operation.stdout_paths
+    ]
+    stderrs = [stack.enter_context(tempfile.TemporaryFile()) for _ in operation.argvs]
+    return stdins, stdouts, stderrs
+
+
+def _launch(argvs: list[list[str]], stdins, stdouts, stderrs) -> tuple[list, str | None]:
+    """Start every copy, each in its own process group (a kill takes the tool and all it
+    started); a copy that cannot start stops the launch and is named."""
+    procs = []
+    for argv, fin, fout, ferr in zip(argvs, stdins, stdouts, stderrs, strict=True):
+        try:
+            procs.append(subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr,
+                                          close_fds=True, process_group=0))
+        except OSError as exc:
+            return procs, f"{argv[0]}: {exc}"
+    return procs, None
+
+
+def _reap(procs: list, region: _Region) -> None:
+    """Wait for every copy, adding its exit code and CPU times to the region's."""
+    try:
+        for proc in procs:
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            region.exit_codes.append(proc.returncode)
+            region.user_s += usage.ru_utime
+            region.sys_s += usage.ru_stime
+    except BaseException:  # killed: no tool may outlive the job and keep the target busy
+        for proc in procs:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):  # the group is gone
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        raise
+
+
 def measure(operation: Operation, meter: Meter, idle_power_w: float | None = None,
             disk_devices: dict[str, str | None] | str | None = None,
             trace_interval_s: float = 0.1, throttle=None, helpers: list[int] = ()) -> dict:
@@ -153,108 +229,90 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
     the reason instead.
     """
     stack = contextlib.ExitStack()
-    stdins = [stack.enter_context(open(p, "rb")) for p in operation.stdin_paths]
-    stdouts = [
-        stack.enter_context(open(p, "wb", opener=records.nofollow)) if p
-        else stack.enter_context(open(os.devnull, "wb"))
-        for p in operation.stdout_paths
-    ]
-    stderrs = [stack.enter_context(tempfile.TemporaryFile()) for _ in operation.argvs]
+    stdins, stdouts, stderrs = _open_streams(operation, stack)
     disk = DiskSampler(disk_devices, trace_interval_s)
     inside = throttle.entered() if throttle else contextlib.nullcontext()
-    flush_error = meter_error = None
     with stack:
         disk.start()
         meter.start()
-        busy0 = cpu_busy_jiffies()
-        load0 = disturbance.snapshot()
-        helpers0 = disturbance.process_times(helpers)
-        started_at = utc_now()
+        region = _Region(before=_Counters.now(helpers))
         t0 = time.perf_counter()
-        region = contextlib.ExitStack()
-        stack.callback(region.close)  # leave the cgroup also when something raises
-        region.enter_context(inside)
-        procs, launch_error = [], None
-        for argv, fin, fout, ferr in zip(operation.argvs, stdins, stdouts, stderrs, strict=True):
-            try:
-                # Its own process group: a kill takes the tool and all it started.
-                procs.append(subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr,
-                                              close_fds=True, process_group=0))
-            except OSError as exc:
-                launch_error = f"{argv[0]}: {exc}"
-                break
-        user_s = sys_s = 0.0
-        exit_codes = []
-        try:
-            for proc in procs:
-                _, status, usage = os.wait4(proc.pid, 0)
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                exit_codes.append(proc.returncode)
-                user_s += usage.ru_utime
-                sys_s += usage.ru_stime
-        except BaseException:  # killed: no tool may outlive the job and keep the target busy
-            for proc in procs:
-                if proc.returncode is None:
-                    with contextlib.suppress(ProcessLookupError):  # the group is gone
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-            raise
+        cgroup = contextlib.ExitStack()
+        stack.callback(cgroup.close)  # leave the cgroup also when something raises
+        cgroup.enter_context(inside)
+        procs, region.launch_error = _launch(operation.argvs, stdins, stdouts, stderrs)
+        _reap(procs, region)
         for f in (*stdouts, *stdins):
             f.close()  # an open file (the output, an input on the medium) keeps it busy
-        if launch_error is None and all(c in operation.ok_exit_codes for c in exit_codes):
+        if region.launch_error is None and all(c in operation.ok_exit_codes
+                                               for c in region.exit_codes):
             try:
                 _flush(operation)
             except (OSError, WattzipError) as exc:
-                flush_error = f"flush: {exc}"
-        elapsed_s = time.perf_counter() - t0
-        busy1 = cpu_busy_jiffies()
-        load1 = disturbance.snapshot()
-        helpers1 = disturbance.process_times(helpers)
-        ended_at = utc_now()
-        region.close()
+                region.flush_error = f"flush: {exc}"
+        region.elapsed_s = time.perf_counter() - t0
+        region.after = _Counters.now(helpers)
+        cgroup.close()
         try:
-            reading = meter.stop()
+            region.reading = meter.stop()
         except MeterError as exc:
-            reading, meter_error = None, f"meter {meter.name}: {exc}"
-        disk_samples = disk.stop()
-        errors = []
+            region.meter_error = f"meter {meter.name}: {exc}"
+        region.disk_samples = disk.stop()
         for ferr in stderrs:
             ferr.seek(0)
-            errors.append(ferr.read(2000).decode(errors="replace").strip())
-    failing = [c for c in exit_codes if c not in operation.ok_exit_codes]
-    if launch_error:
+            region.stderr_heads.append(ferr.read(2000).decode(errors="replace").strip())
+    return _run_fields(operation, meter, region, idle_power_w)
+
+
+def _outcome(region: _Region, ok_exit_codes: frozenset[int]) -> tuple[int, bool, str | None]:
+    """The run's exit code, whether it succeeded, and why not."""
+    failing = [c for c in region.exit_codes if c not in ok_exit_codes]
+    if region.launch_error:
         exit_code = 127  # the shell's "command not found"
     else:  # the first copy's code that means failure, else the first copy's code
-        exit_code = failing[0] if failing else (exit_codes[0] if exit_codes else 0)
-    ok = launch_error is None and not failing and flush_error is None and meter_error is None
-    error = launch_error or ("; ".join(e for e in errors if e) if failing else None)
-    error = "; ".join(e for e in (error, flush_error, meter_error) if e) or None
+        exit_code = failing[0] if failing else (region.exit_codes[0] if region.exit_codes
+                                                 else 0)
+    ok = (region.launch_error is None and not failing and region.flush_error is None
+          and region.meter_error is None)
+    error = region.launch_error or ("; ".join(e for e in region.stderr_heads if e)
+                                    if failing else None)
+    error = "; ".join(e for e in (error, region.flush_error, region.meter_error) if e) or None
+    return exit_code, ok, error
+
+
+def _run_fields(operation: Operation, meter: Meter, region: _Region,
+                idle_power_w: float | None) -> dict:
+    """The region as a run record's timing, energy, load and outcome fields."""
+    exit_code, ok, error = _outcome(region, operation.ok_exit_codes)
+    reading, elapsed_s = region.reading, region.elapsed_s
     energy = reading.energy_j if reading else None
     meter_interval_s = reading.elapsed_s if reading else None
     # Passive energy covers the meter's interval, the same one the energy covers.
     passive = (idle_power_w * meter_interval_s
                if idle_power_w is not None and energy is not None else None)
-    cpu_s = user_s + sys_s
+    cpu_s = region.user_s + region.sys_s
     # What the budget's sampling term needs (wattzip.analysis.uncertainty): the readings' spacing
     # and how much the power moved between them.
     sample_gap_s, power_step_rss_w = sampling_terms(reading.samples if reading else [])
     # The rest of the machine's load in the region (wattzip.measure.disturbance).
-    helper_user_s, helper_cpu_s = (b - a for a, b in zip(helpers0, helpers1, strict=True))
-    load = disturbance.load_since(load0, load1, user_s + helper_user_s,
+    before, after = region.before, region.after
+    helper_user_s, helper_cpu_s = (b - a for a, b in zip(before.helper_times,
+                                                         after.helper_times, strict=True))
+    load = disturbance.load_since(before.load, after.load, region.user_s + helper_user_s,
                                   cpu_s + helper_cpu_s, elapsed_s)
     return {
         "op": operation.op,
-        "started_at": started_at,
-        "ended_at": ended_at,
+        "started_at": before.at,
+        "ended_at": after.at,
         "elapsed_s": elapsed_s,
         "meter_interval_s": meter_interval_s,
-        "user_s": user_s,
-        "sys_s": sys_s,
+        "user_s": region.user_s,
+        "sys_s": region.sys_s,
         # Undefined when the run used more CPU time than wall time (several threads or copies).
         "wait_s": elapsed_s - cpu_s if cpu_s <= elapsed_s else None,
         "cpu_utilization": cpu_s / elapsed_s if elapsed_s > 0 else None,
         # The whole machine's busy CPU time (the estimate's CPU-seconds, for any meter).
-        "cpu_busy_s": (busy1 - busy0) / CLOCK_TICKS,
+        "cpu_busy_s": (after.busy_jiffies - before.busy_jiffies) / CLOCK_TICKS,
         "energy_j": energy,
         "idle_power_w": idle_power_w,
         "energy_passive_j": passive,
@@ -273,7 +331,7 @@ def measure(operation: Operation, meter: Meter, idle_power_w: float | None = Non
         "argv": operation.argvs[0],
         "copies": len(operation.argvs),
         "_power_samples": reading.samples if reading else [],
-        "_disk_samples": disk_samples,
+        "_disk_samples": region.disk_samples,
     }
 
 

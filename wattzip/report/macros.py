@@ -153,15 +153,15 @@ def confidence_levels(t: ReportTables, params: Mapping) -> dict[str, str]:
 
 def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
     """The macros by name (without the backslash), each a piece of LaTeX."""
-    runs = t.runs
-    measured = [r for r in t.summary if int(r["n"]) > 0]
-    repeats = [int(r["n"]) for r in measured]
-    overall_r = next((float(c["r"]) for c in t.correlation if c["file_type"] == "all"),
-                     float("nan"))
+    out = {**_testbed_macros(t, params), **_idle_macros(t), **confidence_levels(t, params),
+           **_design_macros(t, params), **_result_macros(t), **_time_macros(t)}
+    return {k: str(v) for k, v in out.items()}
+
+
+def _testbed_macros(t: ReportTables, params: Mapping) -> dict:
+    """The study, its testbed, the primary setting and the meter."""
     meter = t.provenance.get("meter", {})
-    model_text, model_extremes = model_coefficients(t)
-    measured_s, span_s = measured_time(runs)
-    out = {
+    return {
         "Testbed": tex(params["testbed"]),
         "PrimarySetting": tex(params["primary"]),
         "PrimaryRule": tex(params["primary_rule"]),
@@ -176,13 +176,27 @@ def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
         "MeterSource": tex(meter.get("source", "none")),
         "MeterScope": tex(meter.get("scope", "--")),
         "MeterMethod": tex(meter.get("method", "--")),
+    }
+
+
+def _idle_macros(t: ReportTables) -> dict:
+    """The idle power, its spread, its windows and its interval."""
+    return {
         "IdlePowerW": f"{t.idle['idle_power_w']:.1f}",
         "IdleSdW": f"{t.idle['sd_w']:.2f}",
         # count: the windows averaged, which a calibration stopping on its interval
         # makes fewer than its maximum (max_count)
         "IdleWindows": f"{t.idle['count']} $\\times$ {t.idle['seconds']:g}\\,s",
         **idle_interval(t.idle),
-        **confidence_levels(t, params),
+    }
+
+
+def _design_macros(t: ReportTables, params: Mapping) -> dict:
+    """The inputs, the codecs, the repeat design and the runs it took."""
+    runs = t.runs
+    measured = [r for r in t.summary if int(r["n"]) > 0]
+    repeats = [int(r["n"]) for r in measured]
+    return {
         "FileSize": tex(params["file_size"]),
         "FileTypes": tex(", ".join(params["file_types"])),
         "Codecs": tex(", ".join(params["codecs"])),
@@ -194,6 +208,16 @@ def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
         "CiMet": f"{sum(r['ci_met'] == 'true' for r in measured)} of {len(measured)}",
         "RunsTotal": len(runs),
         "RunsFailed": sum(r["verified"] != "true" for r in runs),
+    }
+
+
+def _result_macros(t: ReportTables) -> dict:
+    """The numbers of the results the text states: ratios, break-even cells beside the
+    originals', claims, inputs, the cross-check, the energy model and plain throughput."""
+    overall_r = next((float(c["r"]) for c in t.correlation if c["file_type"] == "all"),
+                     float("nan"))
+    model_text, model_extremes = model_coefficients(t)
+    return {
         "EnergyTimeR": f"{overall_r:.4f}",
         "CrPpmdText": compression_ratio(t, "text", "ppmd"),
         "CrGzSixText": compression_ratio(t, "text", "gz-6"),
@@ -213,13 +237,19 @@ def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
         "ModelCheck": model_check(t),
         "PlainReadMiBs": throughput_mib_s(t, "plain-read"),
         "PlainWriteMiBs": throughput_mib_s(t, "plain-write"),
+    }
+
+
+def _time_macros(t: ReportTables) -> dict:
+    """The plan's estimate beside the time the measured runs took."""
+    measured_s, span_s = measured_time(t.runs)
+    return {
         "EstimateMeasured": minutes(t.estimate["measured_min_s"]),
         "EstimateMeasuredMax": minutes(t.estimate["measured_max_s"]),
         "EstimateWall": minutes(t.estimate["wall_min_s"]),
         "MeasuredTotal": minutes(measured_s),
         "MeasuredSpan": minutes(span_s),
     }
-    return {k: str(v) for k, v in out.items()}
 
 
 def macros_tex(values: Mapping[str, str], estimated: bool, simulated: bool = False) -> str:

@@ -169,6 +169,35 @@ def _chunks_for(file_type: str, seed: int, sources: list[str] | None, describe: 
     raise AssertionError(file_type)
 
 
+def _write_hashed(chunks, size: int, fd: int, digest, bar) -> int:
+    """Write the first `size` bytes of `chunks` to `fd`, hashing them into `digest`; the
+    bytes written. Producing, hashing and writing overlap: one ordered worker thread each
+    for the hash and the write (both release the GIL), a few chunks in flight."""
+    written = 0
+    hasher, writer = ThreadPoolExecutor(1), ThreadPoolExecutor(1)
+    in_flight: deque = deque()
+    try:
+        for chunk in chunks:
+            piece = chunk[: size - written]
+            in_flight.append((hasher.submit(digest.update, piece),
+                              writer.submit(_write_all, fd, piece)))
+            while len(in_flight) > IN_FLIGHT:
+                for future in in_flight.popleft():
+                    future.result()
+            written += len(piece)
+            if bar:
+                bar.update(written)
+            if written >= size:
+                break
+        for futures in in_flight:
+            for future in futures:
+                future.result()
+    finally:
+        hasher.shutdown()
+        writer.shutdown()
+    return written
+
+
 def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int = 1,
              sources: list[str] | None = None, progress: bool = True) -> dict:
     """Write exactly `size` bytes of `file_type` to `out`; return its manifest entry.
@@ -192,34 +221,14 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
     describe: list = []
     digest = hashlib.sha256()
     bar = Progress(f"gen {file_type}", size) if progress else None
-    written = 0
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    # Producing, hashing and writing overlap: one ordered worker thread each for
-    # the hash and the write (both release the GIL), a few chunks in flight.
-    hasher, writer = ThreadPoolExecutor(1), ThreadPoolExecutor(1)
-    in_flight: deque = deque()
     try:
-        for chunk in _chunks_for(file_type, seed, sources, describe):
-            piece = chunk[: size - written]
-            in_flight.append((hasher.submit(digest.update, piece),
-                              writer.submit(_write_all, fd, piece)))
-            while len(in_flight) > IN_FLIGHT:
-                for future in in_flight.popleft():
-                    future.result()
-            written += len(piece)
-            if bar:
-                bar.update(written)
-            if written >= size:
-                break
-        for futures in in_flight:
-            for future in futures:
-                future.result()
+        written = _write_hashed(_chunks_for(file_type, seed, sources, describe), size, fd,
+                                digest, bar)
         if written < size:
             raise ConfigError(f"{file_type}: the sources gave {written} bytes, {size} needed")
         os.fsync(fd)
     finally:
-        hasher.shutdown()
-        writer.shutdown()
         os.close(fd)
     os.replace(tmp, out)
     if bar:
