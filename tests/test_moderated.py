@@ -219,11 +219,12 @@ def test_a_job_reads_the_other_cells_journals_of_its_setting_for_its_prior(tmp_p
     assert not measurement.verdict_looks("3,5,8", 1.0, 0.02, False, str(folder)).prior_runs
 
 
-def shared_plain_study(codecs, rng, noise=0.02):
+def shared_plain_study(codecs, rng, noise=0.02, meter=None):
     """Codec jobs of one setting measured one after another as wattzip.measure.interleaving
     schedules them under the moderated design (repeat_arms: one plain arm per file type,
     a pair from each job, more while it is short), each stopping at its first deciding
-    look. Returns every row and each job's decisions at the look it stopped at."""
+    look. `meter` adds the runs' meter fields. Returns every row and each job's decisions
+    at the look it stopped at."""
     from types import SimpleNamespace
 
     from wattzip.measure.interleaving import repeat_arms
@@ -236,7 +237,7 @@ def shared_plain_study(codecs, rng, noise=0.02):
         clock[0] += 1
         mine.append({"testbed": "tb", "setting": "s", "file_type": ftype, "codec": name,
                      "op": op, "repeat": repeat, "verified": True, "elapsed_s": t,
-                     "energy_j": 40 * t, "meter_method": "measured",
+                     "energy_j": 40 * t, "meter_method": "measured", **(meter or {}),
                      "shared_plain_of": share, "job_key": f"{ftype}-{share or name}",
                      "started_at": f"2026-01-01T{clock[0]:06d}",
                      "ended_at": f"2026-01-01T{clock[0]:06d}.5"})
@@ -341,3 +342,20 @@ def test_fieller_takes_the_variances_the_verdict_took():
     assert est == pytest.approx(iv.estimate) and df == pytest.approx(iv.df)
     assert iv.hi - est == pytest.approx(moderated._quantile(0.975, math.floor(df * 100))
                                         * math.sqrt(var))
+
+
+def test_the_jobs_looks_and_the_report_spend_the_same_energy_budget():
+    """A real meter's Type B terms (a logger whose power moved between its readings)
+    widen each E look of a job as they widen the report's verdict: the two agree on every
+    cell, and the jobs measure on where looks without the budget would have stopped."""
+    lagging = {"meter_source": "wattsup", "sample_gap_s": 1.0, "power_step_rss_w": 70.0}
+    codecs = [("text", f"c{k}") for k in range(6)]
+    rows, decided = shared_plain_study(codecs, random.Random(5), meter=lagging)
+    table = run_tables.breakeven_table(rows, AnalysisOptions(looks=3, moderated=True))
+    for ftype, codec in codecs:
+        job = decided[(ftype, codec)][0]
+        cell = {b["metric"]: b["verdict"] for b in table
+                if (b["file_type"], b["codec"]) == (ftype, codec)}
+        assert job == {k: cell[k] for k in job}, (ftype, codec)
+    bare, _ = shared_plain_study(codecs, random.Random(5))
+    assert len(rows) > len(bare)

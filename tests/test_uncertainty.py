@@ -202,3 +202,19 @@ def test_the_report_names_the_budgets_largest_term():
                                           {"dominant_energy_j": "meter"}])
     assert "the meter's stated accuracy in 2, the repeats' spread in 1 of 3 groups" in said
     assert uncertainty.describe_dominant([{"dominant_energy_j": ""}]) == ""
+
+
+def test_et_carries_each_runs_energy_errors_times_its_time():
+    """ET = E T: a run's energy errors (the meter's gain and offset, its sampling) enter
+    ET's difference times that run's time, by hand here."""
+    gap, step = 1.0, 12.0
+    a = runs([100.0] * 3, seconds=10.0, sample_gap_s=gap, power_step_rss_w=step)
+    b = runs([80.0] * 2, seconds=20.0, sample_gap_s=gap, power_step_rss_w=step)
+    value = 100.0 * 10.0 - 80.0 * 20.0
+    seconds = 10.0 * 10.0 - 20.0 * 20.0
+    meter = math.hypot(0.015 * value, 0.3 * seconds) / SQRT3
+    per_run = gap * step / (2 * SQRT3)  # each run's sampling term in joules
+    sampling = 3 * (per_run * 10.0) ** 2 / 3 ** 2 + 2 * (per_run * 20.0) ** 2 / 2 ** 2
+    var = uncertainty.type_b_variance([(1, a), (-1, b)], "et_js")
+    assert var == pytest.approx(meter ** 2 + sampling)
+    assert uncertainty.type_b_variance([(1, a), (-1, b)], "elapsed_s") == 0.0

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from wattzip.analysis import verdicts
+from wattzip.analysis.uncertainty import widen
 from wattzip.stats import Interval, _betainc, mean, t_ppf
 
 # A prior needs this many arms with a variance (the method of moments with fewer is noise).
@@ -208,9 +209,11 @@ def _quantile(p: float, df_hundredths: int) -> float:
 
 def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequence[float],
            priors: dict[str, Prior], reads_per_write: float = 1.0, margin: float = 0.02,
-           confidence: float = 0.95) -> verdicts.Verdict:
-    """wattzip.analysis.verdicts.decide with each arm's variance moderated by its kind's prior."""
+           confidence: float = 0.95, type_b_var: float = 0.0) -> verdicts.Verdict:
+    """wattzip.analysis.verdicts.decide with each arm's variance moderated by its kind's
+    prior; `type_b_var` (energy's budget) widens the interval as it does Welch's."""
     n = reads_per_write
     write, read = priors.get("write", NO_PRIOR), priors.get("read", NO_PRIOR)
-    iv = interval([(1, w, write), (n, r, read), (-1, c, write), (-n, d, read)], confidence)
+    iv = widen(interval([(1, w, write), (n, r, read), (-1, c, write), (-n, d, read)],
+                        confidence), type_b_var, confidence)
     return verdicts.judge(iv, mean(w) + n * mean(r), margin, min(map(len, (w, c, r, d))))

@@ -157,11 +157,11 @@ def _verdict(ops: dict, stem: str, options: AnalysisOptions,
     arms = look_arms(ops, options.looks)
     values = {k: [METRICS[stem](r) for r in runs] for k, runs in arms.items()}
     k = options.reads_per_write
-    if priors is not None:
-        return moderated.decide(values["w"], values["c"], values["r"], values["d"], priors,
-                                k, options.margin, options.look_confidence)
     type_b = uncertainty.type_b_variance([(1, arms["w"]), (k, arms["r"]), (-1, arms["c"]),
                                           (-k, arms["d"])], stem)
+    if priors is not None:
+        return moderated.decide(values["w"], values["c"], values["r"], values["d"], priors,
+                                k, options.margin, options.look_confidence, type_b_var=type_b)
     return verdicts.decide(values["w"], values["c"], values["r"], values["d"], k,
                            options.margin, options.look_confidence, type_b_var=type_b)
 

@@ -31,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from wattzip.analysis import moderated, verdicts
+from wattzip.analysis import moderated, uncertainty, verdicts
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
 PLAIN_OPS = ("plain-write", "plain-read")
@@ -140,37 +140,45 @@ class VerdictLooks:
         codec = [len(first_runs(runs, op, None)) for op in ops]
         return min([*codec, self.plain_pairs(runs)], default=0)
 
-    def arms(self, runs: list[dict], ops: Sequence[str], metric: str, n: int) -> tuple:
-        """(w, c, r, d) of a metric, each operation's first n runs in this job (of a
-        shared plain arm, its last n so far)."""
+    def arm_runs(self, runs: list[dict], ops: Sequence[str], metric: str, n: int) -> tuple:
+        """(w, c, r, d): each operation's first n runs in this job that have the metric
+        (of a shared plain arm, its last n so far)."""
         pool = self.plain_pool(runs)
 
-        def values(op):
+        def picked(op):
             if op in PLAIN_OPS and self.plain_type:
-                picked = last_runs(pool, op, n)
+                chosen = last_runs(pool, op, n)
             else:
-                picked = first_runs(pool if op in PLAIN_OPS else runs, op, n)
-            if metric == "energy_j":
-                return [x["energy_j"] for x in picked if x.get("energy_j") is not None]
-            return [x[metric] for x in picked]
+                chosen = first_runs(pool if op in PLAIN_OPS else runs, op, n)
+            return [x for x in chosen if x.get(metric) is not None]
 
-        return (values(PLAIN_OPS[0]), values(ops[0]), values(PLAIN_OPS[1]), values(ops[1]))
+        return (picked(PLAIN_OPS[0]), picked(ops[0]), picked(PLAIN_OPS[1]), picked(ops[1]))
+
+    def arms(self, runs: list[dict], ops: Sequence[str], metric: str, n: int) -> tuple:
+        """(w, c, r, d) of a metric: the values of arm_runs."""
+        return tuple([x[metric] for x in arm] for arm in self.arm_runs(runs, ops, metric, n))
 
     def decisions(self, runs: list[dict], ops: Sequence[str], n: int) -> dict[str, str]:
-        """Each metric's verdict at look n (T always, E where the runs have energy)."""
+        """Each metric's verdict at look n (T always, E where the runs have energy), on
+        the combined interval: energy's Type B terms (wattzip.analysis.uncertainty) widen
+        it here as they do in the analysis, so the job stops where the report decides."""
         each = verdicts.look_confidence(self.confidence, len(self.looks))
+        k = self.reads_per_write
         out = {}
         for name, metric in (("T", "elapsed_s"), ("E", "energy_j")):
-            arms = self.arms(runs, ops, metric, n)
+            picked = self.arm_runs(runs, ops, metric, n)
+            arms = tuple([x[metric] for x in arm] for arm in picked)
             if min(map(len, arms)) < n:
                 continue  # no meter (E), or too few runs: not decided here
+            w, c, r, d = picked
+            type_b = uncertainty.type_b_variance([(1, w), (k, r), (-1, c), (-k, d)], metric)
             if self.moderated:
                 priors = self.priors(arms, ops, metric)
-                out[name] = moderated.decide(*arms, priors, self.reads_per_write,
-                                             self.margin, each).verdict
+                out[name] = moderated.decide(*arms, priors, k, self.margin, each,
+                                             type_b_var=type_b).verdict
             else:
-                out[name] = verdicts.decide(*arms, self.reads_per_write, self.margin,
-                                            each).verdict
+                out[name] = verdicts.decide(*arms, k, self.margin, each,
+                                            type_b_var=type_b).verdict
         return out
 
     def priors(self, arms: tuple, ops: Sequence[str], metric: str) -> dict:

@@ -39,6 +39,8 @@ from wattzip.stats import Interval, mean, stdev, t_ppf
 
 COMPONENTS = ("repeat", "meter", "sampling", "idle", "model")
 STEMS = ("energy_j", "energy_active_j", "energy_passive_j")
+# Energy times time: no budget row of its own, but its intervals carry energy's Type B terms.
+ET_STEM = "et_js"
 SQRT3 = math.sqrt(3.0)
 
 
@@ -128,11 +130,6 @@ class Budget:
 def empty_columns(stem: str) -> dict:
     """The budget's columns of a group without energy (no meter): empty, not zero."""
     return Budget(math.nan, {}, {}, math.nan, math.nan, math.nan, "").columns(stem)
-
-
-def _mean_of(runs: list[dict], key: str) -> float:
-    values = [r[key] for r in runs if r.get(key) is not None]
-    return mean(values) if values else math.nan
 
 
 def _interval_s(runs: list[dict]) -> float:
@@ -241,37 +238,60 @@ def combine(estimate: float, comp: dict[str, float], dof: dict[str, float],
 # --- differences of means: the verdicts' and break-even's Type B terms -------------------
 
 
+def _budgeted(run: dict, stem: str) -> float | None:
+    """A run's value of a budgeted quantity: ET is its energy times its time."""
+    if stem == ET_STEM:
+        e, t = run.get("energy_j"), run.get("elapsed_s")
+        return None if e is None or t is None else e * t
+    return run.get(stem)
+
+
+def _time_weight(run: dict, stem: str) -> float:
+    """What one joule of a run's energy error is in `stem`'s unit: ET's is the run's time."""
+    return (run.get("elapsed_s") or 0.0) if stem == ET_STEM else 1.0
+
+
 def type_b_variance(terms: Sequence[tuple[float, list[dict]]], stem: str) -> float:
-    """The variance (J^2) that sum(coef * mean(stem)) carries besides its repeats' spread:
-    the meter's gain error on the difference itself, each arm's sampling and the idle
-    power's error on the time difference (active energy). Terms not stated add nothing
-    here; the budget in summary.csv names them. The model's range is left out: an
-    estimated verdict is decided again at the table's extremes (wattzip.analysis.robustness),
-    which treats that uncertainty exactly, sign by sign, where a symmetric interval
-    would not (scaling both coefficients changes no sign)."""
-    if stem not in STEMS:
+    """The variance (J^2; J^2 s^2 for ET) that sum(coef * mean(stem)) carries besides its
+    repeats' spread: the meter's gain error on the difference itself, each arm's sampling
+    and the idle power's error on the time difference (active energy). ET = E T carries
+    each run's energy errors times its time (the clock's own error is negligible beside
+    them). Terms not stated add nothing here; the budget in summary.csv names them. The
+    model's range is left out: an estimated verdict is decided again at the table's
+    extremes (wattzip.analysis.robustness), which treats that uncertainty exactly, sign
+    by sign, where a symmetric interval would not (scaling both coefficients changes no
+    sign)."""
+    if stem not in STEMS and stem != ET_STEM:
         return 0.0
-    runs = [r for _, rs in terms for r in rs if r.get(stem) is not None]
+    runs = [r for _, rs in terms for r in rs if _budgeted(r, stem) is not None]
     if not runs:
         return 0.0
     acc = accuracy(runs[0].get("meter_source"))
-    value = math.fsum(c * _mean_of(rs, stem) for c, rs in terms)
-    seconds = math.fsum(c * _interval_s(rs) for c, rs in terms if rs)
+    value = math.fsum(c * _mean_budgeted(rs, stem) for c, rs in terms)
+    seconds = math.fsum(c * mean([(r.get("meter_interval_s") or r.get("elapsed_s") or 0.0)
+                                  * _time_weight(r, stem) for r in rs])
+                        for c, rs in terms if rs)
     estimated = _estimated(runs)
     var = 0.0
-    u = 0.0 if estimated else meter_u(value, seconds, acc, stem)
+    u = 0.0 if estimated else meter_u(value, seconds, acc,
+                                      "energy_j" if stem == ET_STEM else stem)
     var += 0.0 if math.isnan(u) else u * u
     if stem != "energy_passive_j":
         for c, rs in terms:
-            s = [run_sampling_u(r, acc) for r in rs]
+            s = [run_sampling_u(r, acc) * _time_weight(r, stem) for r in rs]
             s = [x for x in s if not math.isnan(x)]
             if s:
                 var += c * c * math.fsum(x * x for x in s) / len(rs) ** 2
-    if stem != "energy_j" and not estimated:
+    if stem in ("energy_active_j", "energy_passive_j") and not estimated:
         u_w, _ = idle_u(runs)
         if not math.isnan(u_w):
             var += (u_w * seconds) ** 2
     return var
+
+
+def _mean_budgeted(runs: list[dict], stem: str) -> float:
+    values = [v for v in (_budgeted(r, stem) for r in runs) if v is not None]
+    return mean(values) if values else math.nan
 
 
 def widen(iv: Interval, extra_var: float, confidence: float = 0.95) -> Interval:
