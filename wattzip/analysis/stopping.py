@@ -97,6 +97,11 @@ def outliers(runs: list[dict], ops: Sequence[str]) -> list[Outlier]:
     return out
 
 
+def _values(arms: tuple, metric: str) -> tuple:
+    """Each arm's runs as their values of the metric."""
+    return tuple([x[metric] for x in arm] for arm in arms)
+
+
 @dataclass(frozen=True)
 class VerdictLooks:
     """The verdict design's stopping rule for one codec's job, its plain arm its own."""
@@ -156,7 +161,7 @@ class VerdictLooks:
 
     def arms(self, runs: list[dict], ops: Sequence[str], metric: str, n: int) -> tuple:
         """(w, c, r, d) of a metric: the values of arm_runs."""
-        return tuple([x[metric] for x in arm] for arm in self.arm_runs(runs, ops, metric, n))
+        return _values(self.arm_runs(runs, ops, metric, n), metric)
 
     def decisions(self, runs: list[dict], ops: Sequence[str], n: int) -> dict[str, str]:
         """Each metric's verdict at look n (T always, E where the runs have energy), on
@@ -167,7 +172,7 @@ class VerdictLooks:
         out = {}
         for name, metric in (("T", "elapsed_s"), ("E", "energy_j")):
             picked = self.arm_runs(runs, ops, metric, n)
-            arms = tuple([x[metric] for x in arm] for arm in picked)
+            arms = _values(picked, metric)
             if min(map(len, arms)) < n:
                 continue  # no meter (E), or too few runs: not decided here
             w, c, r, d = picked

@@ -132,8 +132,10 @@ def empty_columns(stem: str) -> dict:
     return Budget(math.nan, {}, {}, math.nan, math.nan, math.nan, "").columns(stem)
 
 
-def _interval_s(runs: list[dict]) -> float:
-    return mean([r.get("meter_interval_s") or r.get("elapsed_s") or 0.0 for r in runs])
+def _interval_s(runs: list[dict], stem: str = "energy_j") -> float:
+    """The runs' mean meter interval, each weighted as its energy errors enter `stem`."""
+    return mean([(r.get("meter_interval_s") or r.get("elapsed_s") or 0.0)
+                 * _time_weight(r, stem) for r in runs])
 
 
 def _estimated(runs: list[dict]) -> bool:
@@ -268,9 +270,7 @@ def type_b_variance(terms: Sequence[tuple[float, list[dict]]], stem: str) -> flo
         return 0.0
     acc = accuracy(runs[0].get("meter_source"))
     value = math.fsum(c * _mean_budgeted(rs, stem) for c, rs in terms)
-    seconds = math.fsum(c * mean([(r.get("meter_interval_s") or r.get("elapsed_s") or 0.0)
-                                  * _time_weight(r, stem) for r in rs])
-                        for c, rs in terms if rs)
+    seconds = math.fsum(c * _interval_s(rs, stem) for c, rs in terms if rs)
     estimated = _estimated(runs)
     var = 0.0
     u = 0.0 if estimated else meter_u(value, seconds, acc,
