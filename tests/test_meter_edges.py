@@ -9,6 +9,7 @@ start, and a BMC whose reading is deactivated.
 from __future__ import annotations
 
 import os
+import random
 import select
 import stat
 import subprocess
@@ -21,6 +22,7 @@ import pytest
 from wattzip import machine, meters
 from wattzip.errors import MeterError
 from wattzip.measure import runner
+from wattzip.meters import wattsup
 
 
 def step_energy(t0, t1, step_at, before_w, after_w):
@@ -37,7 +39,10 @@ class FakeWattsUp:
     """A WattsUp Pro on a pseudo-terminal: after #L,W,3,E it sends, at L + k seconds,
     the mean power of (L + k - 1, L + k], the true power stepping at L + step_s."""
 
-    def __init__(self, before_w, after_w, step_s, period_s=1.0):
+    def __init__(self, before_w, after_w, step_s, period_s=1.0, delays_s=()):
+        """delays_s: each record's delay on the line (the USB adapter's latency timer,
+        a reader behind a busy CPU), in order; records after the list's end have none."""
+        self.delays_s = list(delays_s)
         self.master, self.slave = os.openpty()
         self.port = os.ttyname(self.slave)
         self.before_w, self.after_w, self.step_s, self.period_s = (before_w, after_w, step_s,
@@ -53,8 +58,10 @@ class FakeWattsUp:
                            self.after_w) / (b - a)
 
     def _run(self):
-        buffer, k = b"", 0
+        buffer, k, line = b"", 0, []  # line: (when it arrives, record), in order
         while not self._stop.is_set():
+            while line and time.monotonic() >= line[0][0]:
+                os.write(self.master, line.pop(0)[1])
             ready, _, _ = select.select([self.master], [], [], 0.005)
             if ready:
                 buffer += os.read(self.master, 1024)
@@ -70,8 +77,10 @@ class FakeWattsUp:
                 if time.monotonic() >= due:
                     k += 1
                     watts = self.true_power_mean(due - self.period_s, due)
-                    os.write(self.master, f"#d,-,18,{round(watts * 10)},2301,536,0,0,0,0,0,0,"
-                                          "0,0,0,0,99,0,0,500,0;\r\n".encode())
+                    delay = self.delays_s[k - 1] if k <= len(self.delays_s) else 0.0
+                    arrives = max(due + delay, line[-1][0] if line else due)
+                    line.append((arrives, f"#d,-,18,{round(watts * 10)},2301,536,0,0,0,0,0,"
+                                          "0,0,0,0,0,99,0,0,500,0;\r\n".encode()))
 
     def close(self):
         self._stop.set()
@@ -80,10 +89,13 @@ class FakeWattsUp:
         os.close(self.slave)
 
 
-def test_wattsup_power_step_inside_a_run_and_the_late_last_record():
+@pytest.mark.parametrize("delays_s", [(), (0.012, 0.3, 0.004)],
+                         ids=["prompt", "the-record-before-the-step-300-ms-late"])
+def test_wattsup_power_step_inside_a_run_and_the_late_last_record(delays_s):
     """100 W, then 250 W from the second record on; the run ends half a second after
-    the step, so its last half second is only in the record that arrives after it."""
-    device = FakeWattsUp(before_w=100.0, after_w=250.0, step_s=2.0)
+    the step, so its last half second is only in the record that arrives after it.
+    Stamped on arrival, a record 300 ms late moves the step 300 ms (-20%)."""
+    device = FakeWattsUp(before_w=100.0, after_w=250.0, step_s=2.0, delays_s=delays_s)
     try:
         with machine.session("test"):
             meter = meters.WattsUpMeter(meters.MeterOptions(wattsup_port=device.port))
@@ -102,6 +114,23 @@ def test_wattsup_power_step_inside_a_run_and_the_late_last_record():
     assert reading.energy_j == pytest.approx(expected, rel=0.03)
     assert reading.elapsed_s == pytest.approx(t1 - t0, abs=0.01)
     assert reading.flags == []
+
+
+def test_records_are_stamped_on_the_meters_clock_not_on_arrival():
+    """Ten minutes of records from a clock 100 ppm slow: each late by the adapter's
+    latency timer (0-16 ms), every 50th by 400 ms more (a reader behind a busy
+    compressor), one lost on the line. Each is stamped within 3 ms of its period's
+    end, never after it arrived, and the lost one leaves a two-period gap."""
+    rng = random.Random(7)
+    period, clock = 1.0, 1.0001
+    ends = [100.0 + k * period * clock for k in range(1, 601) if k != 300]
+    arrived = [t + rng.uniform(0.0, 0.016) + (0.4 if i % 50 == 49 else 0.0)
+               for i, t in enumerate(ends)]
+    stamped = wattsup.on_meters_clock([(t, 50.0) for t in arrived], period)
+    errors = [s - t for (s, _), t in zip(stamped, ends, strict=True)]
+    assert max(abs(e) for e in errors) < 0.003
+    assert all(s <= a for (s, _), a in zip(stamped, arrived, strict=True))
+    assert stamped[299][0] - stamped[298][0] == pytest.approx(2 * period * clock, abs=0.003)
 
 
 def test_wattsup_run_shorter_than_a_second_is_flagged():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
@@ -20,6 +21,9 @@ class WattsUpMeter(PowerSampleMeter):
     tenths of watts, and ``#L,W,3,I,,1;`` returns the meter to internal logging.
     The record that covers a run's last moments arrives up to a second after
     the run; stop() waits for it (bounded) instead of guessing that second.
+    Records carry no time of their own and reach us late by a delay that
+    varies (the USB adapter's latency timer, a reader thread behind a busy
+    compressor), so each is stamped on the meter's cadence (``on_meters_clock``).
     """
 
     name = "wattsup"
@@ -71,7 +75,9 @@ class WattsUpMeter(PowerSampleMeter):
         buffer = b""
         while not self._stop_reading.is_set():
             try:
-                buffer += self._port.read(256)
+                # What is waiting, at least a byte: read(n) would hold a record
+                # until n bytes or the port's timeout (up to 50 ms) had passed.
+                buffer += self._port.read(max(1, self._port.in_waiting))
             except serial.SerialException:
                 time.sleep(0.01)  # a pty reports readiness with no data while it settles
                 continue
@@ -86,9 +92,12 @@ class WattsUpMeter(PowerSampleMeter):
                     with self._arrived:
                         self._arrived.notify_all()
 
+    def _snapshot(self) -> list[tuple[float, float]]:
+        return on_meters_clock(super()._snapshot(), self.resolution_s)
+
     def _latest(self) -> float:
-        with self._lock:
-            return self._samples[-1][0] if self._samples else float("-inf")
+        samples = self._snapshot()
+        return samples[-1][0] if samples else float("-inf")
 
     def _wait_for_record_after(self, t: float, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
@@ -141,3 +150,35 @@ class WattsUpMeter(PowerSampleMeter):
         if self._port is not None:
             self._port.close()
             self._port = None
+
+
+CLOCK_WINDOW_RECORDS = 16
+"""Records each side that place one record on the meter's clock: enough for one
+of them to have come within a few ms of the latency timer's best (16 ms timer:
+stamps within 3 ms, tests/test_meter_edges.py), few enough that a clock off by
+100 ppm moves only about 3 ms across them."""
+
+
+def on_meters_clock(records: list[tuple[float, float]],
+                    period_s: float) -> list[tuple[float, float]]:
+    """(arrival, W) records → (end of the period each covers, W).
+
+    The meter sends a record at the end of each period by its own clock; it
+    arrives after a delay that is never negative. Within a window of records,
+    the one that arrived soonest after its period's end places that clock best,
+    so each record is stamped at the lowest of the window's arrivals, each
+    moved by whole periods, and never later than it arrived. A record lost on
+    the line is skipped, not counted: periods are counted from the gaps.
+    """
+    if len(records) < 2:
+        return list(records)
+    periods = [0]
+    for (before, _), (after, _) in itertools.pairwise(records):
+        periods.append(periods[-1] + max(1, round((after - before) / period_s)))
+    phases = [t - k * period_s for (t, _), k in zip(records, periods, strict=True)]
+    stamped = []
+    for i, ((arrived, watts), k) in enumerate(zip(records, periods, strict=True)):
+        window = phases[max(0, i - CLOCK_WINDOW_RECORDS): i + CLOCK_WINDOW_RECORDS + 1]
+        stamped.append((min(arrived, min(window) + k * period_s), watts))
+    return stamped
+
