@@ -21,6 +21,7 @@ import time
 
 DONE = b"done"
 LOCK_WAIT_S = 120.0
+GUARD_MAIN = "import sys; from wattzip.machine import guard; sys.exit(guard.main(sys.argv[1:]))"
 
 
 def start(tag: str) -> tuple[subprocess.Popen, int]:
@@ -30,7 +31,9 @@ def start(tag: str) -> tuple[subprocess.Popen, int]:
     read, write = os.pipe()  # neither end is inherited by the tools (O_CLOEXEC)
     env = {k: v for k, v in os.environ.items() if k != OWNER_ENV}  # not one of its own
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "wattzip.machine.guard", tag], stdin=read,
+        # Not `-m wattzip.machine.guard`: the package imports this module first, and
+        # runpy warns on every command's stderr that it runs a module already imported.
+        proc = subprocess.Popen([sys.executable, "-c", GUARD_MAIN, tag], stdin=read,
                                 stdout=subprocess.DEVNULL, env=env, cwd="/",
                                 start_new_session=True)
     finally:
