@@ -233,6 +233,7 @@ def test_cli_measure_without_any_meter_measures_time_only(tmp_path):
                            "--powercap-root", str(tmp_path / "none"), "--", "sleep", "0.1"],
                           capture_output=True, text=True, check=True)
     assert "J estimated by model" in proc.stdout and "ESTIMATED" in proc.stderr
+    assert "Warning" not in proc.stderr  # the guard's start once made runpy warn here
     proc = subprocess.run([sys.executable, "-m", "wattzip", "measure", "--meter", "none",
                            "--", "sleep", "0.1"], capture_output=True, text=True, check=True)
     assert "energy not measured" in proc.stdout and "time only" in proc.stderr
