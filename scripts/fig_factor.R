@@ -1,6 +1,6 @@
 # Energy of compress-write and decompress-read under each value of one factor
 # (SYSTOR '11 Figures 8: governors, 9: I/O schedulers, 10: file types x media),
-# 95% half-widths as error bars.
+# the summary's half-widths (wattzip.stats.PAPER_CONFIDENCE) as error bars.
 source("scripts/theme.R")
 open_log()
 

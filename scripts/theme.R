@@ -114,11 +114,10 @@ primary_rows <- function(dt) {
   out
 }
 
-# Each factor's column in the analysis tables.
-factor_columns <- c(
-  medium = "medium", io_scheduler = "io_scheduler", governor = "governor",
-  copies = "copies", bandwidth = "bandwidth_bytes_per_s"
-)
+# Each factor's column in the analysis tables, as the package lists them
+# (scripts/factors.csv is a link to wattzip/data/factors.csv).
+factor_table <- fread("scripts/factors.csv", encoding = "UTF-8")
+factor_columns <- setNames(factor_table$column, factor_table$name)
 
 # The rows of the settings that differ from the primary one in `factor` alone, so that
 # a comparison across its values changes nothing else.
@@ -137,7 +136,7 @@ factor_label <- function(dt, factor) {
   as.character(values)
 }
 
-# Stacked parts of one total per codec and operation, with the 95% half-width
+# Stacked parts of one total per codec and operation, with the summary's half-width
 # of the total as an error bar (paper Figures 2, 4, 5, 6).
 stacked_bars <- function(parts, totals, ylab, fill_values) {
   ggplot(parts, aes(x = codec, y = value, fill = part)) +

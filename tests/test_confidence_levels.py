@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 
 import pytest
@@ -11,7 +12,7 @@ from wattzip.analysis import run_tables
 from wattzip.analysis.options import AnalysisOptions
 from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
-from wattzip.report import macros
+from wattzip.report import macros, passages
 from wattzip.report.tables import ReportTables
 
 from .test_report import PARAMS, PRIMARY, TINY, inputs
@@ -74,3 +75,20 @@ def test_the_breakeven_tables_note_places_the_analysis_levels(tmp_path, design, 
     assert f"per read ({LEVELS[design]}) cannot decide" in text
     with open(paths["breakeven"], newline="", encoding="utf-8") as f:
         assert {r["levels_tex"] for r in csv.DictReader(f)} == {LEVELS[design]}
+
+
+def test_the_captions_name_their_levels_by_macro_not_by_hand():
+    """The bandwidth figure's grey cells are undecided at the break-even table's level
+    (98.33% under three looks), its error bars at the summary's: no caption types one."""
+    params = {"varied_factors": ["bandwidth", "governor"],
+              "factor_values": {"bandwidth": ["unlimited", "70MB/s"],
+                                "governor": ["ondemand", "performance"]},
+              "emulated_input_layouts": ["on-medium"], "hpc14": False}
+    text = passages.factor_sections([], params, estimated=False) + passages.figure_list(
+        ["text"], estimated=False)
+    assert r"undecided at \BeJointConfidencePct{}" in text
+    assert text.count(r"\HalfWidthConfidencePct{} half-widths") == 3  # 2 factors, 1 time
+    assert not re.search(r"\d\\%", text)
+    tables = ReportTables.load(inputs(), PRIMARY)
+    values = macros.macro_values(tables, PARAMS)
+    assert values["HalfWidthConfidencePct"] == r"95\%"

@@ -169,27 +169,33 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
            "measured runs" in dry.stderr
     snakemake(root, targets=("runs", "breakeven.csv"), overlays=[overlay])
     assert not list((root / "results/tiny/tiny/runs").rglob("plain.jsonl")), "no baseline jobs"
-    runs = quiet_runs(read_csv(root / "results/tiny/tiny/runs.csv"))
+    every_run = read_csv(root / "results/tiny/tiny/runs.csv")
+    runs = quiet_runs(every_run)
     assert all(r["verified"] == "true" for r in runs)
     jobs: dict[tuple, list[dict]] = {}
-    for r in runs:
+    for r in every_run:
         codec = r["paired_with"] if r["codec"] == "plain" else r["codec"]
         assert codec in ("gz-1", "lzo-1"), "every plain run is paired with a codec's job"
         jobs.setdefault((r["setting"], r["file_type"], codec), []).append(r)
     assert len(jobs) == 8
+    looks = {}
     for (setting, ftype, codec), mine in jobs.items():
-        per_op = {op: sum(r["op"] == op for r in mine) for op in (
+        quiet = quiet_runs(mine)
+        per_op = {op: sum(r["op"] == op for r in quiet) for op in (
             "plain-write", "plain-read", "compress-write", "decompress-read")}
-        assert len(set(per_op.values())) == 1 and per_op["plain-write"] in (2, 3, 4), per_op
+        # A disturbed run is measured again in a further repeat, so the other operations
+        # of that repeat have one run more; the look counts the scarcest operation's.
+        n = looks[(setting, ftype, codec)] = min(per_op.values())
+        assert n in (2, 3, 4) and max(per_op.values()) - n <= len(mine) - len(quiet), per_op
         # P C C P P C ...: repeat k's arms in order, plain first in odd repeats
         mine.sort(key=lambda r: r["started_at"])
         arms = ["P" if r["codec"] == "plain" else "C" for r in mine[::2]]
-        want = ["P", "C", "C", "P"] * 2
+        want = ["P", "C", "C", "P"] * 4
         assert arms == want[:len(arms)], (setting, ftype, codec, arms)
         assert [r["op"].split("-")[1] for r in mine] == ["write", "read"] * len(arms)
         assert [int(r["repeat"]) for r in mine[::4]] == list(range(1, len(arms) // 2 + 1))
         log = (root / f"results/tiny/tiny/logs/runs/{setting}/{ftype}/{codec}.log").read_text()
-        assert f"stopped at the look of {per_op['plain-write']} runs per arm" in log
+        assert f"stopped at the look of {n} runs per arm" in log
     assert not list((root / "results/tiny/tiny/logs/runs").rglob("plain.log"))
     summary = read_csv(root / "results/tiny/tiny/summary.csv")
     for row in (r for r in summary if r["codec"] == "plain"):
@@ -201,9 +207,7 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
     assert cells and {c["verdict"] for c in cells} <= {"saves", "costs", "negligible",
                                                        "undecided"}
     for c in cells:  # each verdict on its job's own runs, at the look it stopped at
-        n = sum(r["op"] == "compress-write" for r in jobs[(c["setting"], c["file_type"],
-                                                           c["codec"])])
-        assert int(float(c["n"])) == n
+        assert int(float(c["n"])) == looks[(c["setting"], c["file_type"], c["codec"])]
 
 
 def test_dry_run_tells_how_many_runs(tmp_path):

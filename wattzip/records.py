@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from wattzip import resources
 from wattzip.errors import RecordError
 from wattzip.run_record import (
     BOOLEAN_COLUMNS,
@@ -171,8 +172,8 @@ def write_text_atomically(path: str | os.PathLike, text: str) -> None:
 
 
 # The factors of SYSTOR '11's design as every table's columns carry them (the bandwidth
-# in bytes/s), in the order a setting's name lists them: the one list of factors.
-FACTOR_COLUMNS = ("medium", "io_scheduler", "governor", "copies", "bandwidth_bytes_per_s")
+# in bytes/s), in the order a setting's name lists them (data/factors.csv).
+FACTOR_COLUMNS = tuple(f["column"] for f in resources.factor_table())
 SETTINGS_COLUMNS = ("setting", *FACTOR_COLUMNS, "dutycycle", "primary")
 
 

@@ -2,11 +2,14 @@
 tables, read with importlib.resources so that an installed wattzip never needs a checkout.
 
 The workflow reaches the same files through the checkout's links (config/schema.yaml,
-paper/reference/), so the package and the rules read one copy.
+paper/reference/, scripts/factors.csv), so the package, the rules and the R scripts read
+one copy.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -20,6 +23,14 @@ ReferenceDir = str | os.PathLike | Traversable
 
 def data() -> Traversable:
     return resources.files("wattzip") / "data"
+
+
+def factor_table() -> list[dict[str, str]]:
+    """The study's factors, in the order a setting's name lists them (data/factors.csv):
+    the config's key, the column every run and table carries, the report's title. The R
+    scripts read the same file (scripts/theme.R)."""
+    text = (data() / "factors.csv").read_text(encoding="utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
 
 
 def schema_text() -> str:

@@ -89,7 +89,11 @@ def t_ppf(p: float, df: float) -> float:
     return (lo + hi) / 2.0
 
 
-def half_width(xs: Sequence[float], confidence: float = 0.95) -> float:
+PAPER_CONFIDENCE = 0.95
+"""SYSTOR '09's level: its repeat rule's interval, and every figure's error bars."""
+
+
+def half_width(xs: Sequence[float], confidence: float = PAPER_CONFIDENCE) -> float:
     """Half-width of the Student-t confidence interval of the mean (NaN below 2 values)."""
     n = len(xs)
     if n < 2:
@@ -97,12 +101,12 @@ def half_width(xs: Sequence[float], confidence: float = 0.95) -> float:
     return t_ppf(0.5 + confidence / 2.0, n - 1) * stdev(xs) / math.sqrt(n)
 
 
-def relative_half_width(xs: Sequence[float], confidence: float = 0.95) -> float:
+def relative_half_width(xs: Sequence[float], confidence: float = PAPER_CONFIDENCE) -> float:
     m = mean(xs)
     return half_width(xs, confidence) / abs(m) if m else float("inf")
 
 
-def ci_met(xs: Sequence[float], target: float, confidence: float = 0.95) -> bool:
+def ci_met(xs: Sequence[float], target: float, confidence: float = PAPER_CONFIDENCE) -> bool:
     hw = relative_half_width(xs, confidence)
     return not math.isnan(hw) and hw <= target
 

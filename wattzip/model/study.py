@@ -381,8 +381,6 @@ class Study:
     def settings_rows(self) -> list[dict]:
         """settings.csv: one row per setting, one column per factor, the primary flagged."""
         duty = self.duty.describe() if self.duty else ""
-        return [{"setting": s.name, "medium": s.medium, "io_scheduler": s.io_scheduler,
-                 "governor": s.governor, "copies": s.copies,
-                 "bandwidth_bytes_per_s": s.bandwidth_bytes_per_s or "",
+        return [{**s.factors(), "bandwidth_bytes_per_s": s.bandwidth_bytes_per_s or "",
                  "dutycycle": duty, "primary": "true" if s is self.primary else "false"}
                 for s in self.settings.values()]

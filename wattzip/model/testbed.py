@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from wattzip import resources
 from wattzip.machine.media import Medium
 from wattzip.records import FACTOR_COLUMNS
 
-# The factors as the config names them (records.FACTOR_COLUMNS: the bandwidth as written).
-FACTORS = tuple(c.removesuffix("_bytes_per_s") for c in FACTOR_COLUMNS)
+# The factors as the config names them (data/factors.csv; their columns: records.FACTOR_COLUMNS).
+FACTORS = tuple(f["name"] for f in resources.factor_table())
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,7 @@ class Setting:
 
     def factors(self) -> dict:
         """The factor fields every run record of this setting carries."""
-        return {"setting": self.name, "medium": self.medium,
-                "io_scheduler": self.io_scheduler, "governor": self.governor,
-                "copies": self.copies, "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s}
+        return {"setting": self.name, **{c: getattr(self, c) for c in FACTOR_COLUMNS}}
 
     def value(self, factor: str):
         return self.bandwidth_bytes_per_s if factor == "bandwidth" else getattr(self, factor)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
+from wattzip import stats
 from wattzip.analysis.breakeven import format_ratio
 from wattzip.analysis.options import AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.robustness import median_abs_error_pct
@@ -146,6 +147,7 @@ def confidence_levels(t: ReportTables, params: Mapping) -> dict[str, str]:
         raise RecordError(f"the break-even table was decided at other levels ({sorted(stale)}) "
                           f"than this study's ({levels}): run the analysis again")
     return {"ConfidencePct": f"{percent(options.confidence)}\\%",
+            "HalfWidthConfidencePct": f"{percent(stats.PAPER_CONFIDENCE)}\\%",
             "BeDifferenceConfidencePct": f"{percent(options.difference_confidence)}\\%",
             "BeJointConfidencePct": f"{percent(options.look_confidence)}\\%",
             "BeLevels": levels}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from wattzip import resources
 from wattzip.analysis import uncertainty
 from wattzip.latex import tex
 from wattzip.measure import disturbance
@@ -45,7 +46,8 @@ def abstract(t: ReportTables, params: Mapping) -> str:
 
 
 CAPTIONS = {
-    "time": "Elapsed time, user / system / wait, 95\\% half-widths as error bars "
+    "time": "Elapsed time, user / system / wait, \\HalfWidthConfidencePct{{}} half-widths as "
+            "error bars "
             "(paper Figure {n}a,b).",
     "energy": "Energy, active / passive (paper Figure {n}c,d).",
     "et": "Energy-delay product (paper Figure {n}e,f).",
@@ -73,9 +75,7 @@ def figure_list(file_types: list[str], estimated: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-FACTOR_TITLES = {"medium": "Storage media", "io_scheduler": "I/O schedulers",
-                 "governor": "CPU frequency governors", "copies": "Concurrency",
-                 "bandwidth": "Disk bandwidth"}
+FACTOR_TITLES = {f["name"]: f["title"] for f in resources.factor_table()}
 EMULATED_DISKS = {
     # The input on the medium: SYSTOR '09's layout (wattzip.machine.onedisk).
     "on-medium": (
@@ -121,17 +121,17 @@ def factor_sections(claims: list[dict], params: Mapping, estimated: bool) -> str
                 f"{tex(', '.join(values))}."]
         out += figure(f"\\FigDir/factor_{factor}.pdf",
                       f"{FACTOR_TITLES[factor]}: energy of each codec under each value, "
-                      f"95\\% half-widths.{mark}")
+                      f"\\HalfWidthConfidencePct{{}} half-widths.{mark}")
         if factor == "bandwidth":
             out += [EMULATED_DISKS[layout] for layout in params["emulated_input_layouts"]]
             out += figure("\\FigDir/bandwidth.pdf",
                           f"{FACTOR_TITLES[factor]}: break-even read-to-write ratio of each "
                           f"codec in time (T) and energy (E) against the emulated disk's "
                           f"bandwidth, as the SYSTOR '09 slides print it; grey cells are "
-                          f"undecided at 95\\%. A framed cell is where compression starts "
-                          f"to pay: the fastest disk from which on, down to the slowest, "
-                          f"the cell is decided $\\forall$ (it saves on the write and on "
-                          f"every read).{mark}")
+                          f"undecided at \\BeJointConfidencePct{{}}. A framed cell is where "
+                          f"compression starts to pay: the fastest disk from which on, down "
+                          f"to the slowest, the cell is decided $\\forall$ (it saves on the "
+                          f"write and on every read).{mark}")
         out += [f"\\paragraph{{Claim ({tex(c['source'])}).}} {tex(c['claim'])}: "
                 f"\\textbf{{{tex(c['verdict'])}}}. {tex(c['evidence'])}"
                 for c in claims if c.get("factor") == factor]
