@@ -72,6 +72,8 @@ def test_a_load_step_mid_job_flags_its_runs_and_measures_them_again(small_inputs
     assert all(r["disturbed"].startswith("drift: the reference operation's time changed")
                and not r["verified"] for r in flagged)
     assert {r["job_key"] for r in flagged}.isdisjoint({r["job_key"] for r in quiet})
+    # measured again, it does not take its own flagged runs for another identity's
+    assert not [line for line in lines if "another meter identity" in line], lines
     for row in cell_summary.summarize(runs):
         assert row["n"] == 2 and row["n_disturbed"] == 2 and row["n_failed"] == 0
 

@@ -21,6 +21,7 @@ give back the input, all outside the measured region.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -168,8 +169,11 @@ def _resumed_runs(job: MeasurementJob, key: str, journal: str | os.PathLike,
     saying when the journal holds only another identity's runs (left there, unused)."""
     Path(journal).parent.mkdir(parents=True, exist_ok=True)
     runs = read_journal(journal, key)
+    # A job measured again after a drift (epoch 1) finds its first measurement's runs,
+    # which the drift check has already reported: they are no other identity's.
+    own = {key} | {dataclasses.replace(job, epoch=e).key() for e in range(job.epoch)}
     others = [r for r in records.read_journal(journal, required=records.RUN_REQUIRED)
-              if r.get("job_key") != key]
+              if r.get("job_key") not in own]
     if others and not runs:
         log(f"{job.file_type}/{job.codec_name}: {len(others)} run(s) in {journal} were "
             "measured under another meter identity or job setup (meter, coefficients, idle "
