@@ -135,13 +135,17 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_
     if not summary["complete"]:
         raise WattzipError(f"{job.file_type}/{job.codec_name}: only {summary['repeats']} "
                            f"verified repeat(s) of the {job.min_repeats} needed; "
-                           f"{summary['failed']} run(s) failed (see {journal}). Fix the "
+                           f"{summary['failed']} run(s) failed and {summary['disturbed']} "
+                           f"were disturbed by other load (see {journal}). Fix the "
                            "cause and run the workflow again: the job resumes")
     records.write_text_atomically(out, "".join(json.dumps(r, sort_keys=True) + "\n"
                                                for r in runs))
-    met = "met" if summary["ci_met"] else "NOT met"
+    # Under planned looks the job stopped on its verdicts (logged above), not on a width.
+    target = ("" if summary["looked"] else
+              ", CI target " + ("met" if summary["ci_met"] else "NOT met"))
     log(f"{job.file_type}/{job.codec_name}: {summary['repeats']} repeats, "
-        f"{summary['failed']} failed run(s), CI target {met}")
+        f"{summary['failed']} failed run(s), {summary['disturbed']} disturbed by other "
+        f"load and measured again{target}")
     return summary
 
 
