@@ -81,6 +81,9 @@ class Bench:
         self.results: list[list[dict]] = [[] for _ in plan.commands]
         self.stopped = ""
         self.looks_log: list[dict] = []  # --until-decided: what each look found
+        # Every run flagged as an outlier while measuring, per command: each cost one more
+        # run (or a look), whether or not the final set still calls it one.
+        self.flagged: list[set[int]] = [set() for _ in plan.commands]
         self._said_cache = False
         self._warm: dict[int, list[str]] = {}
 
@@ -191,6 +194,7 @@ class Bench:
                 return
             for o in new:
                 seen.add(o.repeat)
+                self.flagged[index].add(o.repeat)
                 if len(self.results[index]) >= limit:
                     self.progress.line(f"warning: {self.plan.commands[index].name!r}: "
                                        f"{o.describe()}; it stays, flagged, at the most "
@@ -260,6 +264,7 @@ class Bench:
                                "new_outliers": [[self.plan.commands[int(o.op)].name, o.repeat]
                                                 for o in new]})
         for o in new:
+            self.flagged[int(o.op)].add(o.repeat)
             self.progress.line(f"warning: {self.plan.commands[int(o.op)].name!r}: "
                                f"{o.describe()}; " + ("it stays, flagged, at the last look"
                                                       if last else "on to the next look (the "

@@ -159,8 +159,9 @@ def progress_of(a) -> Progress:
 def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how) -> dict:
     plan = bench.plan
     confidence = plan.look_confidence()
-    results = [summary.summarize(cmd, runs, confidence)
-               for cmd, runs in zip(plan.commands, bench.results, strict=True)]
+    results = [summary.summarize(cmd, runs, confidence, flagged)
+               for cmd, runs, flagged in zip(plan.commands, bench.results, bench.flagged,
+                                             strict=True)]
     return {"results": results, "comparisons": bench.compare(),
             "reference": plan.commands[plan.reference].name,
             "meter": identity, "idle_power_w": idle_w, "idle_power_how": idle_how,

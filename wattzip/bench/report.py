@@ -55,6 +55,11 @@ def result_block(number: int, result: dict, method: str) -> list[str]:
         runs = ", ".join(str(r) for r in result["outlier_runs"])
         lines.append(f"  Warning: outlier run(s) {runs}: flagged, measured again, and kept "
                      "in every number above")
+    earlier = [r for r in result.get("flagged_runs", ()) if r not in result["outlier_runs"]]
+    if earlier:
+        lines.append(f"  Note: run(s) {', '.join(map(str, earlier))} looked like outliers "
+                     "among the runs before them (each cost one more run, or a look); "
+                     f"among all {len(result['times'])} they are not")
     failed = sum(code != 0 for code in result["exit_codes"])
     if failed:
         lines.append(f"  Warning: {failed} run(s) exited non-zero (--ignore-failure)")

@@ -11,7 +11,7 @@ looks (Bonferroni), so that the verdict holds whichever look stopped them.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from wattzip import stats
 from wattzip.analysis import verdicts
@@ -41,9 +41,11 @@ def _spread(xs: Sequence[float]) -> dict:
             "min": min(xs) if xs else None, "max": max(xs) if xs else None}
 
 
-def summarize(command, runs: list[dict], confidence: float = 0.95) -> dict:
+def summarize(command, runs: list[dict], confidence: float = 0.95,
+              flagged: Iterable[int] = ()) -> dict:
     """One command's result: hyperfine's fields (command, mean, stddev, median, user,
-    system, min, max, times, exit_codes, parameters) and the energy beside them."""
+    system, min, max, times, exit_codes, parameters) and the energy beside them; the
+    outliers of the final runs, and every run flagged while measuring (`flagged`)."""
     times = [r["elapsed_s"] for r in runs]
     out = {"command": command.name, **_spread(times),
            "user": _or_none(stats.mean([r["user_s"] for r in runs])),
@@ -65,6 +67,7 @@ def summarize(command, runs: list[dict], confidence: float = 0.95) -> dict:
     out["energies_passive_j"] = passive
     out["outlier_runs"] = sorted({o.repeat for o in outliers(runs, [runs[0]["op"]])}
                                  if runs else ())
+    out["flagged_runs"] = sorted(set(flagged) | set(out["outlier_runs"]))
     return out
 
 
