@@ -219,6 +219,34 @@ def test_ipmi_power_step_inside_a_run(tmp_path):
     assert reading.flags == []
 
 
+def test_ipmi_readings_are_stamped_when_the_bmc_answered_not_when_ipmitool_returned(tmp_path):
+    """A BMC over the LAN: ipmitool takes 0.4 s, the reading taken halfway (the fake
+    writes when, on the same CLOCK_MONOTONIC). Stamped on return, each reading lagged
+    by 0.2 s; at the query's midpoint it lands within the process's start-up."""
+    answered = tmp_path / "answered"
+    watts = tmp_path / "watts"
+    watts.write_text("100\n")
+    tool = tmp_path / "ipmitool"
+    tool.write_text(
+        f"#!{sys.executable}\nimport time\ntime.sleep(0.2)\n"
+        f"w = open({str(watts)!r}).read().strip()\n"
+        f"open({str(answered)!r}, 'a').write(f'{{time.monotonic()}}\\n')\n"
+        "time.sleep(0.2)\n"
+        "print(f'    Instantaneous power reading:  {w} Watts')\n"
+        "print('    Sampling period:  00000001 Seconds.')\n"
+        "print('    Power reading state is:  activated')\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    meter = meters.IpmiMeter(meters.MeterOptions(ipmi_command=(str(tool),),
+                                                 ipmi_interval_s=0.05))
+    meter.start()
+    time.sleep(1.5)
+    meter.stop()
+    stamps = [t for t, _ in meter._snapshot()]
+    truth = [float(x) for x in answered.read_text().split()]
+    assert len(stamps) == len(truth) >= 4
+    assert max(abs(s - t) for s, t in zip(stamps, truth, strict=True)) < 0.08
+
+
 def test_ipmi_deactivated_reading_is_no_reading(tmp_path):
     tool, _ = fake_ipmitool(tmp_path, state="deactivated")
     opts = meters.MeterOptions(ipmi_command=(str(tool), "dcmi", "power", "reading"))

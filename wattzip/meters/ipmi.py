@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 
 from wattzip.errors import MeterError
@@ -82,10 +83,15 @@ class IpmiMeter(PowerSampleMeter):
         return proc.stdout + proc.stderr
 
     def _read(self) -> None:
+        # The BMC answers somewhere inside the query (ipmitool's start, its session over
+        # the LAN, the request, its exit: 0.1-2 s); stamped on return, every reading would
+        # lag by most of that, and a run's first second of load would read as idle. The
+        # query's midpoint is off by at most half of it.
+        launched = time.monotonic()
         reading = parse_ipmi_dcmi(self._query(self.options))
         if reading.sampling_period_s:
             self.resolution_s = reading.sampling_period_s
-        self._append(reading.watts)
+        self._append(reading.watts, when=(launched + time.monotonic()) / 2)
 
     def _begin(self) -> None:
         self._read()

@@ -181,4 +181,3 @@ def on_meters_clock(records: list[tuple[float, float]],
         window = phases[max(0, i - CLOCK_WINDOW_RECORDS): i + CLOCK_WINDOW_RECORDS + 1]
         stamped.append((min(arrived, min(window) + k * period_s), watts))
     return stamped
-
