@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from wattzip.analysis import run_tables
+from wattzip.analysis import run_tables, uncertainty
 from wattzip.analysis.options import AnalysisOptions
 from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
@@ -92,3 +92,7 @@ def test_the_captions_name_their_levels_by_macro_not_by_hand():
     tables = ReportTables.load(inputs(), PRIMARY)
     values = macros.macro_values(tables, PARAMS)
     assert values["HalfWidthConfidencePct"] == r"95\%"
+    # the energy budget's sentence: its expanded interval's level, by the same macro
+    budget = uncertainty.describe_dominant([{"dominant_energy_j": "repeat"}])
+    assert r"\HalfWidthConfidencePct{} expanded interval" in budget
+    assert not re.search(r"\d\\%", budget)

@@ -178,6 +178,18 @@ def test_summary_names_the_dominant_term():
     assert row["U_energy_j"] > row["hw_energy_j"]
 
 
+def test_energy_delay_has_a_budget_of_each_runs_energy_errors_times_its_time():
+    rows = [dict(r, testbed="t", setting="s", file_type="text", codec="gz-1",
+                 op="compress-write", repeat=i, input_bytes=1, user_s=1.0, sys_s=0.0,
+                 wait_s=9.0, cpu_utilization=0.1)
+            for i, r in enumerate(runs([1000.0, 1001.0, 1000.5]), 1)]
+    (row,) = cell_summary.summarize(rows)
+    e_meter, t = row["u_energy_j_meter"], rows[0]["elapsed_s"]
+    # every run lasted t: ET's meter term is E's times t, and it dominates as E's does
+    assert row["u_et_js_meter"] == pytest.approx(e_meter * t)
+    assert row["dominant_et_js"] == "meter" and row["U_et_js"] > row["hw_et_js"]
+
+
 def test_verdict_decides_on_the_combined_interval():
     w, c, r, d = [100.0, 101.0, 99.0], [96.0, 97.0, 95.0], [50.0] * 3, [50.0] * 3
     plain = verdicts.decide(w, c, r, d, margin=0.001)

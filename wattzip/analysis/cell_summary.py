@@ -70,7 +70,7 @@ def summarize(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict
             row[f"mean_{stem}"] = mean(values) if values else math.nan
             row[f"hw_{stem}"] = half_width(values) if len(values) > 1 else math.nan
         # Each energy's GUM budget beside the repeats' half-width (wattzip.analysis.uncertainty).
-        for stem in uncertainty.STEMS:
+        for stem in (*uncertainty.STEMS, uncertainty.ET_STEM):
             mine = [r for r in good if has_metric(r, stem)]
             row.update(uncertainty.budget(mine, stem).columns(stem) if mine
                        else uncertainty.empty_columns(stem))

@@ -18,6 +18,9 @@ repeat shows. Each is a standard uncertainty of the mean, in joules:
 - model: for estimated energy, the coefficient table's range: the mean re-estimated
   with every row of the table, u = (max - min) / (2 sqrt(3)).
 
+ET (energy times time, J s) has a budget of the same terms, each run's energy error
+times its time (the clock's own error is negligible beside them).
+
 They combine in quadrature; the expanded interval is k u_c, k Student's t at the
 repeats' degrees of freedom (GUM G.4's Welch-Satterthwaite would raise them for the
 exact Type B terms and could give an interval narrower than the repeats' own: we keep
@@ -35,11 +38,11 @@ from functools import cache
 from importlib import resources
 
 from wattzip.meters.coefficients import Coefficients, table
-from wattzip.stats import Interval, mean, stdev, t_ppf
+from wattzip.stats import PAPER_CONFIDENCE, Interval, mean, stdev, t_ppf
 
 COMPONENTS = ("repeat", "meter", "sampling", "idle", "model")
 STEMS = ("energy_j", "energy_active_j", "energy_passive_j")
-# Energy times time: no budget row of its own, but its intervals carry energy's Type B terms.
+# Energy times time: its budget is each run's energy errors times its time.
 ET_STEM = "et_js"
 SQRT3 = math.sqrt(3.0)
 
@@ -180,15 +183,18 @@ def model_range(terms: Sequence[tuple[float, list[dict]]], stem: str) -> float:
                 t = r.get("meter_interval_s") or r["elapsed_s"]
                 energy, passive = m.energy_j(t, r["cpu_busy_s"]), m.idle_w * t
                 per.append({"energy_j": energy, "energy_passive_j": passive,
-                            "energy_active_j": energy - passive}[stem])
+                            "energy_active_j": energy - passive,
+                            ET_STEM: energy * r["elapsed_s"]}[stem])
             total += coef * mean(per)
         values.append(total)
     return (max(values) - min(values)) / (2.0 * SQRT3)
 
 
-def budget(runs: list[dict], stem: str = "energy_j", confidence: float = 0.95) -> Budget:
-    """The GUM budget of the mean of `stem` over these (verified) runs of one group."""
-    values = [r[stem] for r in runs if r.get(stem) is not None]
+def budget(runs: list[dict], stem: str = "energy_j",
+           confidence: float = PAPER_CONFIDENCE) -> Budget:
+    """The GUM budget of the mean of `stem` (an energy, or ET) over these (verified) runs
+    of one group."""
+    values = [v for v in (_budgeted(r, stem) for r in runs) if v is not None]
     n = len(values)
     estimate = mean(values)
     acc = accuracy(runs[0].get("meter_source")) if runs else None
@@ -196,19 +202,20 @@ def budget(runs: list[dict], stem: str = "energy_j", confidence: float = 0.95) -
     notes = []
     comp = {"repeat": stdev(values) / math.sqrt(n) if n > 1 else math.nan}
     dof = {"repeat": n - 1 if n > 1 else 0}
-    seconds = _interval_s(runs) if runs else math.nan
-    comp["meter"] = 0.0 if estimated else meter_u(estimate, seconds, acc, stem)
+    seconds = _interval_s(runs, stem) if runs else math.nan
+    comp["meter"] = 0.0 if estimated else meter_u(estimate, seconds, acc,
+                                                  "energy_j" if stem == ET_STEM else stem)
     if not estimated and (acc is None or acc.rel is None):
         notes.append(f"the {runs[0].get('meter_source') if runs else ''} meter states no "
                      "gain accuracy (meter_accuracy.csv)")
     if stem == "energy_passive_j":
         comp["sampling"] = 0.0
     else:
-        per_run = [run_sampling_u(r, acc) for r in runs]
+        per_run = [run_sampling_u(r, acc) * _time_weight(r, stem) for r in runs]
         comp["sampling"] = math.sqrt(math.fsum(u * u for u in per_run)) / n if n else math.nan
         if math.isnan(comp["sampling"]):
             notes.append("runs recorded no sample variation")
-    if stem == "energy_j" or estimated:  # a model's idle is its coefficients: the model term
+    if stem in ("energy_j", ET_STEM) or estimated:  # a model's idle: its coefficients
         comp["idle"] = 0.0
     else:
         u_w, dof["idle"] = idle_u(runs)
@@ -220,7 +227,7 @@ def budget(runs: list[dict], stem: str = "energy_j", confidence: float = 0.95) -
 
 
 def combine(estimate: float, comp: dict[str, float], dof: dict[str, float],
-            confidence: float = 0.95, notes: list[str] | None = None) -> Budget:
+            confidence: float = PAPER_CONFIDENCE, notes: list[str] | None = None) -> Budget:
     """u_c in quadrature over the known terms; k from the Welch-Satterthwaite degrees of
     freedom (Type B terms count as exact); an unknown repeat term makes it unbounded."""
     known = {c: u for c, u in comp.items() if not math.isnan(u)}
@@ -325,6 +332,7 @@ def describe_dominant(summary: list[dict], stem: str = "energy_j") -> str:
         return ""
     parts = [f"{NAMES.get(k, k)} in {v}" for k, v in sorted(counts.items(),
                                                            key=lambda kv: -kv[1])]
-    return (f"Each energy carries a GUM budget (combined standard uncertainty, 95\\% "
-            f"expanded interval); its largest term is {', '.join(parts)} of "
-            f"{sum(counts.values())} groups.")
+    # the level of budget()'s expanded interval, by the report's macro for it
+    return ("Each energy carries a GUM budget (combined standard uncertainty, "
+            "\\HalfWidthConfidencePct{} expanded interval); its largest term is "
+            f"{', '.join(parts)} of {sum(counts.values())} groups.")
