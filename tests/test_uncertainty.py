@@ -168,21 +168,23 @@ def test_combined_interval_is_never_narrower_than_the_repeats():
     assert b.expanded >= half_width(energies)
 
 
-def test_summary_names_the_dominant_term():
-    rows = [dict(r, testbed="t", setting="s", file_type="text", codec="gz-1",
+def summary_rows(energies):
+    """One cell's runs as the analysis reads them (a wattsup meter, 10 s each)."""
+    return [dict(r, testbed="t", setting="s", file_type="text", codec="gz-1",
                  op="compress-write", repeat=i, input_bytes=1, user_s=1.0, sys_s=0.0,
                  wait_s=9.0, cpu_utilization=0.1)
-            for i, r in enumerate(runs([1000.0, 1001.0, 1000.5]), 1)]
+            for i, r in enumerate(runs(energies), 1)]
+
+
+def test_summary_names_the_dominant_term():
+    rows = summary_rows([1000.0, 1001.0, 1000.5])
     (row,) = cell_summary.summarize(rows)
     assert row["dominant_energy_j"] == "meter"
     assert row["U_energy_j"] > row["hw_energy_j"]
 
 
 def test_energy_delay_has_a_budget_of_each_runs_energy_errors_times_its_time():
-    rows = [dict(r, testbed="t", setting="s", file_type="text", codec="gz-1",
-                 op="compress-write", repeat=i, input_bytes=1, user_s=1.0, sys_s=0.0,
-                 wait_s=9.0, cpu_utilization=0.1)
-            for i, r in enumerate(runs([1000.0, 1001.0, 1000.5]), 1)]
+    rows = summary_rows([1000.0, 1001.0, 1000.5])
     (row,) = cell_summary.summarize(rows)
     e_meter, t = row["u_energy_j_meter"], rows[0]["elapsed_s"]
     # every run lasted t: ET's meter term is E's times t, and it dominates as E's does
