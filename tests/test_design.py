@@ -98,6 +98,27 @@ def test_bad_designs_are_named():
         study(testbeds=[{"name": "a"}, {"name": "a"}])
 
 
+def test_a_codec_limited_to_some_file_types_has_no_job_on_the_others():
+    """codec_file_types leaves a codec's other cells unmeasured under every design (the
+    plain arm of every file type stays), and the report's clause names them."""
+    for design in ("paper", "moderated"):
+        s = study(codec_file_types={"lzo-1": ["text"]},
+                  repeats={**BASE["repeats"], "design": design})
+        cells = {(j.file_type, j.codec) for j in s.jobs("tb")}
+        assert ("random", "lzo-1") not in cells and ("text", "lzo-1") in cells
+        assert {("text", "gz-1"), ("random", "gz-1")} <= cells
+        assert (("random", "plain") in cells) == (design == "paper")
+        assert s.scope.describe() == "lzo-1 measured on text only, not on random"
+    assert study().scope.describe() == ""
+    with pytest.raises(ConfigError, match="'zstd-3' is not among the study's codecs"):
+        study(codec_file_types={"zstd-3": ["text"]})
+    with pytest.raises(ConfigError, match=r"codec_file_types.gz-1: \['zero'\] not among"):
+        study(codec_file_types={"gz-1": ["zero"]})
+    with pytest.raises(ConfigError, match="'lzo-1' is not measured on text"):
+        _ = study(codec_file_types={"lzo-1": ["random"]},
+                  crosscheck={"codecs": ["lzo-1"], "file_type": "text"}).crosscheck
+
+
 def test_every_shipped_config_builds_a_model():
     for overlay in sorted((REPO / "config").glob("*.yaml")):
         if overlay.name == "schema.yaml":

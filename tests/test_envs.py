@@ -81,8 +81,11 @@ def package_binaries() -> set[str]:
     found = {f"mkfs.{fs}" for fs in media._MKFS_QUIET}
     for path in [*REPO.glob("wattzip/**/*.py"), *REPO.glob("scripts/*.py")]:
         tree = ast.parse(path.read_text())
-        # a literal a loop iterates over is a list of names, not an argv
-        looped = {id(n.iter) for n in ast.walk(tree) if isinstance(n, ast.For | ast.comprehension)}
+        # a literal a loop iterates over is a list of names, not an argv, nor are its items
+        loops = [n.iter for n in ast.walk(tree) if isinstance(n, ast.For | ast.comprehension)]
+        looped = {id(n) for n in loops} | {id(item) for n in loops
+                                           if isinstance(n, ast.List | ast.Tuple)
+                                           for item in n.elts}
         for node in ast.walk(tree):
             if isinstance(node, ast.List | ast.Tuple) and node.elts and id(node) not in looped:
                 first = node.elts[0]

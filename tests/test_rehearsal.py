@@ -41,6 +41,10 @@ def test_every_overlay_rehearses_to_its_pdf_marked_simulated(overlay, tmp_path):
     tree = root / "rehearsal" / study_name(overlay)
     pages = pdf_pages(tree / "paper.pdf")
     assert len(pages) > 5 and all("SIMULATED" in page for page in pages)
+    from wattzip.model.study import Study
+
+    unmeasured = Study.from_files([root / "config.yaml", root / "config" / overlay]).scope
+    assert unmeasured.describe() in " ".join(" ".join(pages).split())  # the cells left out
     figures = sorted((tree / "figures").rglob("*.pdf"))
     assert len(figures) >= 10
     for figure in figures:

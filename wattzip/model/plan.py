@@ -297,8 +297,10 @@ def run(study, cache: str | None, out: str | None, lock_wait: float,
     est = estimate(study, rates)
     designs = all_designs(study, rates)
     chosen = study.repeats["design"]
+    unmeasured = study.scope.describe()
     text = (f"wattzip study '{study.name}' on testbed '{testbed}': {describe(est)} (design "
-            f"{chosen}); the designs side by side (* this study's):\n"
+            f"{chosen}{'; ' + unmeasured if unmeasured else ''}); the designs side by side, "
+            f"on the same cells (* this study's):\n"
             f"{side_by_side(designs, chosen)}")
     if out:
         records.write_text_atomically(out, json.dumps(

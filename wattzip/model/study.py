@@ -20,6 +20,7 @@ from wattzip.machine import throttle
 from wattzip.measure.idle import first_look
 from wattzip.model.config import merge_configs, with_defaults
 from wattzip.model.jobs import RESULTS, STAGES, Job, RepeatPlan
+from wattzip.model.scope import CellScope
 from wattzip.model.testbed import FACTORS, DutyCycleWorkload, Setting, Testbed, medium_fields
 from wattzip.workload import codec_registry
 
@@ -35,6 +36,7 @@ class Study:
         self.testbeds = self._testbeds()
         self.file_types = list(c["file_types"])
         self.codecs = [x.name for x in codec_registry.resolve(c["codecs"])]
+        self.scope = CellScope(c["codec_file_types"], self.codecs, self.file_types)
         self.file_size_bytes = units.parse_size(c["file_size"])
         self.repeats = dict(c["repeats"])
         if self.repeats["max"] < self.repeats["min"]:
@@ -175,11 +177,11 @@ class Study:
         the plain baseline as a job of its own under the paper's design (under the verdict
         design each codec's job measures its own plain arm, under the moderated design
         pairs of its setting and file type's shared one), then the duty cycle's per
-        setting."""
-        measured = self.codecs if self.verdict_design else [*self.codecs, "plain"]
+        setting. A codec limited to some file types (CellScope) has no job on the others."""
+        plain = [] if self.verdict_design else ["plain"]
         root = self.root(stage)
         out = [Job(testbed, s, ftype, codec, root) for s in self.settings
-               for ftype in self.file_types for codec in measured]
+               for ftype in self.file_types for codec in [*self.scope.codecs_on(ftype), *plain]]
         if self.duty:
             out += [Job(testbed, s, "dutycycle", codec, root) for s in self.settings
                     for codec in self.duty.codecs]
@@ -282,6 +284,9 @@ class Study:
             if name not in self.codecs:
                 raise ConfigError(f"crosscheck.codecs: {name!r} is not among the study's "
                                   f"codecs {self.codecs}")
+            if not self.scope.measures(c["file_type"], name):
+                raise ConfigError(f"crosscheck.codecs: {name!r} is not measured on "
+                                  f"{c['file_type']} (codec_file_types)")
         if c["codecs"] and c["file_type"] not in self.file_types:
             raise ConfigError(f"crosscheck.file_type: {c['file_type']!r} is not among the "
                               f"study's file_types {self.file_types}")

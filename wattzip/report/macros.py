@@ -201,7 +201,9 @@ def _design_macros(t: ReportTables, params: Mapping) -> dict:
     return {
         "FileSize": tex(params["file_size"]),
         "FileTypes": tex(", ".join(params["file_types"])),
-        "Codecs": tex(", ".join(params["codecs"])),
+        "Codecs": tex(", ".join(params["codecs"]) + (
+            f" ({params['unmeasured_cells']}: the config's codec_file_types)"
+            if params.get("unmeasured_cells") else "")),
         "MinRepeats": params["repeats"]["min"],
         "MaxRepeats": params["repeats"]["max"],
         "CiTargetPct": f"{100 * params['repeats']['ci_target']:g}\\%",

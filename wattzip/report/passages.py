@@ -23,7 +23,9 @@ def abstract(t: ReportTables, params: Mapping) -> str:
         + "We reran the evaluation of Kothiyal et al.\\ (SYSTOR '09) on the testbed "
         "\\emph{\\Testbed}: "
         f"{len(params['file_types'])} file types of \\FileSize{{}} each, "
-        f"{len(params['codecs'])} compression settings and the plain baseline, "
+        f"{len(params['codecs'])} compression settings and the plain baseline"
+        + (f" ({tex(params['unmeasured_cells'])})" if params.get("unmeasured_cells") else "")
+        + ", "
         f"{len(t.runs)} {runs_word} in all ({n_failed} failed or unverified), with "
         f"{energy_word} from the \\MeterSource{{}} meter (scope \\MeterScope).",
         "On text, PPMd's compression ratio is \\CrPpmdText{} (the paper: \\PaperCrPpmdText); "
