@@ -7,8 +7,9 @@
 Runs the same study twice on this machine, one design after the other, each in a
 fresh copy of the workflow (its own inputs, journals and tables), up to the
 analysis tables; then prints, per design, the measured time (the sum of every run's
-elapsed time), the runs, and the break-even cells whose T and E verdicts were
-decided, with the ratios of the verdict design to the paper's rule.
+elapsed time), the runs, the break-even cells whose T and E verdicts were decided,
+those whose break-even kind (T and E) was decided, and the claims' verdicts, with the
+ratios of each design to the paper's rule and where their verdicts differ.
 
 Runs and measured time count every run of runs.csv, the plain ones included (the
 column plain counts those alone): under the paper's rule one plain baseline job per
@@ -60,7 +61,7 @@ def run_design(root: Path, configfiles: list[str], repeats: dict,
     configs = [*[str(REPO / c) for c in configfiles], str(overlay)]
     study = Study.from_files(configs)
     tree = f"{study.root()}/{study.first_testbed}"  # results/<study>/<testbed>
-    targets = [f"{tree}/{name}" for name in ("runs.csv", "breakeven.csv")]
+    targets = [f"{tree}/{name}" for name in ("runs.csv", "breakeven.csv", "claims.csv")]
     pilot = root.parent / "pilot.json"  # one pilot for every design's copy
     subprocess.run([sys.executable, "-m", "wattzip", "plan", "--quiet", "--cache", str(pilot),
                     "--configfile", *configs], cwd=root, capture_output=True, check=True)
@@ -85,14 +86,24 @@ def run_design(root: Path, configfiles: list[str], repeats: dict,
             "costs": sum(c["verdict"] == "costs" for c in cells),
             "negligible": sum(c["verdict"] == "negligible" for c in cells),
             "verdicts": {(c["file_type"], c["codec"], c["metric"]): c["verdict"]
-                         for c in cells}}
+                         for c in cells},
+            "kinds": {(c["file_type"], c["codec"], c["metric"]):
+                      c["kind"] if c["decided"] == "true" else "undecided" for c in cells},
+            "claims": {c["claim_id"]: claim_word(c["verdict"])
+                       for c in rows(root / tree / "claims.csv") if c["primary"] == "true"}}
 
 
-def agreement(a: dict, b: dict) -> tuple[int, int]:
-    """(cells both designs decided, of them those whose verdicts agree)."""
-    both = [k for k, v in a["verdicts"].items()
-            if v != "undecided" and b["verdicts"].get(k, "undecided") != "undecided"]
-    return len(both), sum(a["verdicts"][k] == b["verdicts"][k] for k in both)
+def claim_word(verdict: str) -> str:
+    """A claim's verdict without its reason: holds, refuted or not testable."""
+    return next((w for w in ("holds", "refuted", "not testable") if verdict.startswith(w)),
+                verdict)
+
+
+def agreement(a: dict, b: dict, what: str = "verdicts") -> tuple[int, int]:
+    """(cells both designs decided, of them those whose verdicts, or kinds, agree)."""
+    both = [k for k, v in a[what].items()
+            if v != "undecided" and b[what].get(k, "undecided") != "undecided"]
+    return len(both), sum(a[what][k] == b[what][k] for k in both)
 
 
 def main() -> None:
@@ -126,20 +137,30 @@ def main() -> None:
           f"verdict design looks {looks}; moderated design looks {moderated_looks}; T and E "
           "cells of the primary setting")
     print(f"{'design':<9} {'measured':>10} {'wall':>9} {'runs':>6} {'plain':>6} "
-          f"{'decided':>12} {'saves':>6} {'costs':>6} {'negl.':>6}")
+          f"{'decided':>12} {'saves':>6} {'costs':>6} {'negl.':>6} {'kinds':>12} "
+          f"{'claims decided':>15}")
     for name, r in results.items():
+        kinds = sum(v != "undecided" for v in r["kinds"].values())
+        claims = sum(v != "not testable" for v in r["claims"].values())
         print(f"{name:<9} {r['measured_s']:>9.1f}s {r['wall_s']:>8.1f}s {r['runs']:>6} "
               f"{r['plain']:>6} {r['decided']:>5} of {r['cells']:<4} {r['saves']:>6} "
-              f"{r['costs']:>6} {r['negligible']:>6}")
+              f"{r['costs']:>6} {r['negligible']:>6} {kinds:>5} of {r['cells']:<4} "
+              f"{claims:>6} of {len(r['claims']):<4}")
     p_ = results["paper"]
     for name, v in results.items():
         if name == "paper":
             continue
         both, agree = agreement(p_, v)
+        kinds_both, kinds_agree = agreement(p_, v, "kinds")
         print(f"{name} / paper: measured time {v['measured_s'] / p_['measured_s']:.2f}, "
               f"wall {v['wall_s'] / p_['wall_s']:.2f}, runs {v['runs'] / p_['runs']:.2f}, "
               f"decided verdicts {v['decided']} vs {p_['decided']}; of {both} cells both "
-              f"decided, {agree} agree")
+              f"decided, {agree} agree; of {kinds_both} break-even kinds both decided, "
+              f"{kinds_agree} agree")
+        for claim in sorted(set(p_["claims"]) | set(v["claims"])):
+            if p_["claims"].get(claim) != v["claims"].get(claim):
+                print(f"  claim {claim}: paper {p_['claims'].get(claim)}, "
+                      f"{name} {v['claims'].get(claim)}")
 
 
 if __name__ == "__main__":

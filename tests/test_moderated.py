@@ -70,9 +70,11 @@ CELL = {"plain-write": 10.0, "plain-read": 5.0, "compress-write": 9.2,
         "decompress-read": 4.6}  # saves 8% of the baseline, CV 2%
 
 
-def test_the_study_lets_a_cell_decide_at_two_runs():
+def test_the_study_lets_a_cell_decide_its_verdict_at_two_runs():
     """At 2 runs per arm a cell's own Welch interval (1 df per arm) cannot decide an 8%
-    saving; moderated by twelve other cells of the same noise it can, at alpha / 3."""
+    saving; moderated by twelve other cells of the same noise it can, at alpha / 3. Its
+    break-even kind stays open there (dr, 0.4 s, against a read's 0.1 s spread), and the
+    claims rest on the kind: the job goes on (wattzip.analysis.stopping)."""
     rng = random.Random(5)
     mine = runs(CELL, 2, 0.02, rng, "me")
     others = tuple(r for k in range(12) for r in runs(CELL, 3, 0.02, rng, f"job{k}"))
@@ -80,7 +82,7 @@ def test_the_study_lets_a_cell_decide_at_two_runs():
     shared = VerdictLooks((2, 4, 8), moderated=True, prior_runs=others)
     assert alone.decisions(mine, OPS, 2) == {"T": "undecided"}
     assert shared.decisions(mine, OPS, 2) == {"T": "saves"}
-    assert alone.needs_more(mine, OPS) and not needs_more(mine, OPS, 2, 8, 0.05, shared)
+    assert shared.open_kinds(mine, OPS, 2) and needs_more(mine, OPS, 2, 8, 0.05, shared)
     # With no other cell measured yet there is no prior: the cell goes on, on its own.
     assert VerdictLooks((2, 4, 8), moderated=True).decisions(mine, OPS, 2)["T"] == "undecided"
 
@@ -371,6 +373,36 @@ def test_fieller_takes_the_variances_the_verdict_took():
     assert est == pytest.approx(iv.estimate) and df == pytest.approx(iv.df)
     assert iv.hi - est == pytest.approx(moderated._quantile(0.975, math.floor(df * 100))
                                         * math.sqrt(var))
+
+
+def test_the_kind_rectangle_takes_the_variances_the_verdict_took():
+    """Under the moderated design a cell's dw and dr intervals, whose rectangle decides
+    its break-even kind, moderate each arm's variance by the prior its job fitted, as its
+    verdict and Fieller's interval do: at two runs a Welch rectangle has one degree of
+    freedom and leaves kinds open that the verdict's own variances decide."""
+    from wattzip.analysis.arms import four_operations
+
+    codecs = [("text", f"c{k}") for k in range(8)]
+    rows, _ = shared_plain_study(codecs, random.Random(9))
+    options = AnalysisOptions(looks=3, moderated=True)
+    table = run_tables.breakeven_table(rows, options)
+    ops = dict(four_operations(rows))[("tb", "s", "text", "c7")]
+    v = {k: [r["elapsed_s"] for r in runs] for k, runs in ops.items()}
+    priors = run_tables._job_priors(four_operations(rows), rows)[
+        (("tb", "s", "text", "c7"), "elapsed_s")]
+    each = options.difference_confidence
+    cell = next(b for b in table if b["codec"] == "c7" and b["metric"] == "T")
+    for (a, b), kind, name in ((("c", "w"), "write", "dw"), (("r", "d"), "read", "dr")):
+        by_hand = moderated.interval([(1, v[a], priors[kind]), (-1, v[b], priors[kind])],
+                                     each)
+        assert (cell[f"{name}_lo"], cell[f"{name}_hi"]) == pytest.approx(
+            (by_hand.lo, by_hand.hi))
+    welch = run_tables.breakeven_table(rows, AnalysisOptions(looks=3))
+    widths = [sum(b["dw_hi"] - b["dw_lo"] for b in t if b["metric"] == "T")
+              for t in (welch, table)]
+    assert widths[1] < widths[0]
+    opened = [sum(not b["decided"] for b in t) for t in (welch, table)]
+    assert opened[1] <= opened[0]
 
 
 def test_the_jobs_looks_and_the_report_spend_the_same_energy_budget():

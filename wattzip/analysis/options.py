@@ -57,9 +57,13 @@ class AnalysisOptions:
 
     @property
     def difference_confidence(self) -> float:
-        """Each of a break-even cell's two differences (d_w, d_r): half the look's alpha,
-        so that both hold together at `look_confidence`."""
-        return 1 - (1 - self.look_confidence) / 2
+        return pair_confidence(self.look_confidence)
+
+
+def pair_confidence(level: float) -> float:
+    """Each of a break-even cell's two differences (d_w, d_r): half the level's alpha, so
+    that both hold together at `level` (a look's, under planned looks)."""
+    return 1 - (1 - level) / 2
 
 
 DEFAULT = AnalysisOptions()

@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from wattzip import records
-from wattzip.analysis import family, moderated, power, robustness, uncertainty, verdicts
+from wattzip.analysis import family, kinds, moderated, power, robustness, uncertainty, verdicts
 from wattzip.analysis.arms import FOUR_OPS, four_operations, look_arms, own_runs, shares_plain
 from wattzip.analysis.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
@@ -61,8 +61,9 @@ ESAV_MAX_N = 30
 def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
     """n_be per testbed x setting x file type x codec and metric, with its uncertainty.
 
-    dw and dr each get a Welch-t interval at options.difference_confidence, so that
-    both hold together at options.look_confidence (Bonferroni); n_be's range is that of
+    dw and dr each get an interval at options.difference_confidence, so that both hold
+    together at options.look_confidence (Bonferroni; wattzip.analysis.kinds, which the
+    jobs under planned looks read too); n_be's range is that of
     dw/dr over their rectangle. A cell is decided only when every point of the
     rectangle gives the same kind: at 3-5 repeats that is often not the case,
     and the cell says so (a "?" after its value). Fieller's interval of n_be is given
@@ -85,16 +86,6 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
             for cell, ops in cells for metric, stem in BREAKEVEN_METRICS.items()]
 
 
-def _write_and_read_differences(v: dict, ops: dict, stem: str, confidence: float) -> tuple:
-    """dw = c - w and dr = r - d of the arms' values `v`, each a Welch interval widened by
-    the energy budget's Type B terms of their runs `ops` (meter, sampling, idle;
-    wattzip.analysis.uncertainty)."""
-    return tuple(uncertainty.widen(welch_interval([(1, v[a]), (-1, v[b])], confidence),
-                                   uncertainty.type_b_variance([(1, ops[a]), (-1, ops[b])],
-                                                               stem), confidence)
-                 for a, b in (("c", "w"), ("r", "d")))
-
-
 def _breakeven_row(cell: tuple, ops: dict, metric: str, stem: str, options: AnalysisOptions,
                    prior: dict | None, levels: str) -> dict:
     """One cell's break-even row for one metric."""
@@ -103,10 +94,10 @@ def _breakeven_row(cell: tuple, ops: dict, metric: str, stem: str, options: Anal
     overall, each = options.look_confidence, options.difference_confidence
     v = {k: [METRICS[stem](r) for r in runs] for k, runs in ops.items()}
     n = min(len(x) for x in v.values())
-    dw, dr = _write_and_read_differences(v, ops, stem, each)
+    dw, dr = kinds.differences(ops, stem, METRICS[stem], each, prior)
     point = break_even_of(dw.estimate, dr.estimate)
-    kinds = possible_kinds(dw, dr)
-    decided = kinds == [point.kind]
+    possible = possible_kinds(dw, dr)
+    decided = not kinds.open_kinds(dw, dr)
     lo, hi = n_bounds(point.kind, dw, dr)
     ratio = verdicts.fieller(*_differences(v, prior), overall) if n > 1 else None
     shown = display(point.kind, point.value) + ("" if decided else "?")
@@ -116,7 +107,7 @@ def _breakeven_row(cell: tuple, ops: dict, metric: str, stem: str, options: Anal
         "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
         "dr": dr.estimate, "dr_lo": dr.lo, "dr_hi": dr.hi, "n": n,
         "kind": point.kind, "value": point.value, "lo": lo, "hi": hi,
-        "possible_kinds": "|".join(kinds), "decided": decided,
+        "possible_kinds": "|".join(possible), "decided": decided,
         "display": shown, "display_tex": display_tex(shown),
         "estimated": is_estimated(sum(ops.values(), [])) and metric != "T",
         "fieller_lo": ratio[0] if ratio else math.nan,

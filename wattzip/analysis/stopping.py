@@ -8,8 +8,9 @@ Two designs (config `repeats.design`):
   the intervals claim.
 - verdict: planned looks (say n = 3, 5, 8 runs per arm). A codec's job measures its
   own plain arm beside the codec's, interleaved ABBA (wattzip.measure.repeats), and stops at
-  the first look where the verdicts of its cell (T, and E where there is a meter)
-  are all decided, each look at alpha / looks (Bonferroni, wattzip.analysis.verdicts), so
+  the first look where the verdicts of its cell (T, and E where there is a meter) and
+  their break-even kinds (the claims rest on them, wattzip.analysis.kinds) are all
+  decided, each look at alpha / looks (Bonferroni, wattzip.analysis.verdicts), so
   coverage holds whichever look it stops at. The verdicts compare the codec arm's
   first n runs with the first n of its own plain arm.
 - moderated: the verdict design's looks from 2 runs, each arm's variance moderated
@@ -31,7 +32,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from wattzip.analysis import moderated, uncertainty, verdicts
+from wattzip.analysis import kinds, moderated, uncertainty, verdicts
+from wattzip.analysis.options import pair_confidence
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
 PLAIN_OPS = ("plain-write", "plain-read")
@@ -186,6 +188,26 @@ class VerdictLooks:
                                             type_b_var=type_b).verdict
         return out
 
+    def open_kinds(self, runs: list[dict], ops: Sequence[str], n: int) -> dict[str, list[str]]:
+        """The break-even kinds (wattzip.analysis.kinds) that look n leaves possible, of each
+        metric whose kind it leaves open: the claims rest on these kinds, so a job measures
+        on while one is open, as it does while a verdict is undecided. Its rectangle is the
+        analysis's: each difference at half the look's alpha, the verdict's priors."""
+        each = pair_confidence(verdicts.look_confidence(self.confidence, len(self.looks)))
+        out = {}
+        for name, metric in (("T", "elapsed_s"), ("E", "energy_j")):
+            picked = self.arm_runs(runs, ops, metric, n)
+            if min(map(len, picked)) < n:
+                continue  # no meter (E), or too few runs: nothing to decide here
+            priors = (self.priors(_values(picked, metric), ops, metric) if self.moderated
+                      else None)
+            left = kinds.open_kinds(*kinds.differences(dict(zip("wcrd", picked, strict=True)),
+                                                       metric, lambda r, m=metric: r[m],
+                                                       each, priors))
+            if left:
+                out[name] = left
+        return out
+
     def priors(self, arms: tuple, ops: Sequence[str], metric: str) -> dict:
         """The moderated design's priors of a metric: over this job's four arms at the
         look and every arm (job and operation) of the other cells' runs; a shared plain
@@ -212,7 +234,8 @@ class VerdictLooks:
         if n not in self.looks:
             return True  # between two looks (a resumed job, an outlier): on to the next
         decided = self.decisions(runs, ops, n)
-        return not decided or verdicts.UNDECIDED in decided.values()
+        return (not decided or verdicts.UNDECIDED in decided.values()
+                or bool(self.open_kinds(runs, ops, n)))
 
 
 def needs_more(runs: list[dict], ops: Sequence[str], min_repeats: int, max_repeats: int,

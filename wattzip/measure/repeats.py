@@ -235,9 +235,12 @@ def _summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) 
             arms_said = (f"{job.codec_name}, against the {job.file_type} plain arm its "
                          f"setting's codecs share, {job.looks.plain_pairs(runs)} pairs so far"
                          if shared_plain else f"plain and {job.codec_name}, interleaved ABBA")
+            left = job.looks.open_kinds(runs, job.ops, n)
             log(f"{job.file_type}/{job.codec_name}: stopped at the look of {n} runs per arm "
                 f"({arms_said}): "
-                + (", ".join(f"{k} {v}" for k, v in decided.items()) or "nothing decided"))
+                + (", ".join(f"{k} {v}" for k, v in decided.items()) or "nothing decided")
+                + "".join(f"; {k}'s break-even kind still open ({' or '.join(v)})"
+                          for k, v in left.items()))
         else:
             log(f"{job.file_type}/{job.codec_name}: stopped at {n} verified runs per arm, at "
                 f"no planned look ({', '.join(map(str, job.looks.looks))}): see the "

@@ -1,0 +1,54 @@
+"""Benchmark notes: a study's measurement at its own file size if each cell stopped where a
+smaller measured run's cell did.
+
+    .venv/bin/python benchmarks/stops_at_scale.py --cache PILOT --runs CSV
+        --configfile config.yaml config/paper.yaml ...
+
+`wattzip plan` gives a design's minimum (every cell at its first look, or the paper
+rule's minimum repeats) and its maximum; where between them a study lands depends on
+how many runs its cells need. This prices each cell of the study (a codec's, or a
+file type's plain arm) at the plan's cached pilot (PILOT, `wattzip plan --cache`) for
+as many write-read pairs as the same cell measured in a smaller run of the same study
+and design (CSV, that run's runs.csv: its writes, each a measured pair). Smaller files are noisier
+relative to their means, so a cell needs at least as many runs at 64 MiB as at 2 GiB:
+read the result as an upper estimate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from collections import Counter
+
+from wattzip.model import plan
+from wattzip.model.study import Study
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cache", required=True, help="the plan's cached pilot (pilot.json)")
+    p.add_argument("--runs", required=True, help="a smaller measured run's runs.csv")
+    p.add_argument("--configfile", nargs="+", required=True)
+    a = p.parse_args()
+    study = Study.from_files(a.configfile)
+    rates = json.loads(open(a.cache, encoding="utf-8").read())
+    pairs = Counter()  # (file type, codec) -> writes measured
+    with open(a.runs, newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if r["op"] in ("plain-write", "compress-write"):
+                pairs[(r["file_type"], r["codec"])] += 1
+    seconds = 0.0
+    for (file_type, codec), n in pairs.items():
+        seconds += n * (plan.pair_s(rates[f"{file_type}|{codec}"], study.file_size_bytes,
+                                    None, False) + 2 * plan.RUN_PREPARE_S)
+    codecs = Counter(n for (_, codec), n in pairs.items() if codec != "plain")
+    print(f"{sum(codecs.values())} codec cells, stopped at "
+          + ", ".join(f"{n} runs: {k}" for n, k in sorted(codecs.items()))
+          + f"; plain pairs {sum(n for (_, c), n in pairs.items() if c == 'plain')}")
+    print(f"at {study.file_size_bytes >> 20} MiB files: {seconds / 3600:.2f} h of measurement "
+          "at those runs")
+
+
+if __name__ == "__main__":
+    main()
