@@ -120,3 +120,22 @@ def test_the_report_says_how_many_runs_were_disturbed_and_why():
     assert "1 by other processes' CPU time" in said and "1 by the machine's drift" in said
     assert "1 runs are kept although their job drifted again" in said
     assert disturbance.describe([{"other_user_share": ""}]).startswith("The runs recorded no")
+
+
+def test_a_disturbed_writes_log_line_says_how_its_output_was_verified():
+    """The first write of a cell decompresses its output; when the hypervisor steals that
+    run, the log still says the output was verified, and calls the run disturbed (measured
+    again), not failed: the job's logs count every decompression (tests/test_verify_once)."""
+    from types import SimpleNamespace
+
+    job = SimpleNamespace(file_type="random", codec_name="gz-1")
+    run = {"codec": "gz-1", "repeat": 1, "op": "compress-write", "elapsed_s": 0.054,
+           "energy_j": 0.2, "meter_method": "estimated", "verified": False,
+           "verification": "decompressed", "disturbed": "the hypervisor stole 9%",
+           "failure": "disturbed: the hypervisor stole 9%; measured again"}
+    line = repeats._progress_line(job, run)
+    assert "DISTURBED (disturbed: the hypervisor stole 9%; measured again)" in line
+    assert line.endswith(", verified by decompression")
+    failed = {**run, "disturbed": None, "failure": "output differs from the input"}
+    assert "FAILED (output differs" in repeats._progress_line(job, failed)
+    assert "verified by" not in repeats._progress_line(job, failed)

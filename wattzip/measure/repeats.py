@@ -377,9 +377,13 @@ def _progress_line(job: MeasurementJob, r: dict) -> str:
     name = f"{job.file_type}/{r.get('codec') or job.codec_name}"
     if r.get("elapsed_s") is None:
         return f"{name} r{r['repeat']} {r['op']}: {r['failure']}"
-    status = "ok" if r["verified"] else f"FAILED ({r['failure']})"
+    # A disturbed run is no failure: its output was verified before the disturbance was
+    # judged, and it is measured again (wattzip.measure.disturbance).
+    disturbed = bool(r.get("disturbed"))
+    status = ("ok" if r["verified"] else
+              f"{'DISTURBED' if disturbed else 'FAILED'} ({r['failure']})")
     how = r.get("verification")
-    if r["verified"] and how:  # a write: how its output was shown to give the input back
+    if (r["verified"] or disturbed) and how:  # a write: how its output gave the input back
         status += f", {VERIFIED_HOW.get(how, how)}"
     energy = ("no energy" if r.get("energy_j") is None
               else f"{r['energy_j']:.1f} J ({r['meter_method']})")
