@@ -126,6 +126,18 @@ def _needs(claim: Claim, what: str) -> Outcome:
     return Outcome(None, why=f"needs {what} ({claim.overlay})")
 
 
+def _all_of(parts: list[bool | None], missing: list[str]) -> bool | None:
+    """A claim of several parts: refuted by one part decided against it, held only when
+    every part it names was measured and decided for it."""
+    if False in parts:
+        return False
+    return None if missing or None in parts or not parts else True
+
+
+def _unmeasured(missing: list[str]) -> str:
+    return "not measured: " + ", ".join(missing)
+
+
 def _sign(iv: Interval) -> int | None:
     """+1 or -1 when the interval excludes zero, else None (undecided)."""
     return 1 if iv.lo > 0 else -1 if iv.hi < 0 else None

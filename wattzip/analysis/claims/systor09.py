@@ -7,35 +7,45 @@ from __future__ import annotations
 import math
 
 from wattzip.analysis.breakeven import parse_display
-from wattzip.analysis.claims.evidence import Evidence, _cell_name, _fmt, _needs, factor_settings
+from wattzip.analysis.claims.evidence import (
+    Evidence,
+    _all_of,
+    _cell_name,
+    _fmt,
+    _needs,
+    _unmeasured,
+    factor_settings,
+)
 from wattzip.analysis.claims.registry import Claim, Outcome, check
 
 # --- break-even claims (SYSTOR '09 Table 4) -------------------------------------------
 
 
-def _cells_in_scope(claim: Claim, ev: Evidence) -> list[tuple[dict, str]]:
-    """(our cell, the kind it should have): from the reference table, or `expected`."""
+def _cells_in_scope(claim: Claim, ev: Evidence) -> tuple[list[tuple[dict, str]], list[str]]:
+    """(our cell, the kind it should have), from the reference table or `expected`, and
+    the cells the claim names (its codecs on its file types) that were not measured; a
+    claim that names no codec ("no tool") is about the codecs measured on its file types."""
     p = claim.parameters["cells"]
     codecs = p.get("codecs") or ev.codecs()
-    out = []
     if "expected" in claim.parameters:
-        for f in p["file_types"]:
-            for c in codecs:
-                b = ev.cell(f, c, p["metric"])
-                if b:
-                    out.append((b, claim.parameters["expected"]))
-        return out
-    for row in ev.reference(claim.reference[0]):
-        if (row["codec"] in codecs and row["file_type"] in p["file_types"]
-                and row["metric"] == p["metric"]):
-            b = ev.cell(row["file_type"], row["codec"], p["metric"])
-            if b:
-                out.append((b, parse_display(row["display"]).kind))
-    return out
+        wanted = [(f, c, claim.parameters["expected"]) for f in p["file_types"] for c in codecs]
+    else:
+        wanted = [(row["file_type"], row["codec"], parse_display(row["display"]).kind)
+                  for row in ev.reference(claim.reference[0])
+                  if (row["codec"] in codecs and row["file_type"] in p["file_types"]
+                      and row["metric"] == p["metric"])]
+    out, missing = [], []
+    for f, c, kind in wanted:
+        b = ev.cell(f, c, p["metric"])
+        if b:
+            out.append((b, kind))
+        elif p.get("codecs"):
+            missing.append(f"{c} on {f}")
+    return out, missing
 
 
 def same_kind(claim: Claim, ev: Evidence) -> Outcome:
-    pairs = _cells_in_scope(claim, ev)
+    pairs, missing = _cells_in_scope(claim, ev)
     if not pairs:
         p = claim.parameters["cells"]
         return _needs(claim, f"{', '.join(p.get('codecs') or ['codecs'])} on "
@@ -48,6 +58,8 @@ def same_kind(claim: Claim, ev: Evidence) -> Outcome:
                   undecided=[f"{_cell_name(b)} could be {b['possible_kinds']}" for b in open_])
     if wrong:
         out.ok = False
+    elif missing:
+        out.why = _unmeasured(missing)
     elif open_:
         out.why = "the confidence intervals cannot decide " + ", ".join(
             _cell_name(b) for b in open_)
@@ -63,8 +75,8 @@ for _id in ("lzo_text_always", "random_never", "bzip2_compress_never"):
 @check("zero_saves")
 def zero_saves(claim, ev):
     cells = [b for c in ev.codecs() if (b := ev.cell("zero", c, "E"))]
-    if not cells:
-        return _needs(claim, "zero files")
+    if len(cells) < claim.parameters["min_codecs"]:
+        return _needs(claim, f"{claim.parameters['min_codecs']} or more codecs on zero files")
     n_max, share = claim.parameters["n_max"], claim.parameters["share"]
 
     def saves(kind, n):
@@ -85,6 +97,7 @@ def zero_saves(claim, ev):
 @check("text_breakeven_high")
 def text_breakeven_high(claim, ev):
     cells = [b for c in claim.parameters["codecs"] if (b := ev.cell("text", c, "E"))]
+    missing = [c for c in claim.parameters["codecs"] if not ev.cell("text", c, "E")]
     if not cells:
         return _needs(claim, "text with gzip or lzo-9")
     limit = claim.parameters["common_ratio_max"]
@@ -92,9 +105,11 @@ def text_breakeven_high(claim, ev):
         b["kind"] == "at_least" and b["lo"] > limit))]
     below = [b for b in cells if b["decided"] and (b["kind"] == "always" or (
         b["kind"] == "at_least" and b["hi"] <= limit))]
-    ok = False if below else True if len(above) == len(cells) else None
-    return Outcome(ok, f"E break-even: {_fmt(cells)}", why="the intervals straddle the "
-                   f"common ratios (up to {limit:g})", rests_on=[_cell_name(b) for b in cells],
+    ok = False if below else True if len(above) == len(cells) and not missing else None
+    why = (_unmeasured([f"{c} on text" for c in missing]) if missing and not below
+           else f"the intervals straddle the common ratios (up to {limit:g})")
+    return Outcome(ok, f"E break-even: {_fmt(cells)}", why=why,
+                   rests_on=[_cell_name(b) for b in cells],
                    undecided=[_cell_name(b) for b in cells if b not in above + below])
 
 
@@ -183,8 +198,8 @@ def _text_rows(ev, op) -> dict[str, dict]:
 @check("ppmd_best_ratio")
 def ppmd_best_ratio(claim, ev):
     cw = _text_rows(ev, "compress-write")
-    if "ppmd" not in cw:
-        return _needs(claim, "ppmd on text")
+    if "ppmd" not in cw or len(cw) < 2:
+        return _needs(claim, "ppmd and another codec on text")
     paper = next((r["display"] for r in ev.reference(claim.reference[0])
                   if (r["codec"], r["file_type"]) == ("ppmd", "text")), "?")
     best = max(cw, key=lambda c: cw[c]["compression_ratio"])
@@ -194,10 +209,11 @@ def ppmd_best_ratio(claim, ev):
 
 
 def _decided_top(ev, rows: dict[str, dict], op: str, metric: str, lowest=False):
-    """(the codec with the highest mean, whether it beats the runner-up at 95%)."""
+    """(the codec with the highest mean, or the lowest, and whether it beats the runner-up
+    at 95%): with no runner-up, nothing is decided."""
     order = sorted(rows, key=lambda c: rows[c][f"mean_{metric}"], reverse=not lowest)
     if len(order) < 2:
-        return order[0] if order else None, True
+        return order[0] if order else None, False
     gap = ev.difference(("text", order[0], op), ("text", order[1], op), metric)
     return order[0], (gap.lo > 0) if not lowest else (gap.hi < 0)
 
@@ -233,17 +249,21 @@ def cr_order_table3(claim, ev):
             except ValueError:
                 continue
     order = sorted((c for c in ref if c in cw), key=lambda c: -ref[c])
+    missing = [f"{c} on text" for c in ref if c not in cw]
     gap = claim.parameters["min_relative_gap"]
-    pairs = [(a, b) for a, b in zip(order, order[1:], strict=False)
+    # Every pair Table 3 orders, not only neighbours: a tie between two neighbours must
+    # not hide the order of the codecs on either side of it.
+    pairs = [(a, b) for i, a in enumerate(order) for b in order[i + 1:]
              if ref[a] > ref[b] * (1 + gap)]
     if not pairs:
         return _needs(claim, "two or more of Table 3's codecs on text")
-    wrong = [(a, b) for a, b in pairs
-             if cw[a]["compression_ratio"] < cw[b]["compression_ratio"]]
-    return Outcome(not wrong, "; ".join(
-        f"{a} {cw[a]['compression_ratio']:.2f} > {b} {cw[b]['compression_ratio']:.2f}"
-        for a, b in pairs) + (f"; violated: {wrong}" if wrong else ""),
-        rests_on=[f"text compress-write of {len(order)} codecs"])
+    wrong = [f"{a} {cw[a]['compression_ratio']:.2f} < {b} {cw[b]['compression_ratio']:.2f}"
+             for a, b in pairs if cw[a]["compression_ratio"] < cw[b]["compression_ratio"]]
+    evidence = ("text CR in Table 3's order: " + ", ".join(
+        f"{c} {cw[c]['compression_ratio']:.2f}" for c in order) + f"; {len(pairs)} pairs "
+        "ordered by Table 3" + (f", violated: {'; '.join(wrong)}" if wrong else ", all held"))
+    return Outcome(_all_of([not wrong], missing), evidence, why=_unmeasured(missing),
+                   rests_on=[f"text compress-write of {len(order)} codecs"])
 
 
 @check("fastest_most_efficient")

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from wattzip.analysis.claims.evidence import _needs, _sign, factor_settings
+from wattzip.analysis.claims.evidence import (
+    _all_of,
+    _needs,
+    _sign,
+    _unmeasured,
+    factor_settings,
+)
 from wattzip.analysis.claims.registry import Outcome, check
 from wattzip.stats import fit_percent, least_squares_predict, mean
 
@@ -31,11 +37,14 @@ def lzop_levels_identical(claim, ev):
         name, _, level = r["codec"].partition("-")
         if name == tool and level.isdigit():
             ref[r["file_type"]][int(level)] = r["display"]
-    found, wrong = [], []
-    for ftype in ev.file_types():
+    found, wrong, missing = [], [], []
+    for ftype in sorted(ref):  # every file type of Table 1
         ours = _levels(ev, tool, ftype)
-        same = [lv for lv, d in ref.get(ftype, {}).items() if d == ref[ftype].get(1)]
-        if len(same) < 2 or not all(lv in ours for lv in same):
+        same = [lv for lv, d in ref[ftype].items() if d == ref[ftype].get(1)]
+        if len(same) < 2:
+            continue
+        if not all(lv in ours for lv in same):
+            missing.append(f"{tool}-{min(same)} .. {tool}-{max(same)} on {ftype}")
             continue
         crs = [ours[lv]["compression_ratio"] for lv in same]
         found.append(f"{ftype} {tool}-{min(same)}..{max(same)}: CR {min(crs):.3f}..{max(crs):.3f}")
@@ -43,7 +52,8 @@ def lzop_levels_identical(claim, ev):
             wrong.append(ftype)
     if not found:
         return _needs(claim, f"{tool}-1 .. {tool}-6")
-    return Outcome(not wrong, "; ".join(found), rests_on=found)
+    return Outcome(_all_of([not wrong], missing), "; ".join(found), why=_unmeasured(missing),
+                   rests_on=found)
 
 
 def _energy_peak(ev, levels: dict[int, dict], file_type, tool):
@@ -82,10 +92,12 @@ def gzip_level_energy_peak(claim, ev):
 def level_max_energy_by_type(claim, ev):
     tool = claim.parameters["tool"]
     expected = claim.parameters["most_expensive_level"]
-    results, parts, undecided = [], [], []
+    results, parts, undecided, missing = [], [], [], []
     for ftype, want in expected.items():
         levels = _levels(ev, tool, ftype)
         if want not in levels or len(levels) < 3:
+            missing.append(f"{tool}-{want} on {ftype}" if want not in levels
+                           else f"three or more levels of {tool} on {ftype}")
             continue
         top, sure = _energy_peak(ev, levels, ftype, tool)
         parts.append(f"{ftype}: most at {tool}-{top} (paper {tool}-{want})")
@@ -94,9 +106,10 @@ def level_max_energy_by_type(claim, ev):
         results.append((top == want) if sure else None)
     if not results:
         return _needs(claim, f"levels 1-9 of {tool}")
-    ok = False if False in results else None if None in results else True
-    return Outcome(ok, "; ".join(parts), why="the top level's lead is within the intervals",
-                   undecided=undecided, rests_on=parts)
+    why = "; ".join([*(["the top level's lead is within the intervals"] if None in results
+                       else []), *([_unmeasured(missing)] if missing else [])])
+    return Outcome(_all_of(results, missing), "; ".join(parts), why=why, undecided=undecided,
+                   rests_on=parts)
 
 
 @check("text_more_than_binary")
@@ -120,16 +133,32 @@ def text_more_than_binary(claim, ev):
 # --- SYSTOR '11: factors across settings ---------------------------------------------------
 
 
-def _paired_cells(ev, a: str, b: str) -> list[tuple[str, str]]:
-    """(file type, codec) compress-write cells measured in both settings."""
+def _paired_cells(ev, a: str, b: str, op: str = "compress-write") -> list[tuple[str, str]]:
+    """(file type, codec) cells of `op` measured in both settings."""
     have = {s: {(r["file_type"], r["codec"]) for r in ev.in_setting(ev.summary, s)
-                if r["op"] == "compress-write" and r["n"]} for s in (a, b)}
+                if r["op"] == op and r["n"]} for s in (a, b)}
     return sorted(have[a] & have[b])
 
 
-def _compare(ev, a: str, b: str) -> list[int | None]:
-    return [_sign(ev.difference((f, c, "compress-write"), (f, c, "compress-write"),
-                                setting_a=a, setting_b=b)) for f, c in _paired_cells(ev, a, b)]
+def _compare(ev, a: str, b: str, op: str = "compress-write",
+             metric: str = "energy_j") -> list[int | None]:
+    """Per cell measured in both settings, the sign of a's mean minus b's (None: undecided)."""
+    return [_sign(ev.difference((f, c, op), (f, c, op), metric, setting_a=a, setting_b=b))
+            for f, c in _paired_cells(ev, a, b, op)]
+
+
+def _equivalent(ev, a: str, b: str, within: float) -> list[bool | None]:
+    """Per compress-write cell measured in both settings: True when the interval of a's
+    mean energy minus b's lies within +-`within` of b's mean (equivalent), False when it
+    excludes zero (they differ), None when it decides neither."""
+    out = []
+    for f, c in _paired_cells(ev, a, b):
+        iv = ev.difference((f, c, "compress-write"), (f, c, "compress-write"),
+                           setting_a=a, setting_b=b)
+        bound = within * mean(ev.values(f, c, "compress-write", setting=b))
+        out.append(True if -bound < iv.lo and iv.hi < bound
+                   else False if _sign(iv) is not None else None)
+    return out
 
 
 @check("dvfs_no_saving")
@@ -142,10 +171,13 @@ def dvfs_no_saving(claim, ev):
     if ev.estimated():
         return Outcome(None, why="energy here is ESTIMATED by a utilisation model that ignores "
                                  "CPU frequency, so any verdict would be an artefact of it")
-    signs = [s for g in by if g != fastest for s in _compare(ev, by[g], by[fastest])]
-    ok = False if -1 in signs else None if None in signs else True
-    return Outcome(ok, f"slower governors vs {fastest}: " + ", ".join(
-        {1: "more", -1: "less", None: "~"}[s] for s in signs), why="within the intervals")
+    compared = {g: _compare(ev, by[g], by[fastest]) for g in by if g != fastest}
+    missing = [f"{g} and {fastest} on the same cells" for g, s in compared.items() if not s]
+    signs = [s for g in compared for s in compared[g]]
+    part = False if -1 in signs else None if None in signs or not signs else True
+    return Outcome(_all_of([part], missing), f"slower governors vs {fastest}: " + ", ".join(
+        {1: "more", -1: "less", None: "~"}[s] for s in signs),
+        why=_unmeasured(missing) if missing else "within the intervals")
 
 
 @check("io_scheduler_effect")
@@ -156,36 +188,54 @@ def io_scheduler_effect(claim, ev):
     if len(similar) < 2 or not different:
         return _needs(claim, "I/O schedulers " + ", ".join(claim.parameters["similar"]
                                                           + claim.parameters["different"]))
-    same = _compare(ev, by[similar[0]], by[similar[1]])
-    apart = [s for d in different for s in _compare(ev, by[d], by[similar[0]])]
-    evidence = (f"{similar[0]} vs {similar[1]}: {sum(s is not None for s in same)} of "
-                f"{len(same)} cells differ; {', '.join(different)} vs {similar[0]}: "
-                f"{sum(s is not None for s in apart)} of {len(apart)} differ")
+    within = claim.parameters["similar_within"]
+    same = _equivalent(ev, by[similar[0]], by[similar[1]], within)
+    apart = [sign for d in different for s in similar for sign in _compare(ev, by[d], by[s])]
+    differ, open_ = sum(s is not None for s in apart), apart.count(None)
+    evidence = (f"{similar[0]} vs {similar[1]}: {same.count(True)} of {len(same)} cells "
+                f"within {within:.0%}, {same.count(False)} differ; {', '.join(different)} vs "
+                f"{', '.join(similar)}: {differ} of {len(apart)} differ")
     if not same or not apart:
         return Outcome(None, evidence, why="no cell measured under both schedulers")
-    alike = all(s is None for s in same)
-    distinct = sum(s is not None for s in apart) >= len(apart) / 2
-    return Outcome(alike and distinct, evidence)
+    # Similar: every cell shown equivalent (an undecided cell is not evidence of
+    # similarity); different: at least half of the cells differ.
+    alike = False if False in same else None if None in same else True
+    distinct = (True if differ >= len(apart) / 2
+                else False if differ + open_ < len(apart) / 2 else None)
+    return Outcome(_all_of([alike, distinct], []), evidence,
+                   why="some cells are neither shown equivalent nor different")
 
 
 @check("media_faster_less_energy")
 def media_faster_less_energy(claim, ev):
     by = factor_settings(ev, "medium")
-    speed = {}
+    speed, missing = {}, []
     for medium, setting in by.items():
         rows = [r for r in ev.in_setting(ev.summary, setting) if r["op"] == "plain-write"
                 and r["n"]]
         if rows:
             speed[medium] = mean([r["input_bytes"] / r["mean_elapsed_s"] for r in rows])
+        else:
+            missing.append(f"plain writes on {medium}")
     if len(speed) < 2:
         return _needs(claim, "two or more storage media")
     order = sorted(speed, key=lambda m: -speed[m])
-    signs = [s for a, b in zip(order, order[1:], strict=False)
-             for s in _compare(ev, by[a], by[b])]
-    ok = False if 1 in signs else None if None in signs else True
-    return Outcome(ok, "media by plain-write speed: " + ", ".join(
+    pairs = list(zip(order, order[1:], strict=False))
+    # Which medium is faster is decided too: each plain write's time on the faster below
+    # the slower's, at the intervals' level.
+    faster = [s for a, b in pairs for s in _compare(ev, by[a], by[b], "plain-write",
+                                                    "elapsed_s")]
+    signs = [s for a, b in pairs for s in _compare(ev, by[a], by[b])]
+    evidence = ("media by plain-write speed: " + ", ".join(
         f"{m} {speed[m] / 2**20:.0f} MiB/s" for m in order) + "; faster one uses less energy "
-        f"in {signs.count(-1)} of {len(signs)} cells", why="some cells are within the intervals")
+        f"in {signs.count(-1)} of {len(signs)} cells")
+    if not signs or not faster:
+        return Outcome(None, evidence, why="no cell measured on two media")
+    if any(s != -1 for s in faster):
+        return Outcome(None, evidence, why="which medium is faster is within the intervals")
+    part = False if 1 in signs else None if None in signs else True
+    return Outcome(_all_of([part], missing), evidence,
+                   why=_unmeasured(missing) if missing else "some cells are within the intervals")
 
 
 # --- SYSTOR '11 4.2: system identification ----------------------------------------------
@@ -258,7 +308,13 @@ def sysid_linear_poor(claim, ev):
     limit = claim.parameters["fit_max_pct"]
     poor = all(fits[f"linear_{o}"] < limit for o in ("energy", "performance"))
     better = all(fits[f"per_mode_{o}"] > fits[f"linear_{o}"] for o in ("energy", "performance"))
+    # A label that takes one value here is not in the model: the claim is tested on fewer.
+    labels = {"algorithm": {r["tool"] for r in runs}, "level": {_level(r) for r in runs},
+              "file type": {r["file_type"] for r in runs},
+              "frequency": {_governor(r) for r in runs}}
+    fixed = [name for name, values in labels.items() if len(values) < 2]
     return Outcome(poor and better, "held-out fit: linear " + ", ".join(
         f"{o} {fits[f'linear_{o}']:.0f}%" for o in ("energy", "performance")) + "; per mode "
-        + ", ".join(f"{o} {fits[f'per_mode_{o}']:.0f}%" for o in ("energy", "performance")),
+        + ", ".join(f"{o} {fits[f'per_mode_{o}']:.0f}%" for o in ("energy", "performance"))
+        + (f"; not varied here: {', '.join(fixed)}" if fixed else ""),
         rests_on=[f"{len(runs)} runs, odd repeats fit, even repeats test"])
