@@ -21,7 +21,7 @@ from wattzip.bench.errors import (
     EmptyCommandError,
     EmptyParameterRangeError,
 )
-from wattzip.bench.progress import Progress
+from wattzip.bench.progress import BenchProgress
 from wattzip.errors import MeterError
 from wattzip.measure.idle import QuietCheck
 from wattzip.measure.runner import cpu_busy_jiffies
@@ -304,7 +304,7 @@ def test_a_failing_command_and_a_missing_meter_are_named(tmp_path):
 def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere():
     tty, plain = io.StringIO(), io.StringIO()
     for stream, is_tty in ((tty, True), (plain, False)):
-        p = Progress(stream, tty=is_tty)
+        p = BenchProgress(stream, tty=is_tty)
         p.start("Benchmark 1: sleep 0.1", 3)
         p.run_done("0.1 s")
         p.run_done("0.1 s")

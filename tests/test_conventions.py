@@ -86,3 +86,16 @@ def test_modules_and_functions_keep_the_house_sizes():
                 if lines > FUNCTION_LINES:
                     too_long.append(f"{path.relative_to(REPO)}: {node.name} {lines} lines")
     assert not too_long, too_long
+
+
+def test_no_two_classes_share_a_name():
+    """A name predicts its place: one class per name in the package (issue 31)."""
+    import ast
+    from collections import defaultdict
+
+    places = defaultdict(list)
+    for path in sorted((REPO / "wattzip").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                places[node.name].append(str(path.relative_to(REPO)))
+    assert {name: where for name, where in places.items() if len(where) > 1} == {}

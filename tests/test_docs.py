@@ -116,3 +116,13 @@ def test_every_configfile_and_profile_the_docs_name_exists():
     wrong = [f"{doc} names {path}: no such file or folder" for doc, path in sorted(named)
              if not PLACEHOLDER.search(Path(path).name) and not (REPO / path).exists()]
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_architecture_names_every_module_of_the_package():
+    """docs/architecture.md draws the layers: a newcomer finds each module there."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    missing = [str(p.relative_to(REPO)) for p in sorted((REPO / "wattzip").rglob("*.py"))
+               if p.stem not in ("__init__", "__main__")
+               and p.parent.name not in ("claims", "meters")  # one module per paper, backend
+               and not re.search(rf"\b{p.stem}\b", text)]
+    assert not missing, missing

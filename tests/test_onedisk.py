@@ -57,11 +57,11 @@ def test_the_plan_charges_one_disk_the_input_and_the_output():
 
 def test_one_budget_charges_reads_and_writes_alike():
     """The virtual clock: 3 MB read then 3 MB written at 30 MB/s wait 0.1 s and 0.2 s."""
-    budget = onedisk.Budget(RATE)
+    budget = onedisk.BandwidthBudget(RATE)
     assert budget.charge(3_000_000, "read") == pytest.approx(0.1, abs=onedisk.BURST_S + 0.01)
     assert budget.charge(3_000_000, "write") == pytest.approx(0.2, abs=onedisk.BURST_S + 0.01)
     assert budget.moved == {"read": 3_000_000, "write": 3_000_000}
-    assert onedisk.Budget(None).charge(10**9, "read") == 0.0
+    assert onedisk.BandwidthBudget(None).charge(10**9, "read") == 0.0
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from wattzip.report import macros, passages
 from wattzip.report.tables import ReportTables
 
 from .test_figures import FIXTURE
+from .test_workflow import REPO
 
 TINY = FIXTURE / "tiny"
 PRIMARY = "ext2.io-mq-deadline.gov-keep.x1"
@@ -160,3 +161,23 @@ def test_the_abstract_escapes_the_disturbance_sentence_for_latex(tables):
             for r in tables.runs]
     text = passages.abstract(dataclasses.replace(tables, runs=runs), PARAMS)
     assert "drift\\_warning" in text and "drift_warning" not in text
+
+
+def test_the_appendix_says_why_a_claim_of_this_studys_configuration_has_no_duration(
+        tmp_path, monkeypatch):
+    """A claim left open by the study's own runs (PPMd not among an overlay's codecs) is not
+    'not run here (needs config.yaml)': config.yaml is this study's; one whose overlay the
+    study lacks still names it."""
+    from wattzip.report import appendix
+
+    claims = tmp_path / "claims.csv"
+    claims.write_text("claim_id,setting,primary,verdict,evidence\n"
+                      "ppmd_most_energy,all,true,not testable here: no ppmd runs,\n")
+    monkeypatch.chdir(REPO)  # config.yaml
+    items = {e["id"]: e for e in appendix.entries(str(claims), [], "results/x/local",
+                                                  ["config/levels.yaml"])}
+    assert items["ppmd_most_energy"]["duration"] == (
+        "none: this study's runs do not decide it (see obtained)")
+    assert "not testable here: no ppmd runs" in items["ppmd_most_energy"]["obtained"]
+    media = next(e for e in items.values() if e["overlay"] == "config/media.yaml")
+    assert media["duration"] == "not run here (needs config/media.yaml)"

@@ -271,7 +271,7 @@ def load(run_files: list[str], settings_path: str | os.PathLike | None) -> tuple
             f"({', '.join(sorted(map(str, ids)))}, column meter_id; the meter, its "
             "coefficients or the idle calibration changed between jobs). Their energies "
             "cannot be compared: rerun the jobs of the old identity (delete their "
-            "results/<testbed>/runs/ outputs) so that all share one")
+            "results/<study>/<testbed>/runs/ outputs) so that all share one")
     unknown = sorted({r["setting"] for r in rows} - set(settings))
     if unknown:
         raise RecordError(f"runs of setting(s) {', '.join(unknown)} are not in "

@@ -110,7 +110,7 @@ def run_sampling_u(run: dict, acc: Accuracy | None) -> float:
 
 
 @dataclass
-class Budget:
+class UncertaintyBudget:
     """The budget of one mean: each term's standard uncertainty (J), combined, expanded."""
 
     estimate: float
@@ -132,7 +132,7 @@ class Budget:
 
 def empty_columns(stem: str) -> dict:
     """The budget's columns of a group without energy (no meter): empty, not zero."""
-    return Budget(math.nan, {}, {}, math.nan, math.nan, math.nan, "").columns(stem)
+    return UncertaintyBudget(math.nan, {}, {}, math.nan, math.nan, math.nan, "").columns(stem)
 
 
 def _interval_s(runs: list[dict], stem: str = "energy_j") -> float:
@@ -191,7 +191,7 @@ def model_range(terms: Sequence[tuple[float, list[dict]]], stem: str) -> float:
 
 
 def budget(runs: list[dict], stem: str = "energy_j",
-           confidence: float = PAPER_CONFIDENCE) -> Budget:
+           confidence: float = PAPER_CONFIDENCE) -> UncertaintyBudget:
     """The GUM budget of the mean of `stem` (an energy, or ET) over these (verified) runs
     of one group."""
     values = [v for v in (_budgeted(r, stem) for r in runs) if v is not None]
@@ -227,13 +227,14 @@ def budget(runs: list[dict], stem: str = "energy_j",
 
 
 def combine(estimate: float, comp: dict[str, float], dof: dict[str, float],
-            confidence: float = PAPER_CONFIDENCE, notes: list[str] | None = None) -> Budget:
+            confidence: float = PAPER_CONFIDENCE, notes: list[str] | None = None
+            ) -> UncertaintyBudget:
     """u_c in quadrature over the known terms; k from the Welch-Satterthwaite degrees of
     freedom (Type B terms count as exact); an unknown repeat term makes it unbounded."""
     known = {c: u for c, u in comp.items() if not math.isnan(u)}
     uc = math.sqrt(math.fsum(u * u for u in known.values()))
     if math.isnan(comp.get("repeat", 0.0)):
-        return Budget(estimate, comp, dof, uc, math.inf, math.inf, "repeat", notes or [])
+        return UncertaintyBudget(estimate, comp, dof, uc, math.inf, math.inf, "repeat", notes or [])
     # k at the fewest degrees of freedom of a Type A term (the repeats, the idle windows),
     # not Welch-Satterthwaite's: an exact Type B term raises that, and the interval could
     # come out narrower than the repeats' own half-width.
@@ -241,7 +242,7 @@ def combine(estimate: float, comp: dict[str, float], dof: dict[str, float],
              default=math.inf)
     k = t_ppf(0.5 + confidence / 2.0, min(nu, 1e7))
     dominant = max(known, key=known.get) if uc > 0 else ""
-    return Budget(estimate, comp, dof, uc, k, k * uc, dominant, notes or [])
+    return UncertaintyBudget(estimate, comp, dof, uc, k, k * uc, dominant, notes or [])
 
 
 # --- differences of means: the verdicts' and break-even's Type B terms -------------------

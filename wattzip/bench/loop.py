@@ -24,7 +24,7 @@ from wattzip.analysis.verdicts import look_confidence
 from wattzip.bench import summary
 from wattzip.bench.commands import NO_SHELL, Command, argv_of, substitute
 from wattzip.bench.errors import CommandFailedError
-from wattzip.bench.progress import Progress
+from wattzip.bench.progress import BenchProgress
 from wattzip.errors import MeterError, WattzipError
 from wattzip.measure import runner
 from wattzip.meters import Meter
@@ -75,7 +75,7 @@ class Plan:
 class Bench:
     """One benchmark's runs, measured under one meter."""
 
-    def __init__(self, plan: Plan, meter: Meter, progress: Progress,
+    def __init__(self, plan: Plan, meter: Meter, progress: BenchProgress,
                  log: Callable[[str], None]):
         self.plan, self.meter, self.progress, self.log = plan, meter, progress, log
         self.results: list[list[dict]] = [[] for _ in plan.commands]

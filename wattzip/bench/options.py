@@ -11,7 +11,7 @@ import sys
 from wattzip import __version__, machine
 from wattzip.bench import commands, export, report, summary
 from wattzip.bench.loop import Bench, Plan
-from wattzip.bench.progress import Progress
+from wattzip.bench.progress import BenchProgress
 from wattzip.errors import WattzipError
 from wattzip.measure import options
 
@@ -151,9 +151,9 @@ def idle_of(a, meter, log) -> tuple[float | None, str]:
     return None, ""
 
 
-def progress_of(a) -> Progress:
+def progress_of(a) -> BenchProgress:
     mode = a.progress
-    return Progress(tty=None if mode == "auto" else mode == "bar", quiet=mode == "none")
+    return BenchProgress(tty=None if mode == "auto" else mode == "bar", quiet=mode == "none")
 
 
 def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how) -> dict:

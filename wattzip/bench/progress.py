@@ -15,7 +15,7 @@ def clock(seconds: float) -> str:
     return f"{seconds // 60:02d}:{seconds % 60:02d}"
 
 
-class Progress:
+class BenchProgress:
     """How far a benchmark is: runs done of runs planned, and the time they took."""
 
     def __init__(self, stream: TextIO | None = None, tty: bool | None = None,

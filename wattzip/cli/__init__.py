@@ -14,8 +14,9 @@ from wattzip.resources import load_schema
 
 REFERENCE_HELP = ("a folder of the original papers' tables and claims.yaml (default: the "
                   "copy the package ships)")
-SETTINGS_HELP = ("the study's settings.csv (results/<testbed>/settings.csv): the factors and "
-                 "the primary setting of every row; needed when the runs hold several settings")
+SETTINGS_HELP = ("the study's settings.csv (results/<study>/<testbed>/settings.csv): the "
+                 "factors and the primary setting of every row; needed when the runs hold "
+                 "several settings")
 
 
 def add_analysis_options(s) -> None:
@@ -101,7 +102,7 @@ def _add_measure(sub) -> None:
 
 def _add_gen(sub) -> None:
     s = sub.add_parser("gen", help="generate an input file of exact size and its manifest")
-    s.add_argument("type", help="zero, text, binary, random, urandom, mix-N, user")
+    s.add_argument("type", help="zero, text, binary, random, urandom, repeated, mix-N, user")
     s.add_argument("--size", help="e.g. 64MiB, 2GiB (user data: default all of it)")
     s.add_argument("--out", required=True)
     s.add_argument("--seed", type=int,
@@ -173,10 +174,10 @@ def _add_design_options(s) -> None:
     s.add_argument("--looks", metavar="N,N,...",
                    help="the verdict design: measure the codec's own plain arm too, "
                         "interleaved ABBA, and stop at the first of these runs per arm where "
-                        "the cell's T and E verdicts are decided")
+                        "the cell's T and E verdicts and break-even kinds are decided")
     s.add_argument("--moderated", action="store_true",
                    help="the moderated design (--looks): each arm's variance shrunk toward a "
-                        "prior fitted over this job's arms and the --prior-journal runs")
+                        "prior fitted over this job's arms and the --prior-journals runs")
     s.add_argument("--prior-journals", metavar="DIR",
                    help="the moderated design: the folder of the setting's journals "
                         "(<file type>/<codec>.jsonl), whose other cells' runs written so far "

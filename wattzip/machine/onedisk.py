@@ -50,7 +50,7 @@ BURST_S = 0.02
 START_TIMEOUT_S = 15.0
 
 
-class Budget:
+class BandwidthBudget:
     """A token bucket kept as a virtual clock: each request waits until the bytes before
     it have passed at `bytes_per_s` (None: no limit), reads and writes alike."""
 
@@ -76,7 +76,7 @@ class Budget:
             time.sleep(wait)
 
 
-def _operations(backing: str, budget: Budget):
+def _operations(backing: str, budget: BandwidthBudget):
     """The FUSE filesystem: disk.img (the image behind one budget), rate and moved."""
     import mfusepy as fuse
 
@@ -145,7 +145,7 @@ def serve(backing: str, mountpoint: str, bytes_per_s: int | None) -> None:
     """Run the filesystem in the foreground until it is unmounted."""
     import mfusepy as fuse
 
-    fuse.FUSE(_operations(backing, Budget(bytes_per_s)), mountpoint, foreground=True,
+    fuse.FUSE(_operations(backing, BandwidthBudget(bytes_per_s)), mountpoint, foreground=True,
               direct_io=True, fsname="wattzip-onedisk")
 
 

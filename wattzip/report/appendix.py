@@ -55,11 +55,18 @@ def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]
                 f"{base}/claims.csv")
 
     flags = analysis_options(configfiles).flags()
+    study_files = {"config.yaml", *configfiles}
     out = []
     for claim in load_claims():
         row = verdicts.get(claim.id, {})
         verdict = row.get("verdict", "not decided on this testbed")
         tested = bool(row) and not verdict.startswith("not testable")
+        if tested:
+            duration = f"{span_min:.1f} min (this study's measurement)"
+        elif claim.overlay in study_files:  # this study's configuration: its runs left it open
+            duration = "none: this study's runs do not decide it (see obtained)"
+        else:
+            duration = f"not run here (needs {claim.overlay})"
         out.append({
             "id": claim.id, "claim": claim.claim, "source": claim.source,
             "overlay": claim.overlay,
@@ -68,8 +75,7 @@ def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]
             "rerun": experiment_command(claim.overlay),
             "decide": f".venv/bin/wattzip claims {base}/runs.csv --settings "
                       f"{base}/settings.csv {flags} --claim {claim.id}",
-            "duration": f"{span_min:.1f} min (this study's measurement)" if tested
-            else f"not run here (needs {claim.overlay})",
+            "duration": duration,
             "expected": claim.claim + (f" (compared with {', '.join(claim.reference)})"
                                        if claim.reference else ""),
             "obtained": f"{verdict}: {row.get('evidence', '')}".rstrip(": "),

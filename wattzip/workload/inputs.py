@@ -54,7 +54,7 @@ def validate_type(file_type: str) -> None:
     )
 
 
-class Progress:
+class GenerationProgress:
     """Prints a line to stderr at most once a second on long work."""
 
     def __init__(self, label: str, total: int, stream=None):
@@ -220,7 +220,7 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
     tmp = out.with_name(out.name + ".partial")
     describe: list = []
     digest = hashlib.sha256()
-    bar = Progress(f"gen {file_type}", size) if progress else None
+    bar = GenerationProgress(f"gen {file_type}", size) if progress else None
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     try:
         written = _write_hashed(_chunks_for(file_type, seed, sources, describe), size, fd,
