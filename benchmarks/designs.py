@@ -19,7 +19,8 @@ I/O once per codec, and its runs are 4 per repeat of a codec's job. The moderate
 design is the verdict design's jobs with each arm's variance moderated across the
 study's cells (wattzip.analysis.moderated); each copy first runs `wattzip plan` (its pilot is not
 measured time) so that its jobs run cheapest first, as a user's would after the plan.
-Where two designs both decide a cell, their verdicts are compared cell by cell.
+Where two designs both decide a cell, their verdicts are compared cell by cell. A
+design run alone (--designs moderated) prints its own line and no ratios.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def main() -> None:
     p.add_argument("--looks", default="3,5,8")
     p.add_argument("--moderated-looks", default="2,4,8")
     p.add_argument("--designs", default="paper,verdict,moderated",
-                   help="which designs to run, the paper's rule first")
+                   help="which designs to run, the paper's rule first (ratios need it)")
     p.add_argument("--file-size", help="override the study's file size (a quicker run)")
     a = p.parse_args()
     lo, hi = (int(x) for x in a.paper_repeats.split(","))
@@ -146,9 +147,9 @@ def main() -> None:
               f"{r['plain']:>6} {r['decided']:>5} of {r['cells']:<4} {r['saves']:>6} "
               f"{r['costs']:>6} {r['negligible']:>6} {kinds:>5} of {r['cells']:<4} "
               f"{claims:>6} of {len(r['claims']):<4}")
-    p_ = results["paper"]
+    p_ = results.get("paper")  # without it (one design alone), no ratios to print
     for name, v in results.items():
-        if name == "paper":
+        if p_ is None or name == "paper":
             continue
         both, agree = agreement(p_, v)
         kinds_both, kinds_agree = agreement(p_, v, "kinds")

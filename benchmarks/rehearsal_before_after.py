@@ -10,7 +10,8 @@ the default study and every config/*.yaml but the schema). Then it compares ever
 file of the two rehearsal trees: analysis tables, figure data, generated LaTeX, run
 journals and traces (decompressed), and each PDF's text (pdftotext), each tree's own
 folder read as "<tree>" (runs.csv holds absolute target paths). Logs and the figures'
-pixels are left out. --renamed OLD=NEW reads OLD in the files before as NEW
+pixels are left out; a claims.csv that differs is followed by each verdict that changed.
+--renamed OLD=NEW reads OLD in the files before as NEW
 (a module's dotted name that a refactoring moved and a text names). A refactoring that
 changes no behaviour prints "0 differ".
 """
@@ -18,6 +19,7 @@ changes no behaviour prints "0 differ".
 from __future__ import annotations
 
 import argparse
+import csv
 import gzip
 import os
 import shutil
@@ -61,6 +63,17 @@ def text_of(path: Path, renamed: dict[str, str] | None = None) -> str:
     return text
 
 
+def verdict_changes(a: Path, b: Path) -> list[str]:
+    """A claims.csv's rows whose verdict changed: claim (setting): before -> after."""
+    def verdicts(path):
+        with open(path, newline="", encoding="utf-8") as f:
+            return {(r["claim_id"], r["setting"]): r["verdict"] for r in csv.DictReader(f)}
+    old, new = verdicts(a), verdicts(b)
+    return [f"{claim} ({setting}): {old.get((claim, setting))} -> {new.get((claim, setting))}"
+            for claim, setting in sorted(old.keys() | new.keys())
+            if old.get((claim, setting)) != new.get((claim, setting))]
+
+
 def compare(before: Path, after: Path, renamed: dict[str, str]) -> tuple[int, list[str]]:
     same, differ = 0, []
     names = {p.relative_to(before) for p in before.rglob("*") if p.is_file()}
@@ -76,6 +89,8 @@ def compare(before: Path, after: Path, renamed: dict[str, str]) -> tuple[int, li
             same += 1
         else:
             differ.append(str(name))
+            if name.name == "claims.csv":
+                differ += [f"    {change}" for change in verdict_changes(a, b)]
     return same, differ
 
 
@@ -99,9 +114,11 @@ def main() -> int:
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
                            check=False)
+    files = [d for d in differ if not d.startswith("    ")]
     print(f"{1 + len(overlays)} studies rehearsed at {a.rev} and in the work tree: "
-          f"{same} files identical, {len(differ)} differ")
-    for name in differ[:50]:
+          f"{same} files identical, {len(files)} differ (each claims.csv with its verdicts "
+          "that changed)")
+    for name in differ:
         print(f"  {name}")
     return 1 if differ else 0
 
