@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from .test_workflow import SNAKEMAKE, workflow_copy
+from .test_workflow import SNAKEMAKE, why_failed, workflow_copy
 
 pytestmark = pytest.mark.workflow
 
@@ -29,7 +29,7 @@ def test_kick_the_tires_is_measured_end_to_end(tmp_path):
     proc = subprocess.run([*SNAKEMAKE, "--cores", "all", "--configfile",
                            "config/kick-the-tires.yaml"], cwd=root, capture_output=True,
                           text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[-5000:]
+    assert proc.returncode == 0, why_failed(proc, root)
     study = root / "results" / "kick-the-tires"
     every = read_csv(study / "local" / "runs.csv")
     # a run disturbed by other load or by the machine's drift over its job is flagged
@@ -64,7 +64,7 @@ def test_two_studies_on_one_machine_give_two_reports_of_one_testbed(tmp_path):
         proc = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config.yaml",
                                overlay.name], cwd=root, capture_output=True, text=True,
                               check=False)
-        assert proc.returncode == 0, proc.stderr[-4000:]
+        assert proc.returncode == 0, why_failed(proc, root)
     for name in ("first", "second"):
         tree = root / "results" / name
         assert sorted(p.name for p in tree.iterdir() if (p / "runs.csv").exists()) == [

@@ -38,6 +38,17 @@ def workflow_copy(root: Path) -> Path:
     return root
 
 
+def why_failed(proc: subprocess.CompletedProcess, cwd: Path) -> str:
+    """Snakemake's last words and the end of every log it names: a failed job's own
+    reason is in its log, which a CI run's report would otherwise not show."""
+    said = [proc.stderr[-3000:]]
+    for name in dict.fromkeys(re.findall(r"log: (\S+) \(check log", proc.stderr)):
+        log = cwd / name
+        if log.is_file():
+            said.append(f"--- {name}:\n" + log.read_text(errors="replace")[-3000:])
+    return "\n".join(said)
+
+
 def snakemake(cwd: Path, *args: str, check: bool = True, targets=("runs",),
               overlays=()) -> subprocess.CompletedProcess:
     # Targets first: --configfile takes every value that follows it.
@@ -45,7 +56,7 @@ def snakemake(cwd: Path, *args: str, check: bool = True, targets=("runs",),
             *args, "--configfile", str(TINY), *map(str, overlays)]
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+        raise AssertionError(f"snakemake failed:\n{proc.stdout[-3000:]}\n{why_failed(proc, cwd)}")
     return proc
 
 

@@ -104,8 +104,9 @@ class QuietLimits:
 
     def judge(self, record: dict) -> str | None:
         """Why the run was disturbed, or None when it was quiet. The kernel counts CPU
-        time in ticks per CPU: a tick per CPU at each end is counting, not load, and is
-        forgiven before the share is compared."""
+        time, steal included, in ticks per CPU: a tick per CPU at each end is counting,
+        not load, and is forgiven before either share is compared (one tick of steal is
+        25% of a 20 ms run on 2 CPUs)."""
         elapsed = record.get("elapsed_s")
         if not elapsed or record.get("other_user_s") is None:
             return None
@@ -117,7 +118,7 @@ class QuietLimits:
         if share > self.max_other_cpu:
             reasons.append(f"other processes used {share:.0%} of the {cpus} CPUs "
                            f"(limit {self.max_other_cpu:.0%})")
-        steal = record.get("steal_share") or 0.0
+        steal = max((record.get("steal_share") or 0.0) * capacity - counting, 0.0) / capacity
         if steal > self.max_steal:
             reasons.append(f"the hypervisor stole {steal:.0%} of the CPUs' time "
                            f"(limit {self.max_steal:.0%})")
