@@ -67,7 +67,8 @@ def noise(rng: random.Random, scenario: str) -> float:
 
 
 def measure(rng, cell, scenario, n, clock, span):
-    """n ABBA repeats of a cell's job: {arm: values}, and the drift factor at its time."""
+    """n ABBA repeats of a cell's own four arms: {arm: values}, and the drift factor at
+    its time (the verdict design)."""
     runs = {k: [] for k in "wcrd"}
     times = []
     for repeat in range(1, n + 1):
@@ -83,34 +84,13 @@ def measure(rng, cell, scenario, n, clock, span):
     return runs, mean(times)
 
 
-def arms_of(runs, n):
-    return [("plain-write", runs["w"][:n]), ("compress-write", runs["c"][:n]),
-            ("plain-read", runs["r"][:n]), ("decompress-read", runs["d"][:n])]
-
-
-def moderated_study(rng, scenario: str, study: list[dict]) -> list[dict]:
-    """Each cell's job at the moderated design's looks, then the analysis's verdicts."""
-    each = verdicts.look_confidence(0.95, len(LOOKS))
-    span = 4 * LOOKS[-1] * len(study) / 2
-    clock, done, out = [0], [], []
-    for cell in study:
-        runs, drift = measure(rng, cell, scenario, LOOKS[-1], clock, span)
-        for n in LOOKS:
-            priors = moderated.fit_priors([*arms_of(runs, n), *(a for c in done for a in c)])
-            v = moderated.decide(runs["w"][:n], runs["c"][:n], runs["r"][:n], runs["d"][:n],
-                                 priors, 1.0, MARGIN, each)
-            if v.verdict != verdicts.UNDECIDED:
-                break
-        clock[0] -= 4 * (LOOKS[-1] - n)  # the runs past the stop were never measured
-        done.append(arms_of(runs, n))
-        out.append({"cell": cell, "runs": runs, "n": n, "drift": drift, "verdict": v})
-    return out
-
-
-def shared_plain_study(rng, scenario: str, study: list[dict]) -> list[dict]:
+def shared_plain_study(rng, scenario: str, study: list[dict], grouped: bool = True
+                       ) -> list[dict]:
     """The moderated design with one plain arm per file type: each job adds a plain pair
     (more while the arm is shorter than the repeat), its looks compare the codec's first
-    n runs with the arm's last n pairs; the priors hold the other file types' arms whole."""
+    n runs with the arm's last n pairs; the priors hold the other file types' arms whole.
+    `grouped`: a codec's arms of a kind are judged together (wattzip.analysis.moderated.
+    cell_priors, as the jobs and the analysis do); otherwise each arm alone, as before."""
     each = verdicts.look_confidence(0.95, len(LOOKS))
     ftypes = sorted({cell["means"]["w"] for cell in study})
     span = 2 * LOOKS[-1] * len(study) / 2 + 2 * (len(study) + LOOKS[-1] * len(ftypes))
@@ -140,16 +120,21 @@ def shared_plain_study(rng, scenario: str, study: list[dict]) -> list[dict]:
             if repeat not in LOOKS:
                 continue
             w, r = pool["w"][-repeat:], pool["r"][-repeat:]  # its last n pairs, in time
-            own = [("plain-write", w), ("compress-write", runs["c"]),
-                   ("plain-read", r), ("decompress-read", runs["d"])]
-            others = [(op, p[k]) for w, p in pools.items() if p is not pool
+            codec = cell["codec"] if grouped else object()  # alone: a group of its own
+            plain = "plain" if grouped else object()
+            own = {"w": ("plain-write", w, plain), "c": ("compress-write", runs["c"], codec),
+                   "r": ("plain-read", r, plain), "d": ("decompress-read", runs["d"], codec)}
+            others = [(op, p[k], plain if grouped else object())
+                      for w, p in pools.items() if p is not pool
                       for k, op in (("w", "plain-write"), ("r", "plain-read"))]
-            priors = moderated.fit_priors([*own, *(a for c in done for a in c), *others])
+            priors = moderated.cell_priors(own, [*(a for c in done for a in c), *others])
             v = moderated.decide(w, runs["c"], r, runs["d"], priors, 1.0,
                                  MARGIN, each)
             if v.verdict != verdicts.UNDECIDED:
                 break
-        done.append([("compress-write", list(runs["c"])), ("decompress-read", list(runs["d"]))])
+        group = cell["codec"] if grouped else object()
+        done.append([("compress-write", list(runs["c"]), group),
+                     ("decompress-read", list(runs["d"]), group)])
         out.append({"cell": cell, "runs": runs, "n": repeat, "drift": mean(times),
                     "verdict": v})
     return out
@@ -191,17 +176,18 @@ def score(rows: list[dict]) -> dict:
             "undecided": undecided / k, "runs": runs / k, "at_two": at_two / k}
 
 
-def table(studies: int, seed: int) -> list[str]:
+def table(studies: int, seed: int, file_types: int) -> list[str]:
     lines = ["| scenario | design | coverage | coverage, codec 0 | wrong verdicts | "
              "undecided | decided at 2 runs | runs per arm |", "|---|---|---|---|---|---|---|---|"]
     for scenario in SCENARIOS:
-        for name, run in (("moderated, one shared plain arm", shared_plain_study),
-                          ("moderated, a plain arm per codec", moderated_study),
+        for name, run in (("moderated, a codec's arms judged together", shared_plain_study),
+                          ("moderated, each arm judged alone",
+                           lambda *a: shared_plain_study(*a, grouped=False)),
                           ("verdict", welch_study)):
             rng = random.Random(seed)
             rows = []
             for _ in range(studies):
-                rows += run(rng, scenario, cells(rng))
+                rows += run(rng, scenario, cells(rng, file_types=file_types))
             s = score(rows)
             cols = ("coverage", "noisy", "wrong", "undecided", "at_two")
             lines.append(f"| {scenario} | {name} | "
@@ -213,10 +199,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--studies", type=int, default=200)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--file-types", type=int, default=4)
     a = p.parse_args()
-    print(f"{a.studies} simulated studies of 22 cells per scenario; looks {LOOKS} "
+    print(f"{a.studies} simulated studies of {11 * a.file_types} cells per scenario; "
+          f"looks {LOOKS} "
           f"(moderated), {WELCH_LOOKS} (verdict), each at alpha / looks; margin {MARGIN:.0%}")
-    print("\n".join(table(a.studies, a.seed)))
+    print("\n".join(table(a.studies, a.seed, a.file_types)))
 
 
 if __name__ == "__main__":

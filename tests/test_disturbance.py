@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from wattzip import meters, records
-from wattzip.analysis import cell_summary
+from wattzip.analysis import cell_summary, stopping
 from wattzip.measure import disturbance, repeats
 from wattzip.measure.disturbance import QuietLimits, Snapshot
 from wattzip.workload import inputs
@@ -169,6 +169,6 @@ def test_a_short_job_whose_first_repeats_were_stolen_still_gets_its_repeats(
     assert summary["complete"] and summary["failed"] == 0 and summary["disturbed"] == 6
     quiet = [r for r in runs if r["verified"]]
     assert sorted(r["repeat"] for r in quiet) == [4, 4, 5, 5]
-    assert repeats.repeat_cap(2, runs) == 4 + 3
+    assert stopping.repeat_cap(2, runs) == 4 + 3
     # and no further than twice the most again, however much is stolen
-    assert repeats.repeat_cap(2, [{"repeat": k, "disturbed": "stolen"} for k in range(9)]) == 8
+    assert stopping.repeat_cap(2, [{"repeat": k, "disturbed": "stolen"} for k in range(9)]) == 8

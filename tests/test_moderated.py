@@ -59,6 +59,35 @@ def test_a_cell_is_shrunk_toward_the_prior_unless_it_is_far_noisier():
     assert prior.moderate(20e-4, 2) == (20e-4, 2.0)
 
 
+def test_a_codec_whose_arms_are_noisier_is_moderated_towards_its_own_arms():
+    """random/bz-1 at 512 MiB: a decompress-read of 2 runs whose CV lies above the study's
+    median kept 1 degree of freedom (t = 76 at a look's half alpha), although bz-1's
+    reads on the three cheaper file types showed the same noise; now its codec's arms
+    are judged together, and it is moderated towards them."""
+    study = moderated.Prior(d0=10.0, s0_sq=1e-4)
+    own, codec_others = (2.5e-4, 1), [(2.2e-4, 1), (2.8e-4, 3), (2.4e-4, 1)]
+    assert study.outlying(*own)  # arm by arm: its own variance, 1 df
+    prior = moderated.arm_prior(study, own, codec_others)
+    assert prior.d0 == 5 and prior.s0_sq == pytest.approx((2.2 + 3 * 2.8 + 2.4) / 5 * 1e-4)
+    s2, df = prior.moderate(*own)
+    assert df == 6 and s2 == pytest.approx((2.2 + 3 * 2.8 + 2.4 + 2.5) / 6 * 1e-4)
+    # A quiet codec is moderated towards the study, its arm tested at ARM_GUARD only.
+    quiet = moderated.arm_prior(study, (1.2e-4, 1), [(0.5e-4, 1), (0.6e-4, 3)])
+    assert (quiet.d0, quiet.s0_sq, quiet.guard) == (10.0, 1e-4, moderated.ARM_GUARD)
+    assert quiet.moderate(1.2e-4, 1)[1] == 11
+    # ... unless the arm alone is far above it: its own variance.
+    assert quiet.moderate(30e-4, 1) == (30e-4, 1.0)
+    # A noisy arm with no other arm of its codec yet: no prior, as before.
+    assert moderated.arm_prior(study, own, []) is moderated.NO_PRIOR
+    # cell_priors finds the group by codec and kind: another codec's arms are not its.
+    arms = {"w": ("plain-write", [1.0, 1.01], "plain"), "c": ("compress-write", [5, 5.1], "x"),
+            "r": ("plain-read", [1.0, 1.01], "plain"), "d": ("decompress-read", [2, 2.1], "x")}
+    others = [("decompress-read", [3, 3.3], "x"), ("decompress-read", [3, 3.01], "y"),
+              *[("plain-read", [1, 1.0 + k / 1000], "plain") for k in range(1, 5)]]
+    priors = moderated.cell_priors(arms, others)
+    assert set(priors) == set("wcrd") and priors["d"].arms == 1  # x's other read arm
+
+
 def runs(op_means, n, cv, rng, job_key, codec="gz-1"):
     return [{"op": op, "repeat": k, "verified": True, "job_key": job_key,
              "codec": "plain" if op.startswith("plain") else codec,
@@ -98,18 +127,24 @@ def study_coverage(rng, cells=12, noisy=False, looks=(2, 4, 8)):
         cv = 0.02 * (4 if noisy and k == 0 else 1) * math.exp(rng.gauss(0, 0.3))
         arm = {a: [m * (1 + cv * rng.gauss(0, 1)) for _ in range(looks[-1])]
                for a, m in means.items()}
+        groups = {"w": "plain", "c": f"c{k}", "r": "plain", "d": f"c{k}"}
         for n in looks:
-            own = [(op, arm[a][:n]) for a, op in zip("wcrd", run_tables.FOUR_OPS, strict=True)]
+            own = {a: (op, arm[a][:n], groups[a])
+                   for a, op in zip("wcrd", run_tables.FOUR_OPS, strict=True)}
             v = moderated.decide(*(arm[a][:n] for a in "wcrd"),
-                                 moderated.fit_priors(own + done), 1.0, 0.02, each)
+                                 moderated.cell_priors(own, done), 1.0, 0.02, each)
             if v.verdict != verdicts.UNDECIDED:
                 break
-        done += own
-        stopped.append((arm, n, 15.0 * saving))
-    priors = moderated.fit_priors(done)
-    hits = [moderated.decide(*(arm[a][:n] for a in "wcrd"), priors, 1.0, 0.02, each)
-            for arm, n, _ in stopped]
-    return [v.lo <= truth <= v.hi for v, (_, _, truth) in zip(hits, stopped, strict=True)]
+        done += own.values()
+        stopped.append((arm, n, 15.0 * saving, own))
+
+    def rest(own):  # every arm of the study but the cell's own
+        return [a for a in done if not any(a[1] is o[1] for o in own.values())]
+
+    hits = [moderated.decide(*(arm[a][:n] for a in "wcrd"),
+                             moderated.cell_priors(own, rest(own)), 1.0, 0.02, each)
+            for arm, n, _, own in stopped]
+    return [v.lo <= truth <= v.hi for v, (_, _, truth, _) in zip(hits, stopped, strict=True)]
 
 
 @pytest.mark.parametrize("noisy", [False, True], ids=["alike", "one noisy codec"])
@@ -356,9 +391,9 @@ def test_fieller_takes_the_variances_the_verdict_took():
                          prior_runs=tuple(r for r in rows if r["ended_at"] < mine[0]["started_at"]))
     n = looks.runs_per_arm(mine, OPS)
     w, c, r, d = looks.arms(mine, OPS, "elapsed_s", n)
-    priors = looks.priors((w, c, r, d), OPS, "elapsed_s")
-    by_hand = verdicts.fieller(moderated.difference(c, w, priors["write"]),
-                               moderated.difference(r, d, priors["read"]),
+    priors = looks.priors((w, c, r, d), OPS, "elapsed_s", "c7")
+    by_hand = verdicts.fieller(moderated.difference(c, w, priors["c"], priors["w"]),
+                               moderated.difference(r, d, priors["r"], priors["d"]),
                                options.look_confidence)
     cell = next(b for b in table if b["codec"] == "c7" and b["metric"] == "T")
     assert by_hand and cell["fieller"] == "bounded"
@@ -368,7 +403,7 @@ def test_fieller_takes_the_variances_the_verdict_took():
     assert welch is None or welch != pytest.approx(by_hand)
     prior = moderated.Prior(6.0, 0.02 ** 2)
     x, y = [9.1, 9.3], [10.0, 10.2, 9.9]
-    est, var, df = moderated.difference(x, y, prior)
+    est, var, df = moderated.difference(x, y, prior, prior)
     iv = moderated.interval([(1, x, prior), (-1, y, prior)], 0.95)
     assert est == pytest.approx(iv.estimate) and df == pytest.approx(iv.df)
     assert iv.hi - est == pytest.approx(moderated._quantile(0.975, math.floor(df * 100))
@@ -392,9 +427,8 @@ def test_the_kind_rectangle_takes_the_variances_the_verdict_took():
         (("tb", "s", "text", "c7"), "elapsed_s")]
     each = options.difference_confidence
     cell = next(b for b in table if b["codec"] == "c7" and b["metric"] == "T")
-    for (a, b), kind, name in ((("c", "w"), "write", "dw"), (("r", "d"), "read", "dr")):
-        by_hand = moderated.interval([(1, v[a], priors[kind]), (-1, v[b], priors[kind])],
-                                     each)
+    for (a, b), name in ((("c", "w"), "dw"), (("r", "d"), "dr")):
+        by_hand = moderated.interval([(1, v[a], priors[a]), (-1, v[b], priors[b])], each)
         assert (cell[f"{name}_lo"], cell[f"{name}_hi"]) == pytest.approx(
             (by_hand.lo, by_hand.hi))
     welch = run_tables.breakeven_table(rows, AnalysisOptions(looks=3))

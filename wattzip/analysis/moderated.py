@@ -15,19 +15,25 @@ moments on log variances (digamma and trigamma). Here the genes are a study's ar
   cells that differ a small one (little sharing);
 - the moderated variance (d0 s0^2 + d s^2) / (d0 + d) has d + d0 degrees of
   freedom, so a cell can decide at 2 runs when the study shows its noise;
-- a cell whose own variance is far above the prior (its F = s^2 / s0^2 beyond the
-  1 - GUARD quantile of F(d, d0)) is not moderated: its own variance and d decide
-  it, as Phipson et al. (2016) shrink outlying genes less. A noisy codec is then
-  judged on its own noise rather than borrowing the quiet ones'.
+- a codec whose arms of a kind, pooled, are far above the prior (their F = s^2 /
+  s0^2 beyond the 1 - GUARD quantile of F(d, d0)) is not moderated towards the
+  study: each of its arms is moderated towards its own other arms of that kind (the
+  same codec on the other file types), as Phipson et al. (2016) shrink outlying
+  genes less. A noisy codec is then judged on its own noise rather than borrowing
+  the quiet ones', and its expensive cells, measured last, on the degrees of freedom
+  of its cheaper ones rather than on their own one or two;
+- an arm far above the prior it is moderated towards (beyond its 1 - ARM_GUARD
+  quantile) keeps its own variance and degrees of freedom.
 
 The looks are still accounted for: each look spends alpha / looks (wattzip.analysis.verdicts).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -37,11 +43,15 @@ from wattzip.stats import Interval, _betainc, mean, t_ppf
 
 # A prior needs this many arms with a variance (the method of moments with fewer is noise).
 MIN_CELLS = 4
-# The share of ordinary arms the outlier guard leaves unmoderated (its F test's level).
-# benchmarks/coverage_moderated.py, a codec whose compress and decompress runs are 4x
-# noisier than the rest: its cells covered 92% of the time at 0.20 (94.8% with the
-# shared plain arm), 98% at 0.50 (docs/benchmarks.md).
+# The share of ordinary codecs (arms of a kind, pooled) the outlier guard takes away from
+# the study's prior (its F test's level). benchmarks/coverage_moderated.py, a codec whose
+# compress and decompress runs are 4x noisier than the rest: judged arm by arm, its
+# cells covered 92% of the time at 0.20 (94.8% with the shared plain arm), 98% at 0.50
+# (docs/benchmarks.md).
 GUARD = 0.50
+# The level of the test of one arm against the prior it is moderated towards (the
+# study's, or its codec's other arms'): an arm beyond it keeps its own variance.
+ARM_GUARD = 0.20
 # Degrees of freedom beyond this are a normal distribution for every purpose here.
 DF_CAP = 1000.0
 KIND = {"plain-write": "write", "compress-write": "write",
@@ -102,15 +112,16 @@ class Prior:
     d0: float
     s0_sq: float
     arms: int = 0
+    guard: float = GUARD
 
-    def outlying(self, s2: float, d: int) -> bool:
-        """Is s2 above the prior's 1 - GUARD quantile of s0^2 F(d, d0)?"""
+    def outlying(self, s2: float, d: float) -> bool:
+        """Is s2 above the prior's 1 - guard quantile of s0^2 F(d, d0)?"""
         if not self.d0 or d < 1 or not self.s0_sq > 0:
             return False
         f = s2 / self.s0_sq
         d0 = min(self.d0, DF_CAP)
         upper = 1.0 - _betainc(d / 2.0, d0 / 2.0, d * f / (d * f + d0))
-        return upper < GUARD
+        return upper < self.guard
 
     def moderate(self, s2: float, d: int) -> tuple[float, float]:
         """(moderated variance, its degrees of freedom) of an arm's s2 on d df."""
@@ -159,6 +170,48 @@ def fit_priors(arms: Iterable[tuple[str, Sequence[float]]]) -> dict[str, Prior]:
     return {kind: fit_prior(pairs) for kind, pairs in grouped.items()}
 
 
+def pooled(pairs: Sequence[tuple[float, int]]) -> tuple[float, int]:
+    """Arms' (s2, d) pooled into one variance on the sum of their degrees of freedom."""
+    d = sum(k for _, k in pairs)
+    return (math.fsum(s2 * k for s2, k in pairs) / d if d else math.nan), d
+
+
+def arm_prior(kind_prior: Prior, own: tuple[float, int], group: Sequence[tuple[float, int]]
+              ) -> Prior:
+    """The prior one arm is moderated towards, given its codec's other arms of its kind
+    (`group`, each (s2, d)): the study's, unless the codec's arms pooled are outlying,
+    then the codec's other arms pooled (none: no prior); either tests the arm itself at
+    ARM_GUARD."""
+    if not kind_prior.d0:
+        return kind_prior
+    group = [(s2, d) for s2, d in group if d >= 1 and s2 > 0]
+    if not kind_prior.outlying(*pooled([own, *group])):
+        return dataclasses.replace(kind_prior, guard=ARM_GUARD)
+    if not group:
+        return NO_PRIOR
+    s2, d = pooled(group)
+    return Prior(float(d), s2, len(group), ARM_GUARD)
+
+
+# An arm as a prior sees it: its operation, its values and its group (the codec's name,
+# or "plain" for the plain copies, whatever their job).
+Arm = tuple[str, Sequence[float], str]
+
+
+def cell_priors(own: Mapping[str, Arm], others: Iterable[Arm]) -> dict[str, Prior]:
+    """The prior of each of a cell's arms (keys as `own`'s: w, c, r, d), fitted over its
+    own arms and `others` (the study's arms measured before it): its kind's prior
+    (fit_priors), or its codec's own (arm_prior)."""
+    others = list(others)
+    kinds = fit_priors([(op, v) for op, v, _ in (*own.values(), *others)])
+    out = {}
+    for key, (op, values, group) in own.items():
+        kind = KIND.get(op, op)
+        same = [log_variance(v) for o, v, g in others if g == group and KIND.get(o, o) == kind]
+        out[key] = arm_prior(kinds.get(kind, NO_PRIOR), log_variance(values), same)
+    return out
+
+
 def combination(terms: Sequence[tuple[float, Sequence[float], Prior]]
                 ) -> tuple[float, float, float]:
     """sum(coef * mean(values)) as (estimate, variance, degrees of freedom), each arm's
@@ -180,11 +233,11 @@ def combination(terms: Sequence[tuple[float, Sequence[float], Prior]]
                               DF_CAP)
 
 
-def difference(x: Sequence[float], y: Sequence[float], prior: Prior
+def difference(x: Sequence[float], y: Sequence[float], x_prior: Prior, y_prior: Prior
                ) -> tuple[float, float, float]:
-    """mean(x) - mean(y) with both arms' variances moderated by their kind's prior, as
+    """mean(x) - mean(y) with each arm's variance moderated by its prior, as
     wattzip.analysis.verdicts.difference gives it to Fieller's interval."""
-    return combination([(1, x, prior), (-1, y, prior)])
+    return combination([(1, x, x_prior), (-1, y, y_prior)])
 
 
 def interval(terms: Sequence[tuple[float, Sequence[float], Prior]],
@@ -208,12 +261,13 @@ def _quantile(p: float, df_hundredths: int) -> float:
 
 
 def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequence[float],
-           priors: dict[str, Prior], reads_per_write: float = 1.0, margin: float = 0.02,
+           priors: Mapping[str, Prior], reads_per_write: float = 1.0, margin: float = 0.02,
            confidence: float = 0.95, type_b_var: float = 0.0) -> verdicts.Verdict:
-    """wattzip.analysis.verdicts.decide with each arm's variance moderated by its kind's
-    prior; `type_b_var` (energy's budget) widens the interval as it does Welch's."""
+    """wattzip.analysis.verdicts.decide with each arm's variance moderated by its prior
+    (cell_priors: keys w, c, r, d); `type_b_var` (energy's budget) widens the interval as
+    it does Welch's."""
     n = reads_per_write
-    write, read = priors.get("write", NO_PRIOR), priors.get("read", NO_PRIOR)
-    iv = widen(interval([(1, w, write), (n, r, read), (-1, c, write), (-n, d, read)],
+    p = {k: priors.get(k, NO_PRIOR) for k in "wcrd"}
+    iv = widen(interval([(1, w, p["w"]), (n, r, p["r"]), (-1, c, p["c"]), (-n, d, p["d"])],
                         confidence), type_b_var, confidence)
     return verdicts.judge(iv, mean(w) + n * mean(r), margin, min(map(len, (w, c, r, d))))

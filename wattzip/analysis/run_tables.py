@@ -134,10 +134,9 @@ def _differences(values: dict, priors: dict | None) -> tuple[tuple, tuple]:
     if priors is None:
         return (verdicts.difference(values["c"], values["w"]),
                 verdicts.difference(values["r"], values["d"]))
-    write = priors.get("write", moderated.NO_PRIOR)
-    read = priors.get("read", moderated.NO_PRIOR)
-    return (moderated.difference(values["c"], values["w"], write),
-            moderated.difference(values["r"], values["d"], read))
+    p = {k: priors.get(k, moderated.NO_PRIOR) for k in "wcrd"}
+    return (moderated.difference(values["c"], values["w"], p["c"], p["w"]),
+            moderated.difference(values["r"], values["d"], p["r"], p["d"]))
 
 
 def _verdict(ops: dict, stem: str, options: AnalysisOptions,
@@ -169,21 +168,28 @@ def _job_priors(cells: list, rows: list[dict]) -> dict[tuple, dict]:
     for r in rows:
         if r.get("shared_plain_of") and r.get("verified") and r.get("energy_j") is not None:
             pools[key_of(r, GROUP[:3]) + (r["op"],)].append(r)
+    def group(codec: str, k: str) -> str:  # a codec's arms are judged with its own
+        return codec if k in "cd" else "plain"
+
     out = {}
     for cell, ops in cells:
-        others = [(op, o_ops[k]) for o_cell, o_ops in cells
+        others = [(op, o_ops[k], group(o_cell[3], k)) for o_cell, o_ops in cells
                   if o_cell[:2] == cell[:2] and o_cell != cell
                   for k, op in zip("wcrd", FOUR_OPS, strict=True)
                   if o_ops[k] is not ops[k] and (k in "cd" or not shares_plain(o_ops))]
-        others += [(key[3], runs) for key, runs in pools.items()
+        others += [(key[3], runs, "plain") for key, runs in pools.items()
                    if key[:2] == cell[:2] and key[2] != cell[2]]
-        others = [(op, [r for r in runs if r["ended_at"] <= began[cell]])
-                  for op, runs in others]
+        others = [(op, [r for r in runs if r["ended_at"] <= began[cell]], g)
+                  for op, runs, g in others]
         arms = look_arms(ops, True)
-        own = [(op, arms[k]) for k, op in zip("wcrd", FOUR_OPS, strict=True)]
+        own = {k: (op, arms[k], group(cell[3], k))
+               for k, op in zip("wcrd", FOUR_OPS, strict=True)}
         for stem in BREAKEVEN_METRICS.values():
-            out[(cell, stem)] = moderated.fit_priors(
-                (op, [METRICS[stem](r) for r in runs]) for op, runs in own + others)
+            def values(runs, metric=METRICS[stem]):
+                return [metric(r) for r in runs]
+            out[(cell, stem)] = moderated.cell_priors(
+                {k: (op, values(runs), g) for k, (op, runs, g) in own.items()},
+                [(op, values(runs), g) for op, runs, g in others])
     return out
 
 

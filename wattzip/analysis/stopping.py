@@ -99,6 +99,11 @@ def outliers(runs: list[dict], ops: Sequence[str]) -> list[Outlier]:
     return out
 
 
+def _codec_of(runs: list[dict], ops: Sequence[str]) -> str | None:
+    """The codec a job's runs of its codec operations name (its arms' group)."""
+    return next((r.get("codec") for r in runs if r.get("op") in ops), None)
+
+
 def _values(arms: tuple, metric: str) -> tuple:
     """Each arm's runs as their values of the metric."""
     return tuple([x[metric] for x in arm] for arm in arms)
@@ -180,7 +185,7 @@ class VerdictLooks:
             w, c, r, d = picked
             type_b = uncertainty.type_b_variance([(1, w), (k, r), (-1, c), (-k, d)], metric)
             if self.moderated:
-                priors = self.priors(arms, ops, metric)
+                priors = self.priors(arms, ops, metric, _codec_of(runs, ops))
                 out[name] = moderated.decide(*arms, priors, k, self.margin, each,
                                              type_b_var=type_b).verdict
             else:
@@ -199,8 +204,8 @@ class VerdictLooks:
             picked = self.arm_runs(runs, ops, metric, n)
             if min(map(len, picked)) < n:
                 continue  # no meter (E), or too few runs: nothing to decide here
-            priors = (self.priors(_values(picked, metric), ops, metric) if self.moderated
-                      else None)
+            priors = (self.priors(_values(picked, metric), ops, metric, _codec_of(runs, ops))
+                      if self.moderated else None)
             left = kinds.open_kinds(*kinds.differences(dict(zip("wcrd", picked, strict=True)),
                                                        metric, lambda r, m=metric: r[m],
                                                        each, priors))
@@ -208,21 +213,28 @@ class VerdictLooks:
                 out[name] = left
         return out
 
-    def priors(self, arms: tuple, ops: Sequence[str], metric: str) -> dict:
-        """The moderated design's priors of a metric: over this job's four arms at the
-        look and every arm (job and operation) of the other cells' runs; a shared plain
-        arm is one arm per file type (its own file type's is among this job's four)."""
+    def priors(self, arms: tuple, ops: Sequence[str], metric: str, codec: str | None
+               ) -> dict:
+        """The moderated design's prior of each of this job's arms (w, c, r, d) for a
+        metric (wattzip.analysis.moderated.cell_priors): over its four arms at the look
+        and every arm (job and operation) of the other cells' runs, a codec's arms judged
+        with its own; a shared plain arm is one arm per file type (its own file type's is
+        among this job's four)."""
         others = defaultdict(list)
         for r in self.prior_runs:
             if not r.get("verified") or r.get(metric) is None:
                 continue
-            if self.plain_type is not None and r["op"] in PLAIN_OPS:
-                if r.get("file_type") != self.plain_type:
-                    others[("plain", r.get("file_type"), r["op"])].append(r[metric])
+            if r["op"] in PLAIN_OPS:
+                if self.plain_type is None:
+                    others[(r.get("job_key"), "plain", r["op"])].append(r[metric])
+                elif r.get("file_type") != self.plain_type:
+                    others[(r.get("file_type"), "plain", r["op"])].append(r[metric])
             else:
                 others[(r.get("job_key"), r.get("codec"), r["op"])].append(r[metric])
-        own = zip((PLAIN_OPS[0], ops[0], PLAIN_OPS[1], ops[1]), arms, strict=True)
-        return moderated.fit_priors([*own, *((k[2], v) for k, v in others.items())])
+        own = {k: (op, v, group) for k, op, v, group in zip(
+            "wcrd", (PLAIN_OPS[0], ops[0], PLAIN_OPS[1], ops[1]), arms,
+            ("plain", codec, "plain", codec), strict=True)}
+        return moderated.cell_priors(own, [(k[2], v, k[1]) for k, v in others.items()])
 
     def needs_more(self, runs: list[dict], ops: Sequence[str]) -> bool:
         """The looks alone (wattzip.analysis.stopping.needs_more adds the outliers)."""
@@ -236,6 +248,14 @@ class VerdictLooks:
         decided = self.decisions(runs, ops, n)
         return (not decided or verdicts.UNDECIDED in decided.values()
                 or bool(self.open_kinds(runs, ops, n)))
+
+
+def repeat_cap(max_repeats: int, runs: list[dict]) -> int:
+    """The last repeat a job may start: twice its most (failed runs are made up for), and
+    one more for each repeat a disturbance cost, up to twice its most again, so that a
+    few runs the hypervisor stole from do not leave a short job without its repeats."""
+    disturbed = len({r["repeat"] for r in runs if r.get("disturbed")})
+    return 2 * max_repeats + min(disturbed, 2 * max_repeats)
 
 
 def needs_more(runs: list[dict], ops: Sequence[str], min_repeats: int, max_repeats: int,

@@ -158,17 +158,9 @@ def _next_repeat(job: MeasurementJob, arms: list[MeasurementJob], runs: list[dic
         return last_repeat, todo
     if (stopping.needs_more(runs, job.ops, job.min_repeats, job.max_repeats, job.ci_target,
                             job.looks, log=tell)
-            and last_repeat < repeat_cap(job.max_repeats, runs)):
+            and last_repeat < stopping.repeat_cap(job.max_repeats, runs)):
         return last_repeat + 1, repeat_arms(job, arms, last_repeat + 1, runs)
     return None
-
-
-def repeat_cap(max_repeats: int, runs: list[dict]) -> int:
-    """The last repeat a job may start: twice its most (failed runs are made up for), and
-    one more for each repeat a disturbance cost, up to twice its most again, so that a
-    few runs the hypervisor stole from do not leave a short job without its repeats."""
-    disturbed = len({r["repeat"] for r in runs if r.get("disturbed")})
-    return 2 * max_repeats + min(disturbed, 2 * max_repeats)
 
 
 def _resumed_runs(job: MeasurementJob, key: str, journal: str | os.PathLike,
