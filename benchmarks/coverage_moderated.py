@@ -1,23 +1,25 @@
 """Coverage of the moderated design against a known truth, simulated.
 
     .venv/bin/python benchmarks/coverage_moderated.py [--studies 200] [--seed 1]
+        [--file-types 4]
 
-Simulates whole studies whose truth is known: 11 codecs x 2 file types, T of each arm
-drawn around a true mean whose relative spread (CV) differs from arm to arm
-(log-normal around 2%). The moderated design as it runs: one plain arm per file type,
-each codec's job adding a pair to it (plain first or last in turn) and more while it
-is shorter than the job's look, as wattzip.measure.interleaving.repeat_arms schedules them;
-beside it the moderated design with each codec's job measuring its own plain arm
-(ABBA: P C, C P, ...), as it did before. A look compares the codec's n runs with the
-shared arm's last n pairs, the nearest in time.
-The cells run cheap first; at each planned look (2, 4, 8 runs per arm, each at
-alpha / 3) a cell's verdict is moderated by priors fitted over the cells measured
-before it and its own arms (wattzip.analysis.moderated), as a job does, and the analysis
-reports the verdict of the look it stopped at. Printed per scenario: the coverage
-of that look's interval of S = (w + r) - (c + d) (over every cell; and over the
-noisy codec's cells alone), wrong verdicts (saves or costs on the wrong side,
-negligible outside the margin), undecided cells, cells decided at 2 runs per arm,
-and the runs per arm spent, beside the verdict design (Welch per cell, looks 3, 5, 8).
+Simulates whole studies whose truth is known: 11 codecs x 4 file types (the paper's),
+T of each arm drawn around a true mean whose relative spread (CV) differs from arm to
+arm (log-normal around 2%). The moderated design as it runs: one plain arm per file
+type, each codec's job adding a pair to it (plain first or last in turn) and more
+while it is shorter than the job's look, as wattzip.measure.interleaving.repeat_arms
+schedules them. A look compares the codec's n runs with the shared arm's last n
+pairs, the nearest in time. The cells run cheap first; at each planned look (2, 4, 8
+runs per arm, each at alpha / 3) a cell's verdict is moderated by priors fitted over
+the cells measured before it and its own arms (wattzip.analysis.moderated.cell_priors),
+as a job does, and the analysis reports the verdict of the look it stopped at. Two
+guards side by side on the same simulated cells: a codec's arms of a kind judged
+together (as the jobs and the analysis now do), and each arm judged alone against the
+study's prior (as they did before); beside them the verdict design (Welch per cell,
+looks 3, 5, 8). Printed per scenario: the coverage of the stopping look's interval of
+S = (w + r) - (c + d) (over every cell; and over the noisy codec's cells alone), wrong
+verdicts (saves or costs on the wrong side, negligible outside the margin), undecided
+cells, cells decided at 2 runs per arm, and the runs per arm spent.
 
 Scenarios: alike (every arm's CV from one distribution), one noisy codec (its
 compress and decompress arms 4x the CV; the plain copies of its job are not

@@ -1,0 +1,157 @@
+"""Where each codec's job stops under each outlier guard, replayed side by side on one
+measured run of the moderated design, and what those stops cost at the study's scale.
+
+    .venv/bin/python benchmarks/guard_replay.py --journals DIR --cache PILOT
+        --configfile config.yaml config/paper.yaml ... [--top N]
+
+DIR is a measured run's journals of one setting (results/<study>/<testbed>/journal/
+<setting>/); PILOT a plan's cached pilot (pilot.json). For every codec's job this
+replays its looks (wattzip.analysis.stopping.VerdictLooks, as the job ran them) on the
+job's own runs (its last measurement, after any drift) and on every other journal's
+verified runs that had ended before the job began (the journals it read then), under two
+guards on the same runs:
+
+- together: a codec's arms of a kind judged together (wattzip.analysis.moderated.
+  cell_priors, as the jobs run now);
+- alone: each arm judged alone against the study's prior, as they ran before (every
+  arm a group of its own, which is what cell_priors then does).
+
+A job stops at the first look whose T and E verdicts are decided and whose break-even
+kinds are closed. Where a guard would look beyond the runs the job measured (its own
+guard stopped it earlier), its stop is counted at that next look: a lower bound, so the
+ratio understates a saving of the guard that stopped first. Each cell's stop is priced
+at PILOT for the study's file size (write-read pairs of the codec, as
+benchmarks/stops_at_scale.py prices them; the shared plain arm, under 1% of a pass, is
+left out of both). The drift check's re-measurements are not replayed: they are the
+machine's, not the guard's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+from collections import Counter
+
+from wattzip import records
+from wattzip.analysis import moderated
+from wattzip.analysis.stopping import PLAIN_OPS, VerdictLooks
+from wattzip.measure.drift import REFERENCE_SUFFIX
+from wattzip.model import plan
+from wattzip.model.study import Study
+
+CODEC_OPS = ("compress-write", "decompress-read")
+GROUPED = moderated.cell_priors
+
+
+def each_alone(own, others):
+    """cell_priors with every arm a group of its own: the guard as it was, arm by arm."""
+    return GROUPED({k: (op, v, object()) for k, (op, v, _) in own.items()},
+                   [(op, v, object()) for op, v, _ in others])
+
+
+def journals(folder: str) -> dict[tuple[str, str], list[dict]]:
+    """Every job's journal of the setting: (file type, codec) -> its runs."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(folder, "*", "*.jsonl"))):
+        if path.endswith(REFERENCE_SUFFIX):
+            continue
+        file_type, name = path.split(os.sep)[-2], os.path.basename(path)[:-len(".jsonl")]
+        out[(file_type, name)] = records.read_journal(path, required=records.RUN_REQUIRED)
+    return out
+
+
+def up_to(runs: list[dict], n: int) -> list[dict]:
+    """The job's runs until its codec's n-th verified run of each operation."""
+    last = 0
+    for op in CODEC_OPS:
+        verified = [r["repeat"] for r in runs if r["op"] == op and r.get("verified")]
+        if len(verified) < n:
+            return []
+        last = max(last, sorted(verified)[n - 1])
+    return [r for r in runs if r["repeat"] <= last]
+
+
+def stop(looks: VerdictLooks, runs: list[dict]) -> tuple[int, bool]:
+    """(the look the job stops at, whether its runs reached that look)."""
+    for n in looks.looks:
+        mine = up_to(runs, n)
+        if not mine:
+            return n, False
+        decided = looks.decisions(mine, CODEC_OPS, n)
+        if (decided and "undecided" not in decided.values()
+                and not looks.open_kinds(mine, CODEC_OPS, n)):
+            return n, True
+    return looks.looks[-1], True
+
+
+def replay(study: Study, folder: str) -> dict[tuple[str, str], dict[str, tuple[int, bool]]]:
+    verdict = study.config["verdict"]
+    every = journals(folder)
+    out = {}
+    for (file_type, codec), journal in every.items():
+        if codec == "plain" or not journal:
+            continue
+        key = journal[-1]["job_key"]  # its last measurement (a drift measures again)
+        own = [r for r in journal if r["job_key"] == key]
+        began = min(r["started_at"] for r in own)
+        prior = tuple(r for cell, runs in every.items() if cell != (file_type, codec)
+                      for r in runs if r["ended_at"] <= began)
+        looks = VerdictLooks(tuple(study.looks), verdict["reads_per_write"], verdict["margin"],
+                             moderated=True, prior_runs=prior, plain_type=file_type)
+        own = [r for r in own if r["op"] in CODEC_OPS or r["op"] in PLAIN_OPS]
+        stops = {}
+        for name, priors in (("together", GROUPED), ("alone", each_alone)):
+            moderated.cell_priors = priors
+            try:
+                stops[name] = stop(looks, own)
+            finally:
+                moderated.cell_priors = GROUPED
+        out[(file_type, codec)] = stops
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--journals", required=True, help="results/<study>/<testbed>/journal/<setting>")
+    p.add_argument("--cache", required=True, help="the plan's cached pilot (pilot.json)")
+    p.add_argument("--configfile", nargs="+", required=True)
+    p.add_argument("--top", type=int, default=0, help="also name the N cells the guards "
+                   "price most differently")
+    a = p.parse_args()
+    study = Study.from_files(a.configfile)
+    with open(a.cache, encoding="utf-8") as f:
+        rates = json.load(f)
+    stops = replay(study, a.journals)
+
+    def price(cell, n):
+        return n * (plan.pair_s(rates["|".join(cell)], study.file_size_bytes, None, False)
+                    + 2 * plan.RUN_PREPARE_S)
+
+    print(f"{len(stops)} codec cells replayed; looks {study.looks}; priced at "
+          f"{study.file_size_bytes >> 20} MiB files")
+    totals = {}
+    for name in ("together", "alone"):
+        counts = Counter(n for (n, _) in (s[name] for s in stops.values()))
+        beyond = sum(not reached for (_, reached) in (s[name] for s in stops.values()))
+        totals[name] = sum(price(cell, s[name][0]) for cell, s in stops.items())
+        print(f"{name:9} stopped at " + ", ".join(f"{n} runs: {k}" for n, k in
+                                                   sorted(counts.items()))
+              + f" ({beyond} beyond the runs measured, counted at that look); "
+              f"{totals[name] / 3600:.2f} h of measurement")
+    floor = sum(price(cell, study.looks[0]) for cell in stops)
+    print(f"together / alone: {totals['together'] / totals['alone']:.2f} of the measurement; "
+          f"against every cell at its first look ({floor / 3600:.2f} h, the plan's minimum "
+          f"less the plain arm): together {totals['together'] / floor:.2f}, alone "
+          f"{totals['alone'] / floor:.2f}")
+    moved = sorted(stops.items(), key=lambda kv: -abs(price(kv[0], kv[1]["alone"][0])
+                                                      - price(kv[0], kv[1]["together"][0])))
+    for cell, s in moved[:a.top]:
+        print(f"  {'/'.join(cell)}: together {s['together'][0]} runs, alone "
+              f"{s['alone'][0]}{'' if s['alone'][1] else '+'} runs, "
+              f"{(price(cell, s['alone'][0]) - price(cell, s['together'][0])) / 60:+.1f} min")
+
+
+if __name__ == "__main__":
+    main()
