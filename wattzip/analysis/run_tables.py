@@ -168,6 +168,7 @@ def _job_priors(cells: list, rows: list[dict]) -> dict[tuple, dict]:
     for r in rows:
         if r.get("shared_plain_of") and r.get("verified") and r.get("energy_j") is not None:
             pools[key_of(r, GROUP[:3]) + (r["op"],)].append(r)
+
     def group(codec: str, k: str) -> str:  # a codec's arms are judged with its own
         return codec if k in "cd" else "plain"
 
@@ -185,11 +186,10 @@ def _job_priors(cells: list, rows: list[dict]) -> dict[tuple, dict]:
         own = {k: (op, arms[k], group(cell[3], k))
                for k, op in zip("wcrd", FOUR_OPS, strict=True)}
         for stem in BREAKEVEN_METRICS.values():
-            def values(runs, metric=METRICS[stem]):
-                return [metric(r) for r in runs]
+            metric = METRICS[stem]
             out[(cell, stem)] = moderated.cell_priors(
-                {k: (op, values(runs), g) for k, (op, runs, g) in own.items()},
-                [(op, values(runs), g) for op, runs, g in others])
+                {k: (op, [metric(r) for r in runs], g) for k, (op, runs, g) in own.items()},
+                [(op, [metric(r) for r in runs], g) for op, runs, g in others])
     return out
 
 
