@@ -200,14 +200,16 @@ def test_idle_refuses_a_machine_that_is_not_quiet(tmp_path):
     try:
         out = subprocess.run([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
                               "--model-max-w", "2", "--count", "1", "--seconds", "1",
-                              "--target-dir", str(tmp_path)],
+                              "--quiet-wait", "3", "--target-dir", str(tmp_path)],
                              capture_output=True, text=True, check=False)
     finally:
         busy.kill()
         busy.wait()
-    assert out.returncode == 2  # three noisy windows in a row: a busy machine, refused
-    assert out.stderr.count("the machine was not idle") == 3 and "sh (pid" in out.stderr
-    assert "discarded, measuring it again" in out.stderr
+    assert out.returncode == 2  # busy for longer than it waits: a busy machine, refused
+    assert out.stderr.count("the machine was not idle") == 1 and "sh (pid" in out.stderr
+    assert "discarded, measuring it again once the machine is quiet" in out.stderr
+    assert "waiting up to 3 s for it to be quiet" in out.stderr
+    assert "idle window 1: the machine stayed busy for 3 s (other processes used" in out.stderr
 
 
 def kill_workflow(root: Path) -> None:

@@ -80,6 +80,7 @@ def _add_idle(sub) -> None:
                    default=idle_defaults["max_other_load"]["default"], metavar="SHARE",
                    help="refuse a window in which other processes used more than this "
                         "share of all CPUs (default: %(default)s)")
+    _add_quiet_wait(s)
     options.add_setting_options(s)
     options.add_lock_option(s)
     options.add_spec_option(s)
@@ -188,6 +189,13 @@ def _add_design_options(s) -> None:
                    help="the verdicts' workload (--looks; default: %(default)s)")
 
 
+def _add_quiet_wait(s) -> None:
+    s.add_argument("--quiet-wait", type=float, metavar="SECONDS",
+                   help="after a disturbed run or idle window, wait up to this long for the "
+                        "machine to be quiet before measuring again; longer is refused "
+                        "(default: config quiet.wait_s)")
+
+
 def _add_quiet_options(s) -> None:
     """What makes a run disturbed, and the drift check around a job."""
     s.add_argument("--max-other-cpu", type=float,
@@ -195,6 +203,7 @@ def _add_quiet_options(s) -> None:
                         "CPUs is disturbed and measured again (default: config quiet:)")
     s.add_argument("--max-steal", type=float,
                    help="likewise for a hypervisor's steal time (default: config quiet:)")
+    _add_quiet_wait(s)
     s.add_argument("--drift-repeats", type=int,
                    help="the reference operation's repeats before and after the job (0: no "
                         "drift check; default: config drift:)")

@@ -43,6 +43,7 @@ def cmd_idle(a) -> int:
                                  target_dir=a.target_dir, min_count=a.min_count,
                                  ci_target=a.ci_target, io_scheduler=a.io_scheduler,
                                  governor=a.governor, max_other_load=a.max_other_load,
+                                 quiet_wait_s=quiet_limits(wait_s=a.quiet_wait).wait_s,
                                  journal=a.journal, log=log, medium=options.medium_of(a))
         finally:
             meter.close()
@@ -112,14 +113,15 @@ def cmd_codecs(a) -> int:
     return 0
 
 
-def quiet_limits(max_other_cpu: float | None, max_steal: float | None):
+def quiet_limits(max_other_cpu: float | None = None, max_steal: float | None = None,
+                 wait_s: float | None = None):
     """The run's disturbance limits: the flags, else the schema's `quiet:` defaults."""
     from wattzip.measure.disturbance import QuietLimits
 
     props = load_schema()["properties"]["quiet"]["properties"]
-    return QuietLimits(
-        props["max_other_cpu"]["default"] if max_other_cpu is None else max_other_cpu,
-        props["max_steal"]["default"] if max_steal is None else max_steal)
+    given = {"max_other_cpu": max_other_cpu, "max_steal": max_steal, "wait_s": wait_s}
+    return QuietLimits(**{key: props[key]["default"] if value is None else value
+                          for key, value in given.items()})
 
 
 def drift_check(repeats: int | None, max_change: float | None):
@@ -166,7 +168,7 @@ def cmd_job(a) -> int:
         meter_identity=identity,
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
-        quiet=quiet_limits(a.max_other_cpu, a.max_steal),
+        quiet=quiet_limits(a.max_other_cpu, a.max_steal, a.quiet_wait),
         drift=drift_check(a.drift_repeats, a.drift_max_change),
         # The verdict design's looks are a codec's (its job measures its own plain arm, or
         # under the moderated design adds to its setting and file type's shared one).

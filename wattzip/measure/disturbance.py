@@ -16,13 +16,20 @@ other studies out, not every process. So each run records, over its region:
 
 A run whose other_user_share or steal_share exceeds its limit (config `quiet:`)
 is flagged disturbed: recorded with the reason, left out of every statistic and
-measured again by the job's loop (wattzip.measure.repeats).
+measured again by the job's loop (wattzip.measure.repeats), once the machine is quiet
+again (QuietLimits.wait_until_quiet): measured again at once, every repeat left would
+fall into the same burst of someone else's work (another study's report, a build).
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from wattzip.machine import MachineError
 
 PROC_STAT = "/proc/stat"
 PRESSURE_CPU = "/proc/pressure/cpu"
@@ -101,6 +108,7 @@ class QuietLimits:
 
     max_other_cpu: float = 0.05
     max_steal: float = 0.05
+    wait_s: float = 600.0  # how long a busy machine is waited for before it is refused
 
     def judge(self, record: dict) -> str | None:
         """Why the run was disturbed, or None when it was quiet. The kernel counts CPU
@@ -126,6 +134,34 @@ class QuietLimits:
         if reasons and pressure is not None:
             reasons.append(f"CPU pressure {pressure:.0%} of the region")
         return "; ".join(reasons) or None
+
+    def wait_until_quiet(self, log: Callable[[str], None], what: str,
+                         sample_s: float = 1.0) -> float:
+        """Sample the rest of the machine's load over `sample_s` until a sample is within
+        the limits, saying why it waits; a machine busy for longer than `wait_s` is an
+        error (a busy server, not a burst). Returns the seconds waited."""
+        t0 = time.monotonic()
+        told = -math.inf
+        while True:
+            start, t = snapshot(), time.monotonic()
+            time.sleep(sample_s)
+            elapsed = time.monotonic() - t
+            busy = self.judge({**load_since(start, snapshot(), 0.0, 0.0, elapsed),
+                               "elapsed_s": elapsed})
+            waited = time.monotonic() - t0
+            if busy is None:
+                if told > -math.inf:
+                    log(f"{what}: the machine is quiet again after {waited:.0f} s")
+                return waited
+            if waited >= self.wait_s:
+                raise MachineError(
+                    f"{what}: the machine stayed busy for {waited:.0f} s ({busy}; the "
+                    f"study waits up to quiet.wait_s = {self.wait_s:g} s): stop the other "
+                    "work, or give the study a machine of its own, and run it again")
+            if waited - told >= 60:
+                told = waited
+                log(f"{what}: the machine is busy ({busy}); waiting up to "
+                    f"{self.wait_s:g} s for it to be quiet before measuring again")
 
 
 @dataclass(frozen=True)

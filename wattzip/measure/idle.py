@@ -25,6 +25,7 @@ from wattzip import meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
 from wattzip.machine import MachineError, factors, system
+from wattzip.measure.disturbance import QuietLimits
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
 from wattzip.meters import Meter
 
@@ -102,11 +103,13 @@ class StoppingRule:
 
 def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: list[float],
                      max_other_load: float, journal: tuple[str, str] | None,
-                     log: Callable[[str], None]) -> str:
+                     log: Callable[[str], None], wait_s: float) -> str:
     """Measure idle windows onto `windows` until `rule` stops, journaling each as it
-    ends; a window in which other processes worked is discarded and measured again
-    (NOISY_IDLE_WINDOWS in a row are an error). The reason the rule stopped."""
+    ends; a window in which other processes worked is discarded and measured again once
+    the machine is quiet (waited for up to `wait_s`; NOISY_IDLE_WINDOWS in a row are an
+    error). The reason the rule stopped."""
     quiet, noisy, reason = QuietCheck(), 0, None
+    waiting = QuietLimits(max_other_cpu=max_other_load, max_steal=1.0, wait_s=wait_s)
     while reason is None:
         watts = meters.measure_idle(meter, 1, seconds).windows_w[0]
         try:
@@ -115,7 +118,9 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
             noisy += 1
             if noisy >= NOISY_IDLE_WINDOWS:
                 raise
-            log(f"{exc}; discarded, measuring it again")
+            log(f"{exc}; discarded, measuring it again once the machine is quiet")
+            waiting.wait_until_quiet(log, f"idle window {len(windows) + 1}")
+            quiet.restart()  # the wait is no part of the next window
             continue
         noisy = 0
         windows.append(watts)
@@ -131,7 +136,8 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
 def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_dir: str,
               min_count: int, ci_target: float, io_scheduler: str = "keep",
               governor: str = "keep", max_other_load: float = 0.1,
-              journal: str | None = None, log: Callable[[str], None] = print,
+              quiet_wait_s: float = 600.0, journal: str | None = None,
+              log: Callable[[str], None] = print,
               medium=None) -> dict:
     """The idle calibration of one setting (its I/O scheduler and governor applied), as
     the JSON the jobs read: mean, sd and interval of the windows measured (at least
@@ -161,7 +167,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
         with factors.applied(disk, io_scheduler, governor):
             reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
-                                      journal and (journal, key), log)
+                                      journal and (journal, key), log, quiet_wait_s)
     met = rule.met(windows)
     log(f"idle: stopped after {len(windows)} of at most {count} windows: {reason}"
         + ("" if met else f" (the target of {ci_target:.1%} not met)"))
@@ -201,13 +207,14 @@ class QuietCheck:
     def __init__(self):
         self.tick = os.sysconf("SC_CLK_TCK")
         self.cpus = os.cpu_count() or 1
-        self._start()
+        self.restart()
 
     def _own_jiffies(self) -> int:
         t = os.times()
         return round((t.user + t.system + t.children_user + t.children_system) * self.tick)
 
-    def _start(self) -> None:
+    def restart(self) -> None:
+        """Begin a new interval of the rest of the machine's load."""
         self.t0 = time.monotonic()
         self.busy0, self.own0 = cpu_busy_jiffies(), self._own_jiffies()
         self.procs0 = _per_process_jiffies()
@@ -230,11 +237,11 @@ class QuietCheck:
         starts a new interval either way)."""
         share, busiest = self.others_load()
         if share > limit:
-            self._start()
+            self.restart()
             raise MachineError(
                 f"{what}: the machine was not idle: other processes used {share:.0%} of its "
                 f"{self.cpus} CPUs (limit {limit:.0%}); busiest: "
                 f"{', '.join(busiest) or 'processes that have exited'}. Their load would "
                 "go into the idle baseline and every passive energy; stop them (another "
                 "study in a container this lock cannot see?) and calibrate again")
-        self._start()
+        self.restart()

@@ -130,6 +130,8 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
                     # A disturbed run is no failure of the job: it is measured again.
                     repeat_ok &= record["verified"] or bool(record.get("disturbed"))
                     log(_progress_line(job, record))
+                    if record.get("disturbed") and job.quiet:  # measured again when quiet
+                        job.quiet.wait_until_quiet(tell, f"repeat {repeat}")
             last_repeat = repeat
             consecutive_failures = 0 if repeat_ok else consecutive_failures + 1
             if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:

@@ -365,7 +365,8 @@ class Study:
                         duty_compute=self.duty.compute)
         quiet, drift = self.config["quiet"], self.config["drift"]
         spec.update(max_other_cpu=quiet["max_other_cpu"], max_steal=quiet["max_steal"],
-                    drift_repeats=drift["repeats"], drift_max_change=drift["max_change"])
+                    quiet_wait=quiet["wait_s"], drift_repeats=drift["repeats"],
+                    drift_max_change=drift["max_change"])
         return spec
 
     def idle_spec(self, testbed: str, setting: str) -> dict:
@@ -374,7 +375,8 @@ class Study:
         return {**self.meter_fields(testbed), **self.setting_fields(testbed, setting),
                 "count": idle["count"], "min_count": self.idle_first_look,
                 "ci_target": idle["ci_target"], "seconds": idle["seconds"],
-                "max_other_load": idle["max_other_load"]}
+                "max_other_load": idle["max_other_load"],
+                "quiet_wait": self.config["quiet"]["wait_s"]}
 
     def preflight_settings(self, testbed: str) -> dict:
         """Every setting of a testbed as plain values, for the pre-flight checks."""
