@@ -1,7 +1,7 @@
 """Coverage of the moderated design against a known truth, simulated.
 
     .venv/bin/python benchmarks/coverage_moderated.py [--studies 200] [--seed 1]
-        [--file-types 4]
+        [--file-types 4] [--looks 2,3,4,8 ...]
 
 Simulates whole studies whose truth is known: 11 codecs x 4 file types (the paper's),
 T of each arm drawn around a true mean whose relative spread (CV) differs from arm to
@@ -36,10 +36,12 @@ import random
 
 from wattzip.analysis import moderated, verdicts
 from wattzip.measure.interleaving import with_shared_plain
+from wattzip.resources import load_schema
 from wattzip.stats import mean
 
-LOOKS = (2, 4, 8)
-WELCH_LOOKS = (3, 5, 8)
+_REPEATS = load_schema()["properties"]["repeats"]["properties"]
+LOOKS = tuple(_REPEATS["moderated_looks"]["default"])  # as a study plans them
+WELCH_LOOKS = tuple(_REPEATS["looks"]["default"])
 MARGIN = 0.02
 SCENARIOS = ("alike", "one noisy codec", "heavy tails", "drifting machine")
 
@@ -86,16 +88,17 @@ def measure(rng, cell, scenario, n, clock, span):
     return runs, mean(times)
 
 
-def shared_plain_study(rng, scenario: str, study: list[dict], grouped: bool = True
-                       ) -> list[dict]:
+def shared_plain_study(rng, scenario: str, study: list[dict], grouped: bool = True,
+                       looks: tuple[int, ...] = LOOKS) -> list[dict]:
     """The moderated design with one plain arm per file type: each job adds a plain pair
     (more while the arm is shorter than the repeat), its looks compare the codec's first
     n runs with the arm's last n pairs; the priors hold the other file types' arms whole.
     `grouped`: a codec's arms of a kind are judged together (wattzip.analysis.moderated.
-    cell_priors, as the jobs and the analysis do); otherwise each arm alone, as before."""
-    each = verdicts.look_confidence(0.95, len(LOOKS))
+    cell_priors, as the jobs and the analysis do); otherwise each arm alone, as before.
+    `looks`: the planned looks (repeats.moderated_looks)."""
+    each = verdicts.look_confidence(0.95, len(looks))
     ftypes = sorted({cell["means"]["w"] for cell in study})
-    span = 2 * LOOKS[-1] * len(study) / 2 + 2 * (len(study) + LOOKS[-1] * len(ftypes))
+    span = 2 * looks[-1] * len(study) / 2 + 2 * (len(study) + looks[-1] * len(ftypes))
     clock, done, out = [0], [], []
     pools = {w: {"w": [], "r": []} for w in ftypes}
     noisy = 4 if scenario == "one noisy codec" else 1
@@ -109,7 +112,7 @@ def shared_plain_study(rng, scenario: str, study: list[dict], grouped: bool = Tr
 
     for cell in study:
         pool, runs, times = pools[cell["means"]["w"]], {"c": [], "d": []}, []
-        for repeat in range(1, LOOKS[-1] + 1):
+        for repeat in range(1, looks[-1] + 1):
             pairs = min(len(pool["w"]), len(pool["r"]))
             order = [a for pair in with_shared_plain("wr", "cd", pairs, repeat) for a in pair]
             for arm in order:
@@ -119,7 +122,7 @@ def shared_plain_study(rng, scenario: str, study: list[dict], grouped: bool = Tr
                 else:
                     runs[arm].append(value)
                     times.append(drift)
-            if repeat not in LOOKS:
+            if repeat not in looks:
                 continue
             w, r = pool["w"][-repeat:], pool["r"][-repeat:]  # its last n pairs, in time
             codec = cell["codec"] if grouped else object()  # alone: a group of its own
@@ -178,14 +181,18 @@ def score(rows: list[dict]) -> dict:
             "undecided": undecided / k, "runs": runs / k, "at_two": at_two / k}
 
 
-def table(studies: int, seed: int, file_types: int) -> list[str]:
+def table(studies: int, seed: int, file_types: int,
+          extra_looks: tuple[tuple[int, ...], ...] = ()) -> list[str]:
     lines = ["| scenario | design | coverage | coverage, codec 0 | wrong verdicts | "
              "undecided | decided at 2 runs | runs per arm |", "|---|---|---|---|---|---|---|---|"]
+    designs = [("moderated, a codec's arms judged together", shared_plain_study),
+               ("moderated, each arm judged alone",
+                lambda *a: shared_plain_study(*a, grouped=False)),
+               *((f"moderated, together, looks {', '.join(map(str, x))}",
+                  lambda *a, x=x: shared_plain_study(*a, looks=x)) for x in extra_looks),
+               ("verdict", welch_study)]
     for scenario in SCENARIOS:
-        for name, run in (("moderated, a codec's arms judged together", shared_plain_study),
-                          ("moderated, each arm judged alone",
-                           lambda *a: shared_plain_study(*a, grouped=False)),
-                          ("verdict", welch_study)):
+        for name, run in designs:
             rng = random.Random(seed)
             rows = []
             for _ in range(studies):
@@ -202,11 +209,14 @@ def main() -> None:
     p.add_argument("--studies", type=int, default=200)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--file-types", type=int, default=4)
+    p.add_argument("--looks", nargs="*", default=[], metavar="N,N,...",
+                   help="other sets of the moderated design's looks, judged together")
     a = p.parse_args()
+    extra = tuple(tuple(int(n) for n in x.split(",")) for x in a.looks)
     print(f"{a.studies} simulated studies of {11 * a.file_types} cells per scenario; "
           f"looks {LOOKS} "
           f"(moderated), {WELCH_LOOKS} (verdict), each at alpha / looks; margin {MARGIN:.0%}")
-    print("\n".join(table(a.studies, a.seed, a.file_types)))
+    print("\n".join(table(a.studies, a.seed, a.file_types, extra)))
 
 
 if __name__ == "__main__":

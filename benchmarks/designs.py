@@ -1,7 +1,7 @@
 """The paper's repeat rule against the verdict and the moderated design, side by side.
 
     .venv/bin/python benchmarks/designs.py [--configfile config.yaml ...] [--out DIR]
-        [--paper-repeats 5,10] [--looks 3,5,8] [--moderated-looks 2,4,8]
+        [--paper-repeats 5,10] [--looks N,...] [--moderated-looks N,...] (the schema's)
         [--designs paper,verdict,moderated] [--file-size 16MiB]
 
 Runs the same study twice on this machine, one design after the other, each in a
@@ -36,6 +36,7 @@ from pathlib import Path
 import yaml
 
 from wattzip.model.study import Study
+from wattzip.resources import load_schema
 
 REPO = Path(__file__).resolve().parent.parent
 # What a fresh copy of the workflow leaves out: the repository's state and every output.
@@ -112,8 +113,10 @@ def main() -> None:
     p.add_argument("--configfile", nargs="+", default=["config.yaml"])
     p.add_argument("--out", default="build/bench-designs")
     p.add_argument("--paper-repeats", default="5,10", help="min,max of the paper's rule")
-    p.add_argument("--looks", default="3,5,8")
-    p.add_argument("--moderated-looks", default="2,4,8")
+    defaults = load_schema()["properties"]["repeats"]["properties"]
+    p.add_argument("--looks", default=",".join(map(str, defaults["looks"]["default"])))
+    p.add_argument("--moderated-looks",
+                   default=",".join(map(str, defaults["moderated_looks"]["default"])))
     p.add_argument("--designs", default="paper,verdict,moderated",
                    help="which designs to run, the paper's rule first (ratios need it)")
     p.add_argument("--file-size", help="override the study's file size (a quicker run)")

@@ -1,8 +1,9 @@
-"""Where each codec's job stops under each outlier guard, replayed side by side on one
-measured run of the moderated design, and what those stops cost at the study's scale.
+"""Where each codec's job stops under each outlier guard and each set of looks, replayed
+side by side on one measured run of the moderated design, and what those stops cost at
+the study's scale.
 
     .venv/bin/python benchmarks/guard_replay.py --journals DIR --cache PILOT
-        --configfile config.yaml config/paper.yaml ... [--top N]
+        --configfile config.yaml config/paper.yaml ... [--top N] [--looks 2,4,8 2,3,4,8]
 
 DIR is a measured run's journals of one setting (results/<study>/<testbed>/journal/
 <setting>/); PILOT a plan's cached pilot (pilot.json). For every codec's job this
@@ -16,10 +17,14 @@ guards on the same runs:
 - alone: each arm judged alone against the study's prior, as they ran before (every
   arm a group of its own, which is what cell_priors then does).
 
+With --looks, each set of looks given (e.g. 2,4,8 2,3,4,8) is replayed too, under the
+first guard: which looks the moderated design plans (repeats.moderated_looks).
+
 A job stops at the first look whose T and E verdicts are decided and whose break-even
-kinds are closed. Where a guard would look beyond the runs the job measured (its own
-guard stopped it earlier), its stop is counted at that next look: a lower bound, so the
-ratio understates a saving of the guard that stopped first. Each cell's stop is priced
+kinds are closed; a cell still open at its last look is counted as left open. Where a
+way would look beyond the runs the job measured (its own looks stopped it earlier), its
+stop is counted at that next look: a lower bound, so the ratio understates a saving of
+the way that stopped first. Each cell's stop is priced
 at PILOT for the study's file size (write-read pairs of the codec, as
 benchmarks/stops_at_scale.py prices them; the shared plain arm, under 1% of a pass, is
 left out of both). The drift check's re-measurements are not replayed: they are the
@@ -73,20 +78,30 @@ def up_to(runs: list[dict], n: int) -> list[dict]:
     return [r for r in runs if r["repeat"] <= last]
 
 
-def stop(looks: VerdictLooks, runs: list[dict]) -> tuple[int, bool]:
-    """(the look the job stops at, whether its runs reached that look)."""
+def stop(looks: VerdictLooks, runs: list[dict]) -> tuple[int, bool, bool]:
+    """(the look the job stops at, whether its runs reached that look, whether it stopped
+    decided rather than at its last look with a verdict or kind still open)."""
     for n in looks.looks:
         mine = up_to(runs, n)
         if not mine:
-            return n, False
+            return n, False, True
         decided = looks.decisions(mine, CODEC_OPS, n)
         if (decided and "undecided" not in decided.values()
                 and not looks.open_kinds(mine, CODEC_OPS, n)):
-            return n, True
-    return looks.looks[-1], True
+            return n, True, True
+    return looks.looks[-1], True, False
 
 
-def replay(study: Study, folder: str) -> dict[tuple[str, str], dict[str, tuple[int, bool]]]:
+def variants(study: Study, extra_looks: list[tuple[int, ...]]) -> list[tuple]:
+    """(name, guard, looks) of every way replayed: both guards at the study's looks, then
+    each set of looks given under the guard the jobs run."""
+    looks = tuple(study.looks)
+    return [("together", GROUPED, looks), ("alone", each_alone, looks),
+            *((f"looks {','.join(map(str, x))}", GROUPED, x) for x in extra_looks)]
+
+
+def replay(study: Study, folder: str, ways: list[tuple]
+           ) -> dict[tuple[str, str], dict[str, tuple[int, bool, bool]]]:
     verdict = study.config["verdict"]
     every = journals(folder)
     out = {}
@@ -98,11 +113,11 @@ def replay(study: Study, folder: str) -> dict[tuple[str, str], dict[str, tuple[i
         began = min(r["started_at"] for r in own)
         prior = tuple(r for cell, runs in every.items() if cell != (file_type, codec)
                       for r in runs if r["ended_at"] <= began)
-        looks = VerdictLooks(tuple(study.looks), verdict["reads_per_write"], verdict["margin"],
-                             moderated=True, prior_runs=prior, plain_type=file_type)
         own = [r for r in own if r["op"] in CODEC_OPS or r["op"] in PLAIN_OPS]
         stops = {}
-        for name, priors in (("together", GROUPED), ("alone", each_alone)):
+        for name, priors, planned in ways:
+            looks = VerdictLooks(planned, verdict["reads_per_write"], verdict["margin"],
+                                 moderated=True, prior_runs=prior, plain_type=file_type)
             moderated.cell_priors = priors
             try:
                 stops[name] = stop(looks, own)
@@ -119,11 +134,14 @@ def main() -> None:
     p.add_argument("--configfile", nargs="+", required=True)
     p.add_argument("--top", type=int, default=0, help="also name the N cells the guards "
                    "price most differently")
+    p.add_argument("--looks", nargs="*", default=[], metavar="N,N,...",
+                   help="sets of looks to replay as well, under the jobs' guard")
     a = p.parse_args()
     study = Study.from_files(a.configfile)
     with open(a.cache, encoding="utf-8") as f:
         rates = json.load(f)
-    stops = replay(study, a.journals)
+    ways = variants(study, [tuple(int(n) for n in x.split(",")) for x in a.looks])
+    stops = replay(study, a.journals, ways)
 
     def price(cell, n):
         return n * (plan.pair_s(rates["|".join(cell)], study.file_size_bytes, None, False)
@@ -132,19 +150,25 @@ def main() -> None:
     print(f"{len(stops)} codec cells replayed; looks {study.looks}; priced at "
           f"{study.file_size_bytes >> 20} MiB files")
     totals = {}
-    for name in ("together", "alone"):
-        counts = Counter(n for (n, _) in (s[name] for s in stops.values()))
-        beyond = sum(not reached for (_, reached) in (s[name] for s in stops.values()))
+    floor = sum(price(cell, study.looks[0]) for cell in stops)
+    for name, _, _ in ways:
+        mine = [s[name] for s in stops.values()]
+        counts = Counter(n for (n, _, _) in mine)
+        beyond = sum(not reached for (_, reached, _) in mine)
+        left_open = sorted("/".join(cell) for cell, s in stops.items() if not s[name][2])
         totals[name] = sum(price(cell, s[name][0]) for cell, s in stops.items())
         print(f"{name:9} stopped at " + ", ".join(f"{n} runs: {k}" for n, k in
                                                    sorted(counts.items()))
               + f" ({beyond} beyond the runs measured, counted at that look); "
-              f"{totals[name] / 3600:.2f} h of measurement")
-    floor = sum(price(cell, study.looks[0]) for cell in stops)
+              f"{totals[name] / 3600:.2f} h of measurement, {totals[name] / floor:.2f} times "
+              f"every cell at its first look; left open at the last look: "
+              f"{', '.join(left_open) or 'none'}")
     print(f"together / alone: {totals['together'] / totals['alone']:.2f} of the measurement; "
-          f"against every cell at its first look ({floor / 3600:.2f} h, the plan's minimum "
-          f"less the plain arm): together {totals['together'] / floor:.2f}, alone "
-          f"{totals['alone'] / floor:.2f}")
+          f"every cell at its first look is {floor / 3600:.2f} h (the plan's minimum less "
+          "the plain arm)")
+    for name, _, _ in ways[2:]:
+        print(f"{name} / the study's looks ({','.join(map(str, study.looks))}): "
+              f"{totals[name] / totals['together']:.2f} of the measurement")
     moved = sorted(stops.items(), key=lambda kv: -abs(price(kv[0], kv[1]["alone"][0])
                                                       - price(kv[0], kv[1]["together"][0])))
     for cell, s in moved[:a.top]:

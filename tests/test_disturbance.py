@@ -104,6 +104,7 @@ def test_a_cpu_hog_mid_job_is_flagged_and_measured_again(tmp_path):
     assert len(disturbed) >= 1
     waited = next(i for i, x in enumerate(lines) if "the machine is busy (other processes" in x)
     assert "DISTURBED" in lines[waited - 1] and "is quiet again after" in lines[waited + 1]
+    assert "busiest: python" in lines[waited]  # the hogs, named
     for r in disturbed:
         assert not r["verified"] and r["failure"].startswith("disturbed: other processes")
     assert summary["complete"] and summary["failed"] == 0, "\n".join(lines)

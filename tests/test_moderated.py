@@ -199,9 +199,9 @@ def test_the_design_names_the_moderated_one():
     config = {**study.config, "repeats": {**study.config["repeats"], "design": "moderated"}}
     mod = Study.from_config(config)
     assert mod.verdict_design and mod.moderated_design
-    assert mod.describe_repeats().startswith("the moderated design: planned looks at 2, 4, 8")
+    assert mod.describe_repeats().startswith("the moderated design: planned looks at 2, 3, 4, 8")
     job = next(j for j in mod.jobs(mod.first_testbed) if j.file_type != "dutycycle")
-    assert mod.repeat_plan(job).looks == (2, 4, 8)
+    assert mod.repeat_plan(job).looks == (2, 3, 4, 8)
     order = mod.measure_order(mod.first_testbed, lambda j: -len(j.codec))
     assert mod.previous_job(order[1], lambda j: -len(j.codec)) == order[0]
     assert mod.previous_job(order[0], lambda j: -len(j.codec)) is None

@@ -23,6 +23,7 @@ fall into the same burst of someone else's work (another study's report, a build
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -84,6 +85,31 @@ def process_times(pids) -> tuple[float, float]:
     return user, total
 
 
+def process_jiffies() -> dict[int, tuple[str, int]]:
+    """Every process's name and user + system CPU time (jiffies), by pid."""
+    out = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry.name}/stat") as f:
+                    text = f.read()
+                rest = text[text.rindex(")") + 2:].split()
+                out[int(entry.name)] = (text[text.index("(") + 1:text.rindex(")")],
+                                        int(rest[11]) + int(rest[12]))
+    return out
+
+
+def busiest(before: dict[int, tuple[str, int]], after: dict[int, tuple[str, int]],
+            top: int = 3) -> list[str]:
+    """The processes (this one left out) that used the most CPU time between two
+    process_jiffies(), as the messages name them."""
+    deltas = sorted(((j - before.get(pid, ("", 0))[1], pid, name)
+                     for pid, (name, j) in after.items() if pid != os.getpid()),
+                    reverse=True)
+    return [f"{name} (pid {pid}, {d / TICK:.1f} CPU-s)" for d, pid, name in deltas[:top]
+            if d > 0]
+
+
 def load_since(start: Snapshot, end: Snapshot, tree_user_s: float, tree_cpu_s: float,
                elapsed_s: float, cpus: int | None = None) -> dict:
     """The other load in [start, end] as the run record's fields."""
@@ -143,11 +169,14 @@ class QuietLimits:
         t0 = time.monotonic()
         told = -math.inf
         while True:
-            start, t = snapshot(), time.monotonic()
+            start, procs, t = snapshot(), process_jiffies(), time.monotonic()
             time.sleep(sample_s)
             elapsed = time.monotonic() - t
             busy = self.judge({**load_since(start, snapshot(), 0.0, 0.0, elapsed),
                                "elapsed_s": elapsed})
+            if busy:
+                busy += "; busiest: " + (", ".join(busiest(procs, process_jiffies()))
+                                         or "processes that have exited")
             waited = time.monotonic() - t0
             if busy is None:
                 if told > -math.inf:

@@ -13,19 +13,17 @@ a row refuse the machine (another study, not a brief disturbance).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from wattzip import meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
 from wattzip.machine import MachineError, factors, system
-from wattzip.measure.disturbance import QuietLimits
+from wattzip.measure.disturbance import QuietLimits, busiest, process_jiffies
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
 from wattzip.meters import Meter
 
@@ -185,18 +183,6 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
             "stopped": reason}
 
 
-def _per_process_jiffies() -> dict[int, tuple[str, int]]:
-    out = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                text = (entry / "stat").read_text()
-                rest = text[text.rindex(")") + 2:].split()
-                out[int(entry.name)] = (text[text.index("(") + 1:text.rindex(")")],
-                                        int(rest[11]) + int(rest[12]))
-    return out
-
-
 class QuietCheck:
     """CPU time the rest of the machine used while this process measured idle power.
 
@@ -217,20 +203,14 @@ class QuietCheck:
         """Begin a new interval of the rest of the machine's load."""
         self.t0 = time.monotonic()
         self.busy0, self.own0 = cpu_busy_jiffies(), self._own_jiffies()
-        self.procs0 = _per_process_jiffies()
+        self.procs0 = process_jiffies()
 
     def others_load(self) -> tuple[float, list[str]]:
         """(the other processes' share of all CPUs since the start, the busiest of them)."""
         seconds = time.monotonic() - self.t0
         others = (cpu_busy_jiffies() - self.busy0) - (self._own_jiffies() - self.own0)
         share = max(others, 0) / self.tick / max(seconds * self.cpus, 1e-9)
-        after = _per_process_jiffies()
-        deltas = sorted(((j - self.procs0.get(pid, ("", 0))[1], pid, name)
-                         for pid, (name, j) in after.items() if pid != os.getpid()),
-                        reverse=True)
-        busiest = [f"{name} (pid {pid}, {d / self.tick:.1f} CPU-s)" for d, pid, name
-                   in deltas[:3] if d > 0]
-        return share, busiest
+        return share, busiest(self.procs0, process_jiffies())
 
     def require_quiet(self, limit: float, what: str) -> None:
         """An error when the rest of the machine was busy since the last check (which
