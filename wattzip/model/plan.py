@@ -276,8 +276,11 @@ def describe(est: Estimate) -> str:
     runs = f"{est.runs_min}" if est.runs_min == est.runs_max else f"{est.runs_min}-{est.runs_max}"
     bound = ("" if est.wall_max_s - est.wall_min_s < 1 else
              f", at most {hms(est.wall_max_s)} if every operation needs the maximum repeats")
+    # A design that stops on its data reaches its fewest repeats only if every cell is
+    # decided at its first chance: the hours are a floor, and say so.
+    fewest = "" if est.runs_min == est.runs_max else " at the fewest repeats"
     return (f"{runs} measured runs: about {hms(est.measured_min_s)} of measurement, "
-            f"{hms(est.wall_min_s)} in all on this machine{bound}")
+            f"{hms(est.wall_min_s)} in all on this machine{fewest}{bound}")
 
 
 def run(study, cache: str | None, out: str | None, lock_wait: float,
