@@ -107,6 +107,7 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
     the machine is quiet (waited for up to `wait_s`; NOISY_IDLE_WINDOWS in a row are an
     error). The reason the rule stopped."""
     quiet, noisy, reason = QuietCheck(), 0, None
+    # the idle windows' own limit; steal is not judged here (it adds no load to idle)
     waiting = QuietLimits(max_other_cpu=max_other_load, max_steal=1.0, wait_s=wait_s)
     while reason is None:
         watts = meters.measure_idle(meter, 1, seconds).windows_w[0]
@@ -134,7 +135,7 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
 def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_dir: str,
               min_count: int, ci_target: float, io_scheduler: str = "keep",
               governor: str = "keep", max_other_load: float = 0.1,
-              quiet_wait_s: float = 600.0, journal: str | None = None,
+              quiet_wait_s: float = QuietLimits.wait_s, journal: str | None = None,
               log: Callable[[str], None] = print,
               medium=None) -> dict:
     """The idle calibration of one setting (its I/O scheduler and governor applied), as
