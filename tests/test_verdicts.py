@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from wattzip import stats
 from wattzip.analysis import verdicts
 
 MEANS = {"w": 10.0, "r": 5.0}  # plain write and read; the codec's arms set the truth
@@ -49,9 +50,9 @@ def test_the_four_verdicts_and_the_repeats_an_undecided_one_needs():
 
 
 def test_fieller_is_unbounded_when_the_read_saving_reaches_zero():
-    lo, hi = verdicts.fieller((2.0, 0.01, 10), (1.0, 0.01, 10))
+    lo, hi = stats.fieller((2.0, 0.01, 10), (1.0, 0.01, 10))
     assert lo < 2.0 < hi and 0.9 < hi - lo < 1.2  # delta method: 2 x 2.23 x sqrt(0.05)
-    assert verdicts.fieller((2.0, 0.01, 10), (0.1, 0.01, 10)) is None  # undetermined
+    assert stats.fieller((2.0, 0.01, 10), (0.1, 0.01, 10)) is None  # undetermined
     assert verdicts.look_confidence(0.95, 3) == pytest.approx(1 - 0.05 / 3)
 
 

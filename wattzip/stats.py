@@ -210,3 +210,31 @@ def least_squares_predict(x_train, y_train, x_test) -> list[float]:
 
     coef, *_ = np.linalg.lstsq(np.array(x_train, float), np.array(y_train, float), rcond=None)
     return list(np.array(x_test, float) @ coef)
+
+
+def fieller(dw: Sequence[float] | tuple, dr: Sequence[float] | tuple,
+            confidence: float = 0.95) -> tuple[float, float] | None:
+    """Fieller's interval for the ratio dw / dr of two independent estimates.
+
+    `dw` and `dr` are (estimate, variance, degrees of freedom). Returns (lo, hi), or
+    None when the interval is unbounded: dr cannot be told from zero, so the ratio (a
+    break-even ratio, or a bench's ratio of means) is undetermined, not a number.
+    """
+    a, va, dfa = dw
+    b, vb, dfb = dr
+    q = t_ppf(0.5 + confidence / 2.0, max(min(dfa, dfb), 1.0))
+    denom = b * b - q * q * vb
+    if denom <= 0:
+        return None
+    disc = (a * b) ** 2 - denom * (a * a - q * q * va)
+    root = math.sqrt(max(disc, 0.0))
+    return ((a * b - root) / denom, (a * b + root) / denom)
+
+
+def welch_difference(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, float]:
+    """mean(x) - mean(y) as (estimate, variance, Welch degrees of freedom)."""
+    vx, vy = stdev(x) ** 2 / len(x), stdev(y) ** 2 / len(y)
+    var = vx + vy
+    df = var * var / ((vx * vx / (len(x) - 1) if vx else 0) + (vy * vy / (len(y) - 1)
+                                                                 if vy else 0) or 1e-300)
+    return mean(x) - mean(y), var, df

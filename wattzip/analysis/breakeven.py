@@ -4,14 +4,25 @@ One compressed write costs dw more than a plain write, and each compressed read
 saves dr against a plain read, in time, energy or ET. With their confidence
 intervals, a cell's kind (always, never, from n_be on, up to n_be) is decided
 only when every point of the intervals' rectangle gives the same kind.
+
+One cell's break-even, from its four arms' runs to the text the tables print, is
+`cell` here: its two differences, kind, range, Fieller's interval and display. The
+analysis draws a cell from it and a job under planned looks measures on while
+`open_kinds` leaves its kind open, so both read the same rectangle: the claims rest
+on these kinds.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from wattzip.stats import Interval
+from wattzip.analysis import moderated, uncertainty
+from wattzip.latex import display_tex
+from wattzip.stats import Interval, fieller, welch_difference, welch_interval
+
+PAIRS = (("c", "w"), ("r", "d"))  # dw and dr
 
 
 @dataclass
@@ -129,3 +140,79 @@ def parse_display(text: str) -> BreakEven:
     if t.startswith("~10^"):
         return BreakEven("at_least", 10 ** float(t[4:]))
     return BreakEven("at_least", float(t))
+
+
+def differences(runs: Mapping[str, Sequence[dict]], stem: str, value: Callable[[dict], float],
+                confidence: float, priors: Mapping[str, moderated.Prior] | None = None
+                ) -> tuple[Interval, Interval]:
+    """(dw, dr) of the arms' runs `runs` (keys w, c, r, d), a run's value of the metric
+    `stem` given by `value`, each interval at `confidence`: Welch's, or under the
+    moderated design (`priors`, each arm's: wattzip.analysis.moderated.cell_priors) each
+    arm's variance moderated by the prior its job fitted; either widened by the energy
+    budget's Type B terms of the runs (wattzip.analysis.uncertainty)."""
+    v = {k: [value(r) for r in arm] for k, arm in runs.items()}
+
+    def spread(a: str, b: str) -> Interval:
+        if priors is None:
+            return welch_interval([(1, v[a]), (-1, v[b])], confidence)
+        return moderated.interval([(1, v[a], priors.get(a, moderated.NO_PRIOR)),
+                                   (-1, v[b], priors.get(b, moderated.NO_PRIOR))], confidence)
+
+    return tuple(uncertainty.widen(spread(a, b),
+                                   uncertainty.type_b_variance(
+                                       [(1, list(runs[a])), (-1, list(runs[b]))], stem),
+                                   confidence)
+                 for a, b in PAIRS)
+
+
+def open_kinds(dw: Interval, dr: Interval) -> list[str]:
+    """The kinds the rectangle leaves possible when more than the point's: [] when the
+    cell's kind is decided."""
+    kinds = possible_kinds(dw, dr)
+    return [] if kinds == [break_even_of(dw.estimate, dr.estimate).kind] else kinds
+
+
+def fieller_interval(values: Mapping[str, Sequence[float]],
+                     priors: Mapping[str, moderated.Prior] | None,
+                     confidence: float) -> tuple[float, float] | None:
+    """Fieller's interval of dw / dr (stats.fieller) from the arms' values, with the
+    variances the differences took: Welch's, or each arm's moderated by its prior."""
+    if priors is None:
+        dw, dr = (welch_difference(values[a], values[b]) for a, b in PAIRS)
+    else:
+        p = {k: priors.get(k, moderated.NO_PRIOR) for k in "wcrd"}
+        dw, dr = (moderated.difference(values[a], values[b], p[a], p[b]) for a, b in PAIRS)
+    return fieller(dw, dr, confidence)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell's break-even in one metric, as the tables and claims read it."""
+
+    dw: Interval
+    dr: Interval
+    point: BreakEven  # the kind and n_be of the differences' estimates
+    possible: list[str]  # every kind the rectangle allows
+    decided: bool
+    lo: float  # n_be's range over the rectangle
+    hi: float
+    fieller: tuple[float, float] | None  # None: undetermined (or one run)
+    display: str  # the papers' notation, "?" after an undecided cell
+    display_tex: str
+
+
+def cell(runs: Mapping[str, Sequence[dict]], stem: str, value: Callable[[dict], float],
+         difference_confidence: float, joint_confidence: float,
+         priors: Mapping[str, moderated.Prior] | None = None) -> Cell:
+    """The break-even of one cell from its arms' runs (keys w, c, r, d): dw and dr each
+    at `difference_confidence`, so that both hold together at `joint_confidence`,
+    which Fieller's interval takes."""
+    dw, dr = differences(runs, stem, value, difference_confidence, priors)
+    point = break_even_of(dw.estimate, dr.estimate)
+    decided = not open_kinds(dw, dr)
+    values = {k: [value(r) for r in arm] for k, arm in runs.items()}
+    n = min(len(x) for x in values.values())
+    ratio = fieller_interval(values, priors, joint_confidence) if n > 1 else None
+    shown = display(point.kind, point.value) + ("" if decided else "?")
+    return Cell(dw, dr, point, possible_kinds(dw, dr), decided, *n_bounds(point.kind, dw, dr),
+                ratio, shown, display_tex(shown))

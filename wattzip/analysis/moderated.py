@@ -236,7 +236,7 @@ def combination(terms: Sequence[tuple[float, Sequence[float], Prior]]
 def difference(x: Sequence[float], y: Sequence[float], x_prior: Prior, y_prior: Prior
                ) -> tuple[float, float, float]:
     """mean(x) - mean(y) with each arm's variance moderated by its prior, as
-    wattzip.analysis.verdicts.difference gives it to Fieller's interval."""
+    wattzip.stats.welch_difference gives it to Fieller's interval."""
     return combination([(1, x, x_prior), (-1, y, y_prior)])
 
 

@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from wattzip import records
-from wattzip.analysis import family, kinds, moderated, power, robustness, uncertainty, verdicts
+from wattzip.analysis import breakeven, family, moderated, power, robustness, uncertainty, verdicts
 from wattzip.analysis.arms import FOUR_OPS, four_operations, look_arms, own_runs, shares_plain
 from wattzip.analysis.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
@@ -40,7 +40,7 @@ from wattzip.analysis.comparison import comparison_table
 from wattzip.analysis.options import DEFAULT, AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.pareto import pareto_table
 from wattzip.errors import RecordError
-from wattzip.latex import display_tex, tex
+from wattzip.latex import tex
 from wattzip.records import write_table
 from wattzip.resources import ReferenceDir
 from wattzip.run_record import FACTOR_PREFIX
@@ -62,8 +62,8 @@ def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> lis
     """n_be per testbed x setting x file type x codec and metric, with its uncertainty.
 
     dw and dr each get an interval at options.difference_confidence, so that both hold
-    together at options.look_confidence (Bonferroni; wattzip.analysis.kinds, which the
-    jobs under planned looks read too); n_be's range is that of
+    together at options.look_confidence (Bonferroni; wattzip.analysis.breakeven.cell, whose
+    rectangle the jobs under planned looks read too); n_be's range is that of
     dw/dr over their rectangle. A cell is decided only when every point of the
     rectangle gives the same kind: at 3-5 repeats that is often not the case,
     and the cell says so (a "?" after its value). Fieller's interval of n_be is given
@@ -92,27 +92,21 @@ def _breakeven_row(cell: tuple, ops: dict, metric: str, stem: str, options: Anal
     testbed, setting, file_type, codec = cell
     # Under the verdict design every interval spends alpha / looks, as the job's did.
     overall, each = options.look_confidence, options.difference_confidence
-    v = {k: [METRICS[stem](r) for r in runs] for k, runs in ops.items()}
-    n = min(len(x) for x in v.values())
-    dw, dr = kinds.differences(ops, stem, METRICS[stem], each, prior)
-    point = break_even_of(dw.estimate, dr.estimate)
-    possible = possible_kinds(dw, dr)
-    decided = not kinds.open_kinds(dw, dr)
-    lo, hi = n_bounds(point.kind, dw, dr)
-    ratio = verdicts.fieller(*_differences(v, prior), overall) if n > 1 else None
-    shown = display(point.kind, point.value) + ("" if decided else "?")
+    be = breakeven.cell(ops, stem, METRICS[stem], each, overall, prior)
+    n = min(len(runs) for runs in ops.values())
     verdict = _verdict(ops, stem, options, prior)
+    dw, dr = be.dw, be.dr
     return {
         "testbed": testbed, "setting": setting, "file_type": file_type, "codec": codec,
         "metric": metric, "dw": dw.estimate, "dw_lo": dw.lo, "dw_hi": dw.hi,
         "dr": dr.estimate, "dr_lo": dr.lo, "dr_hi": dr.hi, "n": n,
-        "kind": point.kind, "value": point.value, "lo": lo, "hi": hi,
-        "possible_kinds": "|".join(possible), "decided": decided,
-        "display": shown, "display_tex": display_tex(shown),
+        "kind": be.point.kind, "value": be.point.value, "lo": be.lo, "hi": be.hi,
+        "possible_kinds": "|".join(be.possible), "decided": be.decided,
+        "display": be.display, "display_tex": be.display_tex,
         "estimated": is_estimated(sum(ops.values(), [])) and metric != "T",
-        "fieller_lo": ratio[0] if ratio else math.nan,
-        "fieller_hi": ratio[1] if ratio else math.nan,
-        "fieller": "bounded" if ratio else "undetermined",
+        "fieller_lo": be.fieller[0] if be.fieller else math.nan,
+        "fieller_hi": be.fieller[1] if be.fieller else math.nan,
+        "fieller": "bounded" if be.fieller else "undetermined",
         # p_decided feeds the claims' Holm (wattzip.analysis.family); an undecided verdict
         # says whether it could have seen options.effect of the baseline
         # (wattzip.analysis.power).
@@ -126,17 +120,6 @@ def _breakeven_row(cell: tuple, ops: dict, metric: str, stem: str, options: Anal
 
 
 UNITS = {"T": "s", "E": "J", "ET": "J s"}
-
-
-def _differences(values: dict, priors: dict | None) -> tuple[tuple, tuple]:
-    """dw = c - w and dr = r - d for Fieller's interval: Welch's, or under the moderated
-    design each arm's variance moderated by the prior its job fitted."""
-    if priors is None:
-        return (verdicts.difference(values["c"], values["w"]),
-                verdicts.difference(values["r"], values["d"]))
-    p = {k: priors.get(k, moderated.NO_PRIOR) for k in "wcrd"}
-    return (moderated.difference(values["c"], values["w"], p["c"], p["w"]),
-            moderated.difference(values["r"], values["d"], p["r"], p["d"]))
 
 
 def _verdict(ops: dict, stem: str, options: AnalysisOptions,

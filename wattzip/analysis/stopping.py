@@ -9,7 +9,7 @@ Two designs (config `repeats.design`):
 - verdict: planned looks (say n = 3, 5, 8 runs per arm). A codec's job measures its
   own plain arm beside the codec's, interleaved ABBA (wattzip.measure.repeats), and stops at
   the first look where the verdicts of its cell (T, and E where there is a meter) and
-  their break-even kinds (the claims rest on them, wattzip.analysis.kinds) are all
+  their break-even kinds (the claims rest on them, wattzip.analysis.breakeven) are all
   decided, each look at alpha / looks (Bonferroni, wattzip.analysis.verdicts), so
   coverage holds whichever look it stops at. The verdicts compare the codec arm's
   first n runs with the first n of its own plain arm.
@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from wattzip.analysis import kinds, moderated, uncertainty, verdicts
+from wattzip.analysis import breakeven, moderated, uncertainty, verdicts
 from wattzip.analysis.options import pair_confidence
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
@@ -194,7 +194,7 @@ class VerdictLooks:
         return out
 
     def open_kinds(self, runs: list[dict], ops: Sequence[str], n: int) -> dict[str, list[str]]:
-        """The break-even kinds (wattzip.analysis.kinds) that look n leaves possible, of each
+        """The break-even kinds (wattzip.analysis.breakeven) that look n leaves possible, of each
         metric whose kind it leaves open: the claims rest on these kinds, so a job measures
         on while one is open, as it does while a verdict is undecided. Its rectangle is the
         analysis's: each difference at half the look's alpha, the verdict's priors."""
@@ -206,9 +206,9 @@ class VerdictLooks:
                 continue  # no meter (E), or too few runs: nothing to decide here
             priors = (self.priors(_values(picked, metric), ops, metric, _codec_of(runs, ops))
                       if self.moderated else None)
-            left = kinds.open_kinds(*kinds.differences(dict(zip("wcrd", picked, strict=True)),
-                                                       metric, lambda r, m=metric: r[m],
-                                                       each, priors))
+            arms = dict(zip("wcrd", picked, strict=True))
+            left = breakeven.open_kinds(*breakeven.differences(
+                arms, metric, lambda r, m=metric: r[m], each, priors))
             if left:
                 out[name] = left
         return out

@@ -14,8 +14,9 @@ study stops at. A verdict is about the saving of one workload, S = (M_w + n M_r)
 - undecided: none of these; it says how many more repeats per arm the data
   suggest would decide it (a projection from the current spread, not a promise).
 
-The break-even read-to-write ratio dw/dr gets Fieller's interval, which is
-unbounded ("undetermined") when dr's own interval reaches zero.
+The break-even read-to-write ratio dw/dr gets Fieller's interval
+(wattzip.analysis.breakeven), unbounded ("undetermined") when dr's own interval
+reaches zero.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from wattzip.analysis.uncertainty import widen
-from wattzip.stats import Interval, mean, stdev, t_ppf, welch_interval
+from wattzip.stats import Interval, mean, welch_interval
 
 SAVES, COSTS, NEGLIGIBLE, UNDECIDED = "saves", "costs", "negligible", "undecided"
 
@@ -87,34 +88,6 @@ def judge(iv: Interval, baseline: float, margin: float, runs: int) -> Verdict:
         if target > 0:
             more = max(1, math.ceil(runs * (half / target) ** 2) - runs)
     return Verdict(verdict, iv.estimate, iv.lo, iv.hi, baseline, more, iv.df)
-
-
-def fieller(dw: Sequence[float] | tuple, dr: Sequence[float] | tuple,
-            confidence: float = 0.95) -> tuple[float, float] | None:
-    """Fieller's interval for the ratio of two independent means' differences.
-
-    `dw` and `dr` are (estimate, variance, degrees of freedom). Returns (lo, hi), or
-    None when the interval is unbounded: dr cannot be told from zero, so the
-    break-even ratio is undetermined, not a number.
-    """
-    a, va, dfa = dw
-    b, vb, dfb = dr
-    q = t_ppf(0.5 + confidence / 2.0, max(min(dfa, dfb), 1.0))
-    denom = b * b - q * q * vb
-    if denom <= 0:
-        return None
-    disc = (a * b) ** 2 - denom * (a * a - q * q * va)
-    root = math.sqrt(max(disc, 0.0))
-    return ((a * b - root) / denom, (a * b + root) / denom)
-
-
-def difference(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, float]:
-    """mean(x) - mean(y) as (estimate, variance, Welch degrees of freedom)."""
-    vx, vy = stdev(x) ** 2 / len(x), stdev(y) ** 2 / len(y)
-    var = vx + vy
-    df = var * var / ((vx * vx / (len(x) - 1) if vx else 0) + (vy * vy / (len(y) - 1)
-                                                                 if vy else 0) or 1e-300)
-    return mean(x) - mean(y), var, df
 
 
 def sequential(arms_at: Callable[[int], tuple], looks: Sequence[int] = (3, 5, 8),

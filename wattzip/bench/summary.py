@@ -82,7 +82,7 @@ def ratio_interval(x: Sequence[float], ref: Sequence[float],
         return ratio, None, None
     num = (stats.mean(x), stats.stdev(x) ** 2 / len(x), len(x) - 1)
     den = (stats.mean(ref), stats.stdev(ref) ** 2 / len(ref), len(ref) - 1)
-    bounds = verdicts.fieller(num, den, confidence)
+    bounds = stats.fieller(num, den, confidence)
     return (ratio, None, None) if bounds is None else (ratio, *bounds)
 
 
