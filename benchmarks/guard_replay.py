@@ -4,6 +4,7 @@ the study's scale.
 
     .venv/bin/python benchmarks/guard_replay.py --journals DIR --cache PILOT
         --configfile config.yaml config/paper.yaml ... [--top N] [--looks 2,4,8 2,3,4,8]
+        [--kinds T,E]
 
 DIR is a measured run's journals of one setting (results/<study>/<testbed>/journal/
 <setting>/); PILOT a plan's cached pilot (pilot.json). For every codec's job this
@@ -18,13 +19,16 @@ guards on the same runs:
   arm a group of its own, which is what cell_priors then does).
 
 With --looks, each set of looks given (e.g. 2,4,8 2,3,4,8) is replayed too, under the
-first guard: which looks the moderated design plans (repeats.moderated_looks).
+first guard: which looks the moderated design plans (repeats.moderated_looks). With
+--kinds, each set of break-even kinds given (e.g. T,E) is replayed too, at the study's
+looks under the first guard, in place of the kinds the study asks each job to decide
+(wattzip.model.study.Study.kinds: verdict.kind_metrics and those the claims read).
 
 A job stops at the first look whose T and E verdicts are decided and whose break-even
-kinds are closed; a cell still open at its last look is counted as left open. Where a
-way would look beyond the runs the job measured (its own looks stopped it earlier), its
-stop is counted at that next look: a lower bound, so the ratio understates a saving of
-the way that stopped first. Each cell's stop is priced
+kinds (those asked of it) are closed; a cell still open at its last look is counted as
+left open. Where a way would look beyond the runs the job measured (its own looks
+stopped it earlier), its stop is counted at that next look: a lower bound, so the ratio
+understates a saving of the way that stopped first. Each cell's stop is priced
 at PILOT for the study's file size (write-read pairs of the codec, as
 benchmarks/stops_at_scale.py prices them; the shared plain arm, under 1% of a pass, is
 left out of both). The drift check's re-measurements are not replayed: they are the
@@ -44,6 +48,7 @@ from wattzip.analysis import moderated
 from wattzip.analysis.stopping import PLAIN_OPS, VerdictLooks
 from wattzip.measure.drift import REFERENCE_SUFFIX
 from wattzip.model import plan
+from wattzip.model.jobs import Job
 from wattzip.model.study import Study
 
 CODEC_OPS = ("compress-write", "decompress-read")
@@ -92,12 +97,15 @@ def stop(looks: VerdictLooks, runs: list[dict]) -> tuple[int, bool, bool]:
     return looks.looks[-1], True, False
 
 
-def variants(study: Study, extra_looks: list[tuple[int, ...]]) -> list[tuple]:
-    """(name, guard, looks) of every way replayed: both guards at the study's looks, then
-    each set of looks given under the guard the jobs run."""
+def variants(study: Study, extra_looks: list[tuple[int, ...]],
+             extra_kinds: list[tuple[str, ...]] = ()) -> list[tuple]:
+    """(name, guard, looks, kinds) of every way replayed: both guards at the study's looks
+    and kinds (None: each job's own, Study.kinds), then each set of looks given and each
+    set of kinds given under the guard the jobs run."""
     looks = tuple(study.looks)
-    return [("together", GROUPED, looks), ("alone", each_alone, looks),
-            *((f"looks {','.join(map(str, x))}", GROUPED, x) for x in extra_looks)]
+    return [("together", GROUPED, looks, None), ("alone", each_alone, looks, None),
+            *((f"looks {','.join(map(str, x))}", GROUPED, x, None) for x in extra_looks),
+            *((f"kinds {','.join(k) or 'none'}", GROUPED, looks, k) for k in extra_kinds)]
 
 
 def replay(study: Study, folder: str, ways: list[tuple]
@@ -115,9 +123,11 @@ def replay(study: Study, folder: str, ways: list[tuple]
                       for r in runs if r["ended_at"] <= began)
         own = [r for r in own if r["op"] in CODEC_OPS or r["op"] in PLAIN_OPS]
         stops = {}
-        for name, priors, planned in ways:
+        asked = study.kinds(Job(study.first_testbed, "", file_type, codec))
+        for name, priors, planned, kinds in ways:
             looks = VerdictLooks(planned, verdict["reads_per_write"], verdict["margin"],
-                                 moderated=True, prior_runs=prior, plain_type=file_type)
+                                 moderated=True, prior_runs=prior, plain_type=file_type,
+                                 kind_metrics=asked if kinds is None else kinds)
             moderated.cell_priors = priors
             try:
                 stops[name] = stop(looks, own)
@@ -136,11 +146,14 @@ def main() -> None:
                    "price most differently")
     p.add_argument("--looks", nargs="*", default=[], metavar="N,N,...",
                    help="sets of looks to replay as well, under the jobs' guard")
+    p.add_argument("--kinds", nargs="*", default=[], metavar="M,...",
+                   help="sets of break-even kinds to replay as well (T,E: every kind)")
     a = p.parse_args()
     study = Study.from_files(a.configfile)
     with open(a.cache, encoding="utf-8") as f:
         rates = json.load(f)
-    ways = variants(study, [tuple(int(n) for n in x.split(",")) for x in a.looks])
+    ways = variants(study, [tuple(int(n) for n in x.split(",")) for x in a.looks],
+                    [tuple(m for m in x.split(",") if m) for x in a.kinds])
     stops = replay(study, a.journals, ways)
 
     def price(cell, n):
@@ -151,7 +164,7 @@ def main() -> None:
           f"{study.file_size_bytes >> 20} MiB files")
     totals = {}
     floor = sum(price(cell, study.looks[0]) for cell in stops)
-    for name, _, _ in ways:
+    for name, *_ in ways:
         mine = [s[name] for s in stops.values()]
         counts = Counter(n for (n, _, _) in mine)
         beyond = sum(not reached for (_, reached, _) in mine)
@@ -166,8 +179,8 @@ def main() -> None:
     print(f"together / alone: {totals['together'] / totals['alone']:.2f} of the measurement; "
           f"every cell at its first look is {floor / 3600:.2f} h (the plan's minimum less "
           "the plain arm)")
-    for name, _, _ in ways[2:]:
-        print(f"{name} / the study's looks ({','.join(map(str, study.looks))}): "
+    for name, *_ in ways[2:]:
+        print(f"{name} / the study's looks ({','.join(map(str, study.looks))}) and kinds: "
               f"{totals[name] / totals['together']:.2f} of the measurement")
     moved = sorted(stops.items(), key=lambda kv: -abs(price(kv[0], kv[1]["alone"][0])
                                                       - price(kv[0], kv[1]["together"][0])))

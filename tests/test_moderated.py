@@ -13,6 +13,7 @@ from wattzip import stats
 from wattzip.analysis import moderated, run_tables, verdicts
 from wattzip.analysis.options import AnalysisOptions
 from wattzip.analysis.stopping import VerdictLooks, needs_more
+from wattzip.model import repeat_design
 from wattzip.model.study import Study
 
 OPS = ("compress-write", "decompress-read")
@@ -200,13 +201,32 @@ def test_the_design_names_the_moderated_one():
     config = {**study.config, "repeats": {**study.config["repeats"], "design": "moderated"}}
     mod = Study.from_config(config)
     assert mod.verdict_design and mod.moderated_design
-    assert mod.describe_repeats().startswith("the moderated design: planned looks at 2, 3, 4, 8")
+    assert repeat_design.describe(mod).startswith(
+        "the moderated design: planned looks at 2, 3, 4, 8")
     job = next(j for j in mod.jobs(mod.first_testbed) if j.file_type != "dutycycle")
     assert mod.repeat_plan(job).looks == (2, 3, 4, 8)
     order = mod.measure_order(mod.first_testbed, lambda j: -len(j.codec))
     assert mod.previous_job(order[1], lambda j: -len(j.codec)) == order[0]
     assert mod.previous_job(order[0], lambda j: -len(j.codec)) is None
     assert study.previous_job(job) is None  # the paper's rule: no order imposed
+
+
+def test_a_job_decides_the_kinds_the_claims_read():
+    """The jobs' looks decide the break-even kinds of verdict.kind_metrics (T and E by
+    default) and those a claim names for its cells (slow_disk_text_time: T of gz-1 and
+    lzo-1 on text); the job's spec carries them and the report's design sentence names
+    them."""
+    base = Study.from_files(["config.yaml", "config/paper-original-cells.yaml"])
+    assert {base.job_spec(j)["kinds"] for j in base.jobs(base.first_testbed)} == {"T,E"}
+    assert "its break-even kinds in T and E," in repeat_design.describe(base)
+    config = {**base.config, "verdict": {**base.config["verdict"], "kind_metrics": ["E"]}}
+    energy = Study.from_config(config)
+    kinds = {(j.file_type, j.codec): energy.job_spec(j)["kinds"]
+             for j in energy.jobs(energy.first_testbed)}
+    assert kinds[("text", "gz-1")] == kinds[("text", "lzo-1")] == "T,E"
+    assert kinds[("text", "gz-6")] == kinds[("random", "lzo-1")] == "E"
+    assert ("its break-even kind in E (also in T for gz-1 on text, lzo-1 on text, which a "
+            "claim reads)") in repeat_design.describe(energy)
 
 
 def test_the_plan_states_every_design_side_by_side():

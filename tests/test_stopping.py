@@ -11,6 +11,7 @@ import pytest
 
 from wattzip import meters, records
 from wattzip.analysis.stopping import VerdictLooks, needs_more, outliers
+from wattzip.errors import WattzipError
 from wattzip.machine import media
 from wattzip.measure import measurement, repeats
 from wattzip.workload import codec_registry
@@ -89,6 +90,24 @@ def test_a_decided_verdict_with_its_break_even_kind_open_goes_on():
         assert looks.open_kinds(mine, OPS, n).keys() == {"T", "E"}, n
         assert looks.needs_more(mine, OPS) is more, n
     assert not looks.open_kinds(job_runs(CHEAP, 3), OPS, 3)  # always: dr 2 s, dw -4 s
+
+
+def test_a_kind_the_study_does_not_ask_for_is_left_open():
+    """A read as fast as plain (T's dr 0.05 s against a 0.1 s spread) that costs less
+    energy (E's dr clearly positive): its E kind is decided (always), its T kind is not.
+    Asked for E alone (a study's verdict.kind_metrics, no claim reading the cell's T),
+    the job stops at its first look; asked for T and E, it goes on."""
+    even_read = {"compress-write": 6.0, "decompress-read": 4.95}
+    mine = [dict(r, energy_j=30.0 * r["elapsed_s"]) if r["op"] == "decompress-read" else r
+            for r in job_runs(even_read, 3, seed=6)]
+    both, energy = VerdictLooks((3, 5, 8)), VerdictLooks((3, 5, 8), kind_metrics=("E",))
+    assert both.open_kinds(mine, OPS, 3).keys() == {"T"}
+    assert not energy.open_kinds(mine, OPS, 3)
+    assert both.needs_more(mine, OPS) and not energy.needs_more(mine, OPS)
+    assert measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="E").kind_metrics == ("E",)
+    assert measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="").kind_metrics == ()
+    with pytest.raises(WattzipError, match="--kinds 'ET'"):
+        measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="ET")
 
 
 def test_without_a_meter_the_time_verdict_decides_alone():

@@ -189,7 +189,7 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
     root = workflow_copy(tmp_path / "wf")
     overlay = root / "verdict.yaml"
     overlay.write_text("repeats: {min: 2, max: 2, ci_target: 0.05, design: verdict, "
-                       "looks: [2, 3, 4]}\n")
+                       "looks: [2, 3, 4]}\nverdict: {kind_metrics: [E]}\n")
     dry = snakemake(root, "-n", overlays=[overlay])
     # 2 settings x 2 file types x 2 codecs, each repeat 2 arms x 2 operations, 2 to 4 times
     assert "(each with its own plain arm) x 2 setting(s) = 8 measurement jobs, 64-128 " \
@@ -230,6 +230,10 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
             r["started_at"] for r in final)
         log = (root / f"results/tiny/tiny/logs/runs/{setting}/{ftype}/{codec}.log").read_text()
         assert f"stopped at the look of {n} runs per arm" in log
+        # kind_metrics [E]: E's kind for every cell, T's too where a claim reads it
+        # (slow_disk_text_time: gz-1 and lzo-1 on text)
+        asked = "T, E" if (ftype, codec) in (("text", "gz-1"), ("text", "lzo-1")) else "E"
+        assert f"break-even kinds asked: {asked}" in log, log
         # it stopped on its verdicts: no width target to report; disturbed runs are no failures
         disturbed = sum(bool(r["disturbed"]) and not r["disturbed"].startswith("drift: ")
                         for r in mine)

@@ -9,10 +9,11 @@ Two designs (config `repeats.design`):
 - verdict: planned looks (say n = 3, 5, 8 runs per arm). A codec's job measures its
   own plain arm beside the codec's, interleaved ABBA (wattzip.measure.repeats), and stops at
   the first look where the verdicts of its cell (T, and E where there is a meter) and
-  their break-even kinds (the claims rest on them, wattzip.analysis.breakeven) are all
-  decided, each look at alpha / looks (Bonferroni, wattzip.analysis.verdicts), so
-  coverage holds whichever look it stops at. The verdicts compare the codec arm's
-  first n runs with the first n of its own plain arm.
+  the break-even kinds the study asks of it (`kind_metrics`: the claims rest on them,
+  wattzip.analysis.breakeven) are all decided, each look at alpha / looks
+  (Bonferroni, wattzip.analysis.verdicts), so coverage holds whichever look it stops
+  at. The verdicts compare the codec arm's first n runs with the first n of its own
+  plain arm.
 - moderated: the verdict design's looks from 2 runs, each arm's variance moderated
   (wattzip.analysis.moderated), and one plain arm per setting and file type: each codec's
   job adds a plain pair to it (more only while it holds fewer runs than the look
@@ -37,6 +38,8 @@ from wattzip.analysis.options import pair_confidence
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
 PLAIN_OPS = ("plain-write", "plain-read")
+# The metrics whose verdicts and break-even kinds the looks judge, and their runs' field.
+METRICS = {"T": "elapsed_s", "E": "energy_j"}
 
 
 def series(runs: list[dict], ops: Sequence[str]) -> dict[str, list[float]]:
@@ -88,7 +91,7 @@ def outliers(runs: list[dict], ops: Sequence[str]) -> list[Outlier]:
     out = []
     for op in ops:
         scores: dict[int, list] = {}
-        for metric, key in (("T", "elapsed_s"), ("E", "energy_j")):
+        for metric, key in METRICS.items():
             mine = [r for r in first_runs(runs, op, None) if r.get(key) is not None]
             if len(mine) < OUTLIER_MIN_RUNS:
                 continue
@@ -126,6 +129,15 @@ class VerdictLooks:
     # shared plain runs (this job's and those in `prior_runs`) the looks compare with;
     # None: the job's own plain arm.
     plain_type: str | None = None
+    # The metrics whose break-even kind a look must decide before the job stops (the
+    # study's: wattzip.model.study.Study.kinds); by default every metric it judges.
+    kind_metrics: tuple[str, ...] = ("T", "E")
+
+    def __post_init__(self):
+        unknown = [m for m in self.kind_metrics if m not in METRICS]
+        if unknown:
+            raise ValueError(f"break-even kinds of {unknown}: the looks judge "
+                             f"{', '.join(METRICS)}")
 
     def plain_pool(self, runs: list[dict]) -> list[dict]:
         """The plain runs the looks compare with: the job's own, and under a shared plain
@@ -177,7 +189,7 @@ class VerdictLooks:
         each = verdicts.look_confidence(self.confidence, len(self.looks))
         k = self.reads_per_write
         out = {}
-        for name, metric in (("T", "elapsed_s"), ("E", "energy_j")):
+        for name, metric in METRICS.items():
             picked = self.arm_runs(runs, ops, metric, n)
             arms = _values(picked, metric)
             if min(map(len, arms)) < n:
@@ -200,7 +212,8 @@ class VerdictLooks:
         analysis's: each difference at half the look's alpha, the verdict's priors."""
         each = pair_confidence(verdicts.look_confidence(self.confidence, len(self.looks)))
         out = {}
-        for name, metric in (("T", "elapsed_s"), ("E", "energy_j")):
+        for name in self.kind_metrics:
+            metric = METRICS[name]
             picked = self.arm_runs(runs, ops, metric, n)
             if min(map(len, picked)) < n:
                 continue  # no meter (E), or too few runs: nothing to decide here

@@ -175,7 +175,11 @@ def _add_design_options(s) -> None:
     s.add_argument("--looks", metavar="N,N,...",
                    help="the verdict design: measure the codec's own plain arm too, "
                         "interleaved ABBA, and stop at the first of these runs per arm where "
-                        "the cell's T and E verdicts and break-even kinds are decided")
+                        "the cell's T and E verdicts and the --kinds break-even kinds are "
+                        "decided")
+    s.add_argument("--kinds", default="T,E", metavar="M,...",
+                   help="the metrics whose break-even kind the looks must decide (T, E, "
+                        "both, or none: ''; default: %(default)s)")
     s.add_argument("--moderated", action="store_true",
                    help="the moderated design (--looks): each arm's variance shrunk toward a "
                         "prior fitted over this job's arms and the --prior-journals runs")

@@ -174,7 +174,7 @@ def cmd_job(a) -> int:
         # under the moderated design adds to its setting and file type's shared one).
         looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,
                                          a.moderated, a.prior_journals, a.journal,
-                                         manifest["file_type"])
+                                         manifest["file_type"], a.kinds)
                if codec and not a.duty_phases else None),
     )
     measurement.run(job, meter, journal=a.journal, out=a.out, io_scheduler=a.io_scheduler,

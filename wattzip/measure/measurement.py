@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 
 from wattzip import machine, meters, records, units
-from wattzip.analysis.stopping import VerdictLooks
+from wattzip.analysis.stopping import METRICS, VerdictLooks
 from wattzip.errors import WattzipError
 from wattzip.machine import factors, system
 from wattzip.machine.media import Medium
@@ -76,10 +76,11 @@ def idle_uncertainty(calibration_path: str | None) -> tuple[float | None, int | 
 
 def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
                   moderated: bool = False, prior_journals: str | None = None,
-                  own_journal: str | None = None,
-                  file_type: str | None = None) -> VerdictLooks | None:
+                  own_journal: str | None = None, file_type: str | None = None,
+                  kinds: str = "T,E") -> VerdictLooks | None:
     """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures
-    its own plain arm, which the verdicts compare with (wattzip.measure.repeats). Under the
+    its own plain arm, which the verdicts compare with (wattzip.measure.repeats), and
+    stops once they and the `--kinds` break-even kinds are decided. Under the
     moderated design the other cells' journals in `prior_journals` (those written so far;
     not `own_journal`) give the prior, and the plain arm is the one of the setting's
     `file_type` that every codec's job of it adds to."""
@@ -92,6 +93,10 @@ def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
     if any(b <= a for a, b in zip(planned, planned[1:], strict=False)) or planned[0] < 2:
         raise WattzipError(f"--looks {looks}: the looks must increase from 2 runs on, e.g. "
                            "3,5,8")
+    metrics = tuple(m.strip() for m in kinds.split(",") if m.strip())
+    if not set(metrics) <= set(METRICS):
+        raise WattzipError(f"--kinds {kinds!r}: give metrics of {', '.join(METRICS)}, e.g. E "
+                           "or T,E")
     own = os.path.abspath(own_journal) if own_journal else None
     # The runs' journals, not the drift check's reference journals beside them.
     paths = sorted(p for p in glob.glob(os.path.join(prior_journals, "*", "*.jsonl"))
@@ -101,7 +106,8 @@ def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
              for r in records.read_journal(path, required=records.RUN_REQUIRED)]
     return VerdictLooks(planned, reads_per_write, margin, moderated=moderated,
                         prior_runs=tuple(prior),
-                        plain_type=file_type if moderated and prior_journals else None)
+                        plain_type=file_type if moderated and prior_journals else None,
+                        kind_metrics=metrics)
 
 
 def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,

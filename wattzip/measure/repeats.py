@@ -241,6 +241,7 @@ def _summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) 
             log(f"{job.file_type}/{job.codec_name}: stopped at the look of {n} runs per arm "
                 f"({arms_said}): "
                 + (", ".join(f"{k} {v}" for k, v in decided.items()) or "nothing decided")
+                + f"; break-even kinds asked: {', '.join(job.looks.kind_metrics) or 'none'}"
                 + "".join(f"; {k}'s break-even kind still open ({' or '.join(v)})"
                           for k, v in left.items()))
         else:

@@ -36,12 +36,15 @@ class RepeatPlan:
     """One job's repeats: the paper's rule between min and max, or the verdict design's
     looks (min the first, max the last), where a codec's job measures a plain arm beside
     the codec's: its own, as many repeats of each, or under the moderated design pairs of
-    its setting and file type's shared one (wattzip.model.plan.measured_arms counts them)."""
+    its setting and file type's shared one (wattzip.model.plan.measured_arms counts them).
+    Its looks stop once the cell's T and E verdicts and the break-even kinds of `kinds`
+    are decided."""
 
     min: int
     max: int
     ci_target: float
     looks: tuple[int, ...] = ()
+    kinds: tuple[str, ...] = ()  # the metrics whose break-even kind the looks must decide
 
     @property
     def arms(self) -> int:

@@ -12,6 +12,7 @@ import json
 import os
 from typing import TextIO
 
+from wattzip.model import repeat_design
 from wattzip.model.study import Study
 from wattzip.workload import codec_registry
 
@@ -132,7 +133,7 @@ def report_params(study: Study, testbeds: list[str], stage: str, fig_dir: str) -
         "file_size": study.config["file_size"], "file_types": study.file_types,
         "codecs": study.codecs, "unmeasured_cells": study.scope.describe(),
         "repeats": study.repeats,
-        "repeat_design": study.describe_repeats(),
+        "repeat_design": repeat_design.describe(study),
         "varied_factors": study.varied_factors, "factor_values": study.factor_values(),
         "emulated_input_layouts": study.emulated_input_layouts(),
         "hpc14": has_hpc14(study), "testbeds": testbeds,

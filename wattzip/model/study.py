@@ -14,7 +14,9 @@ from functools import cached_property
 from pathlib import Path
 
 from wattzip import units
-from wattzip.analysis import moderated
+from wattzip.analysis.claims import load_claims
+from wattzip.analysis.claims.registry import kinds_read
+from wattzip.analysis.stopping import METRICS as JUDGED_METRICS
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
 from wattzip.measure.idle import first_look
@@ -237,45 +239,23 @@ class Study:
         if not self.verdict_design or job.file_type == "dutycycle":
             return RepeatPlan(rep["min"], rep["max"], rep["ci_target"])
         looks = tuple(self.looks)
-        return RepeatPlan(looks[0], looks[-1], rep["ci_target"], looks)
+        return RepeatPlan(looks[0], looks[-1], rep["ci_target"], looks, self.kinds(job))
+
+    @cached_property
+    def _claims(self) -> list:
+        return load_claims()
+
+    def kinds(self, job: Job) -> tuple[str, ...]:
+        """The metrics whose break-even kind the job's looks decide: the config's
+        (verdict.kind_metrics) and those a claim reads of its cell (the jobs judge T, E)."""
+        wanted = {*self.config["verdict"]["kind_metrics"],
+                  *kinds_read(self._claims, job.file_type, job.codec)}
+        return tuple(m for m in JUDGED_METRICS if m in wanted)
 
     @property
     def looks(self) -> list[int]:
         """The planned looks of the verdict or the moderated design."""
         return self.repeats["moderated_looks" if self.moderated_design else "looks"]
-
-    def describe_repeats(self) -> str:
-        """The repeat design in a sentence, for the report."""
-        rep = self.repeats
-        if not self.verdict_design:
-            return (f"the paper's rule: at least {rep['min']} and at most {rep['max']} runs "
-                    "per operation, more until each 95% half-width of T, E and ET was under "
-                    f"{100 * rep['ci_target']:g}% of its mean, and one more for each run newly "
-                    "found an outlier (modified Z > 3.5; kept in every statistic)")
-        looks = self.looks
-        if self.moderated_design:
-            return (f"the moderated design: planned looks at {', '.join(map(str, looks))} "
-                    f"runs per arm, each at alpha / {len(looks)} (Bonferroni, 95% overall), "
-                    "each arm's variance moderated by an empirical-Bayes prior fitted over "
-                    "the study's arms of its operation kind and metric (limma's moderated t, "
-                    "Smyth 2004; a codec whose arms of a kind, pooled, lay above the "
-                    f"prior's {1 - moderated.GUARD:.0%} F quantile was moderated towards "
-                    "its own other arms of that kind, and an arm above the "
-                    f"{1 - moderated.ARM_GUARD:.0%} F quantile of its prior kept its own "
-                    "variance); "
-                    "one plain arm per setting and file type, to which each codec's job "
-                    "added a pair (plain first or last in turn through the study's order, "
-                    "more while the arm held fewer pairs than the job's look); each look "
-                    "compared the codec's n runs with the arm's last n pairs, and each job "
-                    "stopped at the first look that decided its T and E verdicts, "
-                    "going on to the next look for a run newly found an outlier (modified "
-                    "Z > 3.5; kept in every statistic)")
-        return (f"the verdict design: planned looks at {', '.join(map(str, looks))} runs per "
-                f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); each codec's "
-                "job measured its own plain arm, interleaved with the codec's in ABBA order "
-                "(plain, codec; codec, plain; ...) against drift, and stopped at the first "
-                "look that decided its T and E verdicts, going on to the next look for a run "
-                "newly found an outlier (modified Z > 3.5; kept in every statistic)")
 
     # --- each job's slice --------------------------------------------------------------
 
@@ -356,7 +336,8 @@ class Study:
         if plan.looks:
             verdict = self.config["verdict"]
             spec.update(looks=",".join(map(str, plan.looks)), margin=verdict["margin"],
-                        reads_per_write=verdict["reads_per_write"])
+                        reads_per_write=verdict["reads_per_write"],
+                        kinds=",".join(plan.kinds))
             if self.moderated_design:  # the priors come from the setting's other cells
                 spec.update(moderated=True, prior_journals=(
                     f"{job.root}/{job.testbed}/journal/{job.setting}"))

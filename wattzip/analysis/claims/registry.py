@@ -43,6 +43,18 @@ class Outcome:
     undecided: list[str] = field(default_factory=list)
 
 
+def kinds_read(claims: list[Claim], file_type: str, codec: str) -> set[str]:
+    """The metrics whose break-even kind of (file_type, codec) a claim names in its
+    `cells` (a codec or file type list left out names them all)."""
+    out = set()
+    for claim in claims:
+        cells = claim.parameters.get("cells") or {}
+        if (cells.get("metric") and file_type in cells.get("file_types", [file_type])
+                and codec in cells.get("codecs", [codec])):
+            out.add(cells["metric"])
+    return out
+
+
 def load_claims(reference_dir: ReferenceDir | None = None) -> list[Claim]:
     """Every declared claim (the package's claims.yaml unless another folder is named); each
     must have a check here, and each check a declaration."""
