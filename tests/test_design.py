@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from wattzip import cli
 from wattzip.errors import ConfigError
 from wattzip.model.config import merge_configs, with_defaults
 from wattzip.model.study import Study
 from wattzip.model.testbed import FACTORS
-from wattzip.resources import load_schema
+from wattzip.resources import load_schema, schema_default
 
 from .test_workflow import REPO
 
@@ -38,6 +39,21 @@ def test_the_schema_defaults_are_the_only_defaults():
     schema = load_schema()
     assert schema["properties"]["seed"]["default"] == 2009
     assert with_defaults({}, schema)["factors"]["bandwidth"] == ["unlimited"]
+
+
+def test_the_command_line_takes_its_defaults_from_the_schema():
+    """A command run alone decides as a study would: the verdict's margin, workload,
+    effect and break-even kinds, the threads and the seed come from the schema."""
+    parser = cli.build_parser()
+    job = parser.parse_args(["job", "--manifest", "m", "--journal", "j", "--out", "o"])
+    analyze = parser.parse_args(["analyze", "runs.csv", "--out", "out"])
+    for args in (job, analyze):
+        assert (args.margin, args.reads_per_write) == (
+            schema_default("verdict.margin"), schema_default("verdict.reads_per_write"))
+    assert analyze.effect == schema_default("verdict.effect")
+    assert job.kinds == ",".join(schema_default("verdict.kind_metrics")) == "T,E"
+    assert job.threads == schema_default("threads") == 0
+    assert parser.parse_args(["gen", "zero", "--out", "o"]).seed == schema_default("seed")
 
 
 def test_settings_have_one_typed_field_per_factor():

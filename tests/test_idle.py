@@ -21,6 +21,7 @@ from wattzip.meters.base import Meter, MeterOptions
 from wattzip.model.config import merge_configs
 from wattzip.model.study import Study
 from wattzip.report import macros
+from wattzip.resources import schema_default
 
 from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 
@@ -199,7 +200,7 @@ def test_the_schema_default_min_count_is_cut_to_a_smaller_count(tmp_path, window
     """A study of fewer windows than the default's 3 (tests/data/tiny.yaml has one) need
     not set min_count: it looks once, after all of them."""
     assert idle.first_look(2, 3) == 2 and idle.first_look(1, 3) == 1
-    assert idle.schema_defaults()["min_count"] == 3
+    assert schema_default("idle.min_count") == 3
     fake = windows([41.0])
     out = calibrate(tmp_path, count=1, min_count=3)
     assert fake.calls == 1 and out["count"] == 1 and out["looks"] == 1
@@ -215,9 +216,8 @@ def test_the_schema_declares_the_defaults_and_the_cli_takes_them():
     tiny = Study.from_files([REPO / "config.yaml", TINY]).config["idle"]
     assert (tiny["count"], tiny["min_count"]) == (1, 3)  # cut to 1 when it runs
     args = cli.build_parser().parse_args(["idle"])
-    defaults = idle.schema_defaults()
-    assert (args.min_count, args.ci_target, args.max_other_load) == (
-        defaults["min_count"], defaults["ci_target"], defaults["max_other_load"])
+    assert (args.min_count, args.ci_target, args.max_other_load) == tuple(
+        schema_default(f"idle.{key}") for key in ("min_count", "ci_target", "max_other_load"))
     args = cli.build_parser().parse_args(["idle", "--min-count", "5", "--ci-target", "0.01"])
     assert (args.min_count, args.ci_target) == (5, 0.01)
 

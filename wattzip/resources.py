@@ -43,6 +43,15 @@ def load_schema(path: str | Path | None = None) -> dict:
     return yaml.safe_load(schema_text() if path is None else Path(path).read_text())
 
 
+def schema_default(key: str):
+    """The schema's default of a config key ("verdict.margin"): the one place the command
+    line's defaults come from, so a command run alone decides as a study would."""
+    node = load_schema()
+    for part in key.split("."):
+        node = node["properties"][part]
+    return node["default"]
+
+
 def reference_dir(given: ReferenceDir | None = None) -> Traversable:
     """The folder of the original papers' tables and claims.yaml: `given`, or the package's."""
     if given is None:

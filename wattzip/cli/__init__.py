@@ -10,7 +10,7 @@ from wattzip import __version__, records
 from wattzip.cli import commands
 from wattzip.errors import WattzipError
 from wattzip.measure import options, runner
-from wattzip.resources import load_schema
+from wattzip.resources import schema_default
 
 REFERENCE_HELP = ("a folder of the original papers' tables and claims.yaml (default: the "
                   "copy the package ships)")
@@ -21,17 +21,18 @@ SETTINGS_HELP = ("the study's settings.csv (results/<study>/<testbed>/settings.c
 
 def add_analysis_options(s) -> None:
     """The flags of the analysis's one options object (analyze and claims decide alike)."""
-    s.add_argument("--margin", type=float, default=0.02,
+    s.add_argument("--margin", type=float, default=schema_default("verdict.margin"),
                    help="a cell's saving is negligible within this share of its baseline "
-                        "(default: %(default)s)")
-    s.add_argument("--reads-per-write", type=float, default=1.0,
+                        "(default: %(default)s, the schema's verdict.margin)")
+    s.add_argument("--reads-per-write", type=float,
+                   default=schema_default("verdict.reads_per_write"),
                    help="the workload a cell's verdict is about (default: %(default)s)")
     s.add_argument("--looks", type=int, default=0,
                    help="the verdict design's number of planned looks: each verdict at "
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
     s.add_argument("--ci-target", type=float, default=0.05)
-    s.add_argument("--effect", type=float, default=0.05,
+    s.add_argument("--effect", type=float, default=schema_default("verdict.effect"),
                    help="the smallest saving worth reporting, a share of the baseline: an "
                         "undecided cell says whether it could have seen one (default: "
                         "%(default)s, the schema's verdict.effect)")
@@ -60,13 +61,12 @@ def _add_idle(sub) -> None:
     s = sub.add_parser("idle", help="measure the average idle power (paper: up to 10 x 10 "
                                     "min, until its interval is narrow enough)")
     options.add_meter_options(s)
-    idle_defaults = load_schema()["properties"]["idle"]["properties"]
     s.add_argument("--count", type=int, default=10,
                    help="the most windows (default: %(default)s)")
-    s.add_argument("--min-count", type=int, default=idle_defaults["min_count"]["default"],
+    s.add_argument("--min-count", type=int, default=schema_default("idle.min_count"),
                    metavar="N", help="windows before the first look at the interval "
                                      "(default: the config schema's %(default)s)")
-    s.add_argument("--ci-target", type=float, default=idle_defaults["ci_target"]["default"],
+    s.add_argument("--ci-target", type=float, default=schema_default("idle.ci_target"),
                    metavar="SHARE",
                    help="stop once the 95%% interval's half-width is at most this share of "
                         "the mean; each of the count - min-count + 1 looks is at 1 - 0.05 / "
@@ -77,7 +77,7 @@ def _add_idle(sub) -> None:
                    help="keep each window as it finishes; a rerun reuses them")
     s.add_argument("--json", action="store_true")
     s.add_argument("--max-other-load", type=float,
-                   default=idle_defaults["max_other_load"]["default"], metavar="SHARE",
+                   default=schema_default("idle.max_other_load"), metavar="SHARE",
                    help="refuse a window in which other processes used more than this "
                         "share of all CPUs (default: %(default)s)")
     _add_quiet_wait(s)
@@ -107,7 +107,7 @@ def _add_gen(sub) -> None:
     s.add_argument("--size", help="e.g. 64MiB, 2GiB (user data: default all of it)")
     s.add_argument("--out", required=True)
     s.add_argument("--seed", type=int,
-                   default=load_schema()["properties"]["seed"]["default"],
+                   default=schema_default("seed"),
                    help="seed of the random and mix-N generators (default: %(default)s, the "
                         "schema's)")
     s.add_argument("--source", action="append", help="source directory (repeatable)")
@@ -151,7 +151,7 @@ def _add_job(sub) -> None:
     _add_design_options(s)
     s.add_argument("--copies", type=_at_least_one, default=1,
                    help="copies compressed at once (at least 1)")
-    s.add_argument("--threads", type=int, default=0,
+    s.add_argument("--threads", type=int, default=schema_default("threads"),
                    help="threads of multi-threaded codecs (default 0: every core here)")
     _add_quiet_options(s)
     s.add_argument("--trace-dir")
@@ -177,7 +177,8 @@ def _add_design_options(s) -> None:
                         "interleaved ABBA, and stop at the first of these runs per arm where "
                         "the cell's T and E verdicts and the --kinds break-even kinds are "
                         "decided")
-    s.add_argument("--kinds", default="T,E", metavar="M,...",
+    s.add_argument("--kinds", default=",".join(schema_default("verdict.kind_metrics")),
+                   metavar="M,...",
                    help="the metrics whose break-even kind the looks must decide (T, E, "
                         "both, or none: ''; default: %(default)s)")
     s.add_argument("--moderated", action="store_true",
@@ -187,9 +188,10 @@ def _add_design_options(s) -> None:
                    help="the moderated design: the folder of the setting's journals "
                         "(<file type>/<codec>.jsonl), whose other cells' runs written so far "
                         "the prior is fitted over")
-    s.add_argument("--margin", type=float, default=0.02,
+    s.add_argument("--margin", type=float, default=schema_default("verdict.margin"),
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
-    s.add_argument("--reads-per-write", type=float, default=1.0,
+    s.add_argument("--reads-per-write", type=float,
+                   default=schema_default("verdict.reads_per_write"),
                    help="the verdicts' workload (--looks; default: %(default)s)")
 
 

@@ -12,7 +12,7 @@ from wattzip.machine import system, throttle
 from wattzip.measure import options, provenance
 from wattzip.measure.options import log
 from wattzip.meters import coefficients
-from wattzip.resources import load_schema
+from wattzip.resources import schema_default
 from wattzip.workload import codec_registry, inputs
 
 
@@ -118,9 +118,8 @@ def quiet_limits(max_other_cpu: float | None = None, max_steal: float | None = N
     """The run's disturbance limits: the flags, else the schema's `quiet:` defaults."""
     from wattzip.measure.disturbance import QuietLimits
 
-    props = load_schema()["properties"]["quiet"]["properties"]
     given = {"max_other_cpu": max_other_cpu, "max_steal": max_steal, "wait_s": wait_s}
-    return QuietLimits(**{key: props[key]["default"] if value is None else value
+    return QuietLimits(**{key: schema_default(f"quiet.{key}") if value is None else value
                           for key, value in given.items()})
 
 
@@ -129,9 +128,8 @@ def drift_check(repeats: int | None, max_change: float | None):
     none)."""
     from wattzip.measure.disturbance import DriftCheck
 
-    props = load_schema()["properties"]["drift"]["properties"]
-    repeats = props["repeats"]["default"] if repeats is None else repeats
-    return DriftCheck(repeats, props["max_change"]["default"] if max_change is None
+    repeats = schema_default("drift.repeats") if repeats is None else repeats
+    return DriftCheck(repeats, schema_default("drift.max_change") if max_change is None
                       else max_change) if repeats else None
 
 

@@ -26,17 +26,10 @@ from wattzip.machine import MachineError, factors, system
 from wattzip.measure.disturbance import QuietLimits, busiest, process_jiffies
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
 from wattzip.meters import Meter
+from wattzip.resources import schema_default
 
 NOISY_IDLE_WINDOWS = 3  # in a row: the machine is busy, not briefly disturbed
 CONFIDENCE = 0.95  # overall, over all the looks
-
-
-def schema_defaults() -> dict:
-    """The `idle:` section's defaults, as config/schema.yaml declares them."""
-    from wattzip.resources import load_schema
-
-    props = load_schema()["properties"]["idle"]["properties"]
-    return {key: prop["default"] for key, prop in props.items() if "default" in prop}
 
 
 def first_look(count: int, min_count: int) -> int:
@@ -46,7 +39,7 @@ def first_look(count: int, min_count: int) -> int:
     if min_count < 1:
         raise ConfigError(f"idle.min_count ({min_count}) must be at least 1")
     if min_count > count:
-        if min_count == schema_defaults()["min_count"]:
+        if min_count == schema_default("idle.min_count"):
             return count
         raise ConfigError(f"idle.min_count ({min_count}) is above idle.count ({count}), "
                           "the most windows calibration measures; lower min_count or "
