@@ -131,7 +131,7 @@ class VerdictLooks:
     plain_type: str | None = None
     # The metrics whose break-even kind a look must decide before the job stops (the
     # study's: wattzip.model.study.Study.kinds); by default every metric it judges.
-    kind_metrics: tuple[str, ...] = ("T", "E")
+    kind_metrics: tuple[str, ...] = tuple(METRICS)
 
     def __post_init__(self):
         unknown = [m for m in self.kind_metrics if m not in METRICS]
