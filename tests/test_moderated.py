@@ -13,7 +13,7 @@ from wattzip import stats
 from wattzip.analysis import moderated, run_tables, verdicts
 from wattzip.analysis.options import AnalysisOptions
 from wattzip.analysis.stopping import VerdictLooks, needs_more
-from wattzip.model import repeat_design
+from wattzip.model import rehearsal, repeat_design
 from wattzip.model.study import Study
 
 OPS = ("compress-write", "decompress-read")
@@ -227,6 +227,30 @@ def test_a_job_decides_the_kinds_the_claims_read():
     assert kinds[("text", "gz-6")] == kinds[("random", "lzo-1")] == "E"
     assert ("its break-even kind in E (also in T for gz-1 on text, lzo-1 on text, which a "
             "claim reads)") in repeat_design.describe(energy)
+
+
+def test_the_rehearsal_stops_each_job_as_its_looks_would():
+    """The rehearsal's simulated jobs under planned looks run the jobs' own stopping rule
+    (wattzip.analysis.stopping, the looks `wattzip job --spec` builds) over the runs of
+    their setting simulated before them: each stops at a planned look, some after the
+    first, and at each earlier look the rule said to go on."""
+    study = Study.from_files(["config.yaml", "config/paper.yaml",
+                              "config/paper-moderated.yaml"])
+    sim = rehearsal.Simulator(study, study.first_testbed)
+    runs, stops = [], []
+    for job in study.jobs(study.first_testbed, "rehearsal"):
+        plan = study.repeat_plan(job)
+        looks = sim.looks(job, plan, runs)
+        mine = sim.job_runs(job, runs)
+        runs += mine
+        n = looks.runs_per_arm(mine, OPS)
+        assert n in plan.looks and not needs_more(mine, OPS, plan.min, plan.max,
+                                                  plan.ci_target, looks), job
+        for k in (k for k in plan.looks if k < n):
+            assert needs_more([r for r in mine if r["repeat"] <= k], OPS, plan.min, plan.max,
+                              plan.ci_target, looks), (job, k)
+        stops.append(n)
+    assert min(stops) == 2 and max(stops) > 2, stops
 
 
 def test_the_plan_states_every_design_side_by_side():

@@ -22,10 +22,12 @@ import json
 import random
 import subprocess
 import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
 from wattzip import records
+from wattzip.analysis import stopping
 from wattzip.machine import system
 from wattzip.measure import crosscheck
 from wattzip.measure.interleaving import with_shared_plain
@@ -41,6 +43,7 @@ NOISE_CV = 0.03
 SCOPES = {"powercap": "package+dram", "perf": "package+dram", "ipmi": "platform",
           "wattsup": "wall", "trace": "wall", "model": "wall (CPU-utilization model)"}
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+CODEC_OPS = ("compress-write", "decompress-read")
 SIMULATED_HOW = "SIMULATED by the rehearsal (wattzip.model.rehearsal): nothing was measured"
 
 
@@ -164,22 +167,41 @@ class Simulator:
                        model_energy_j=energy)
         return records.RunRecord.new(rec).to_dict()  # this version's record, as measured
 
-    def job_runs(self, job: Job) -> list[dict]:
-        """A job's runs: its repeat plan's first count of each arm and operation (the
-        verdict design's jobs hold their own plain arm, interleaved; the moderated design's
-        add to their file type's shared one, by wattzip.measure.interleaving's rule)."""
+    def job_runs(self, job: Job, earlier: Sequence[dict] = ()) -> list[dict]:
+        """A job's runs, repeat by repeat, as its design would measure them: the paper's
+        rule's first `min` repeats (the simulated spread is not a machine's, so its width
+        target is not chased), or under planned looks until the jobs' own stopping rule
+        stops (wattzip.analysis.stopping), over the runs of its setting simulated before
+        it (`earlier`). The verdict design's jobs hold their own plain arm, interleaved;
+        the moderated design's add to their file type's shared one, by
+        wattzip.measure.interleaving's rule."""
         codec = None if job.codec == "plain" else codec_registry.get(job.codec)
         plan = self.study.repeat_plan(job)
         file_type = self.study.duty.file_type if job.file_type == "dutycycle" else job.file_type
-        out = []
-        for repeat in range(1, plan.min + 1):
+        looks = self.looks(job, plan, earlier) if plan.looks and codec is not None else None
+        out: list[dict] = []
+        for repeat in range(1, 2 * plan.max + 1):  # the jobs' cap: twice the most
             for arm_codec, pairing in self.repeat_arms(job, codec, plan, repeat):
                 ops = (("write-compute",) if job.file_type == "dutycycle" else
                        ("plain-write", "plain-read") if arm_codec is None else
                        ("compress-write", "decompress-read"))
                 for op in ops:
                     out.append(self.record(job, op, repeat, file_type, arm_codec, pairing))
+            if looks is None and repeat >= plan.min or looks is not None and (
+                    not stopping.needs_more(out, CODEC_OPS, plan.min, plan.max,
+                                            plan.ci_target, looks)):
+                break
         return out
+
+    def looks(self, job: Job, plan, earlier: Sequence[dict]) -> stopping.VerdictLooks:
+        """The stopping rule a codec's job under planned looks runs, as `wattzip job
+        --spec` builds it from Study.job_spec."""
+        verdict, moderated = self.study.config["verdict"], self.study.moderated_design
+        return stopping.VerdictLooks(
+            plan.looks, verdict["reads_per_write"], verdict["margin"], moderated=moderated,
+            prior_runs=tuple(r for r in earlier if r["factors"]["setting"] == job.setting)
+            if moderated else (), plain_type=job.file_type if moderated else None,
+            kind_metrics=plan.kinds)
 
     def repeat_arms(self, job: Job, codec, plan, repeat: int) -> list[tuple]:
         """(arm's codec, what its runs record of the pairing) of one repeat, in order."""
@@ -202,7 +224,9 @@ def synthesize(study: Study, testbed: str, runs_csv: str | Path) -> dict[str, st
     checks.check_design(study, testbed)
     out = Path(runs_csv).parent
     sim = Simulator(study, testbed)
-    runs = [r for job in study.jobs(testbed, "rehearsal") for r in sim.job_runs(job)]
+    runs: list[dict] = []
+    for job in study.jobs(testbed, "rehearsal"):
+        runs += sim.job_runs(job, runs)
     _add_traces(study, out, runs, sim)
     written = {"runs": str(runs_csv)}
     records.write_runs_csv(runs, runs_csv)
