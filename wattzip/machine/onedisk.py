@@ -226,17 +226,41 @@ class OneDisk:
 
 # The daemon must outrun the budget by this much, or the budget is not what sets the time.
 CEILING_MARGIN = 1.2
+# A shared host's disk has slow moments (another guest's burst): a budget is refused only
+# when this many test copies in a row all fall short of it.
+CEILING_TRIES = 3
 
 
 def check_reachable(directory: str, bytes_per_s: int, size: int = 64 << 20,
                     backing: str | None = None) -> dict:
-    """Refuse a budget this machine's emulated disk cannot deliver: write `size` bytes to a
-    scratch file in `directory` (on the emulated disk, its budget lifted) and read them
-    back, through the loop device and the daemon; a FactorError unless both rates beat
-    the budget by CEILING_MARGIN. Cold down to the host disk: the write counts until the
-    `backing` image's bytes are on the host disk, and the read starts with the image out
-    of the host's page cache, so a budget above the host disk's own speed is refused.
-    Returns the rates (B/s) for the pre-flight report."""
+    """Refuse a budget this machine's emulated disk cannot deliver: a FactorError unless
+    one of CEILING_TRIES test copies (copy_rates) beats the budget by CEILING_MARGIN both
+    reading and writing. A budget above the host disk's own speed fails every try; a
+    slow moment of a shared host fails one. Returns the passing try's rates (B/s) and
+    every try's, for the pre-flight report."""
+    tries = []
+    for _ in range(CEILING_TRIES):
+        read, write = copy_rates(directory, size, backing)
+        tries.append({"read_bytes_per_s": read, "write_bytes_per_s": write})
+        if min(read, write) >= CEILING_MARGIN * bytes_per_s:
+            return {**tries[-1], "tries": tries}
+    best = max(min(t.values()) for t in tries)
+    seen = ", ".join(f"{t['read_bytes_per_s'] / 1e6:.0f}/{t['write_bytes_per_s'] / 1e6:.0f}"
+                     for t in tries)
+    raise FactorError(
+        f"bandwidth {bytes_per_s / 1e6:g} MB/s: the emulated disk reaches only "
+        f"{seen} MB/s reading/writing here in {len(tries)} tries, cold (its FUSE "
+        f"daemon's and the host disk's limit), so it cannot emulate that disk; choose a "
+        f"bandwidth below {best / CEILING_MARGIN / 1e6:.0f} MB/s, or give the medium "
+        "inputs: separate (the kernel's throttle, reads and writes apart)")
+
+
+def copy_rates(directory: str, size: int, backing: str | None) -> tuple[float, float]:
+    """(read, write) B/s of one test copy of `size` bytes to a scratch file in `directory`
+    (on the emulated disk, its budget lifted) and back, through the loop device and the
+    daemon. Cold down to the host disk: the write counts until the `backing` image's
+    bytes are on the host disk, and the read starts with the image out of the host's
+    page cache."""
     import shutil
 
     from wattzip.machine.system import evict
@@ -265,15 +289,7 @@ def check_reachable(directory: str, bytes_per_s: int, size: int = 64 << 20,
             from None
     finally:
         scratch.unlink(missing_ok=True)
-    if min(read, write) < CEILING_MARGIN * bytes_per_s:
-        raise FactorError(
-            f"bandwidth {bytes_per_s / 1e6:g} MB/s: the emulated disk reaches only "
-            f"{read / 1e6:.0f} MB/s reading and {write / 1e6:.0f} MB/s writing here, cold "
-            f"(its FUSE daemon's and the host disk's limit), so it cannot emulate that disk; "
-            f"choose a bandwidth "
-            f"below {min(read, write) / CEILING_MARGIN / 1e6:.0f} MB/s, or give the medium "
-            "inputs: separate (the kernel's throttle, reads and writes apart)")
-    return {"read_bytes_per_s": read, "write_bytes_per_s": write}
+    return read, write
 
 
 def check_available() -> None:
