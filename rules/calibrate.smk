@@ -74,7 +74,7 @@ rule idle_power:
         **SLURM,
         measure=1,
     params:
-        spec=RULES.idle_spec,
+        spec=STUDY.idle_spec_json,
         journal=f"{MEASURED}/{{testbed}}/journal/idle/{{setting}}.jsonl",
     shell:
         "wattzip idle --spec {params.spec:q} --journal {params.journal:q} "

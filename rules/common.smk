@@ -1,5 +1,5 @@
 """The study's one model (wattzip.model.study) and the lookups its rules make in it
-(wattzip.model.lookups.RuleLookups): a job's spec, a testbed's meter, which tables and
+(wattzip.model.lookups.RuleLookups): a testbed's meter, which tables and
 figures each of the two trees holds, the rehearsal's (rehearsal/<study>/, SIMULATED,
 built first) and the measured one (results/<study>/, figures/<study>/). Glue only:
 what needs Snakemake's own objects (config, glob_wildcards, ancient, workflow.cores)."""

@@ -24,7 +24,7 @@ rule measure_runs:
         **SLURM,
         measure=1,
     params:
-        spec=RULES.job_spec,
+        spec=STUDY.job_spec_json,
         journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
         traces=f"{MEASURED}/{{testbed}}/traces/{{setting}}/{{ftype}}/{{codec}}",
         verified=f"{MEASURED}/{{testbed}}/journal/verified.jsonl",
@@ -53,7 +53,7 @@ rule measure_dutycycle:
         **SLURM,
         measure=1,
     params:
-        spec=RULES.job_spec,
+        spec=STUDY.job_spec_json,
         journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
         traces=f"{MEASURED}/{{testbed}}/traces/{{setting}}/dutycycle/{{codec}}",
         verified=f"{MEASURED}/{{testbed}}/journal/verified.jsonl",

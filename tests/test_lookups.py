@@ -29,7 +29,7 @@ def test_a_job_spec_is_the_models_own_slice_of_the_study():
     rules = lookups()
     setting = rules.study.primary.name
     w = Wildcards(testbed="tb", setting=setting, ftype="text", codec="gz-1")
-    spec = json.loads(rules.job_spec(w))
+    spec = json.loads(rules.study.job_spec_json(w))
     job = Job("tb", setting, "text", "gz-1", rules.measured)
     assert spec == json.loads(json.dumps(rules.study.job_spec(job), sort_keys=True))
     assert spec["codec"] == "gz-1" and spec["testbed"] == "tb"

@@ -1,8 +1,9 @@
-"""What the workflow's rules look up by their wildcards: a job's spec, a testbed's meter,
-a tree's inputs. Built once from the study's model and its two trees of outputs, so
-that `rules/common.smk` holds no decisions and every lookup can be tested without
-Snakemake. Input functions take the rule's wildcards; params functions take
-`input` too, as Snakemake passes them."""
+"""What the workflow's rules look up by their wildcards: a testbed's meter, a tree's
+inputs (a job's spec the rules take from the model itself, Study.job_spec_json). Built
+once from the study's model and its two trees of outputs, so that `rules/common.smk`
+holds no decisions and every lookup can be tested without Snakemake. Input functions
+take the rule's wildcards; params functions take `input` too, as Snakemake passes
+them."""
 
 from __future__ import annotations
 
@@ -107,16 +108,6 @@ class RuleLookups:
         """The merged config as JSON, in its own order: the first listed value of each
         factor makes the primary setting, so its keys are never sorted."""
         return json.dumps(self.config)
-
-    def job_spec(self, wildcards) -> str:
-        """A measurement job's own slice of the study, as one JSON document."""
-        ftype = getattr(wildcards, "ftype", "dutycycle")
-        job = Job(wildcards.testbed, wildcards.setting, ftype, wildcards.codec, self.measured)
-        return json.dumps(self.study.job_spec(job), sort_keys=True)
-
-    def idle_spec(self, wildcards) -> str:
-        return json.dumps(self.study.idle_spec(wildcards.testbed, wildcards.setting),
-                          sort_keys=True)
 
     def meter_spec(self, wildcards) -> str:
         return json.dumps(self.study.meter_fields(wildcards.testbed), sort_keys=True)

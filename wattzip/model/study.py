@@ -9,6 +9,7 @@ schema's `default:` values are the only defaults.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -358,6 +359,17 @@ class Study:
                 "ci_target": idle["ci_target"], "seconds": idle["seconds"],
                 "max_other_load": idle["max_other_load"],
                 "quiet_wait": self.config["quiet"]["wait_s"]}
+
+    def job_spec_json(self, wildcards) -> str:
+        """`wattzip job --spec` of the measure rules' job, by their wildcards (testbed,
+        setting, ftype but in the duty cycle's, codec): job_spec as one JSON document."""
+        job = Job(wildcards.testbed, wildcards.setting,
+                  getattr(wildcards, "ftype", "dutycycle"), wildcards.codec, self.root(RESULTS))
+        return json.dumps(self.job_spec(job), sort_keys=True)
+
+    def idle_spec_json(self, wildcards) -> str:
+        """`wattzip idle --spec` of rule idle_power, by its wildcards (testbed, setting)."""
+        return json.dumps(self.idle_spec(wildcards.testbed, wildcards.setting), sort_keys=True)
 
     def preflight_settings(self, testbed: str) -> dict:
         """Every setting of a testbed as plain values, for the pre-flight checks."""
