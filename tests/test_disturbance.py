@@ -57,6 +57,26 @@ def test_judge_names_the_cause_and_forgives_counting_ticks():
         "other processes": 1}
 
 
+def test_the_idle_windows_wait_counts_kernel_time_as_their_check_does():
+    """A neighbour whose load is kernel time (dd copying /dev/zero: clear_user in the
+    kernel) discards an idle window (QuietCheck counts every busy CPU). The wait before
+    the next window judges the same load: with count_system it waits it out (here: is
+    refused after wait_s), where a run's wait, counting user time alone, finds the machine
+    quiet and the next window would be discarded again."""
+    dd = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=1M"],
+                          stderr=subprocess.DEVNULL)
+    try:
+        runs_wait = QuietLimits(max_other_cpu=0.1, wait_s=2.0)
+        assert runs_wait.wait_until_quiet(lambda _: None, "run") < 2.0
+        idle_wait = QuietLimits(max_other_cpu=0.1, max_steal=1.0, wait_s=2.0,
+                                count_system=True)
+        with pytest.raises(disturbance.MachineError, match="stayed busy.*busiest: dd"):
+            idle_wait.wait_until_quiet(lambda _: None, "idle window 2")
+    finally:
+        dd.kill()
+        dd.wait()
+
+
 def test_every_run_records_the_other_load(small_inputs, tmp_path):
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
     job = make_job(small_inputs, tmp_path, "gz-1")

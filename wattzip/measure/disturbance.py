@@ -135,6 +135,10 @@ class QuietLimits:
     max_other_cpu: float = 0.05
     max_steal: float = 0.05
     wait_s: float = 600.0  # how long a busy machine is waited for before it is refused
+    # What other processes' load is: their user time (a run's own flushing, loop and
+    # compression threads are kernel time), or also their kernel time (idle windows,
+    # where any busy CPU is load: wattzip.measure.idle.QuietCheck counts it so).
+    count_system: bool = False
 
     def judge(self, record: dict) -> str | None:
         """Why the run was disturbed, or None when it was quiet. The kernel counts CPU
@@ -147,7 +151,9 @@ class QuietLimits:
         cpus = record.get("cpus") or os.cpu_count() or 1
         capacity = elapsed * cpus
         counting = 2 * cpus / TICK
-        share = max(record["other_user_s"] - counting, 0.0) / capacity
+        other_s = (record.get("other_cpu_share", 0.0) * capacity if self.count_system
+                   else record["other_user_s"])
+        share = max(other_s - counting, 0.0) / capacity
         reasons = []
         if share > self.max_other_cpu:
             reasons.append(f"other processes used {share:.0%} of the {cpus} CPUs "

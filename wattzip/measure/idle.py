@@ -101,7 +101,8 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
     error). The reason the rule stopped."""
     quiet, noisy, reason = QuietCheck(), 0, None
     # the idle windows' own limit; steal is not judged here (it adds no load to idle)
-    waiting = QuietLimits(max_other_cpu=max_other_load, max_steal=1.0, wait_s=wait_s)
+    waiting = QuietLimits(max_other_cpu=max_other_load, max_steal=1.0, wait_s=wait_s,
+                          count_system=True)  # judged as the window is, kernel time too
     while reason is None:
         watts = meters.measure_idle(meter, 1, seconds).windows_w[0]
         try:
