@@ -1,0 +1,163 @@
+"""What it would cost the jobs to stop only where the claims' family-wise tests keep their
+cells, replayed side by side on one measured run of the moderated design.
+
+    .venv/bin/python benchmarks/claim_families.py --results DIR --cache PILOT
+        --configfile config.yaml config/paper.yaml ... [--kinds E]
+
+DIR is a measured moderated study's testbed results (claims.csv and journal/<setting>/
+of its primary setting); PILOT a plan's cached pilot (pilot.json). A claim that rests on
+several break-even cells is tested at 95% family-wise: Holm over the cells it rests on
+(wattzip.analysis.family), each cell's p-value that of its kind being decided. The jobs
+stop when their own cell is decided at the look's level (wattzip.analysis.stopping), so a
+cell can be decided alone and undone in its claim's family. This replays every codec job's
+looks (benchmarks/guard_replay: its own runs, and the journals it read when it began)
+three ways, and prices each stop at the study's file size as guard_replay does (the
+family-wise ways from the look at which the cell stops alone):
+
+- per cell: as the jobs stop (their T and E verdicts and asked kinds decided);
+- Bonferroni: a cell of a claim's family (claims.csv's rests_on, two cells or more) stops
+  only once its p-value is at most alpha / m, m the family's size: then Holm keeps it
+  whatever the other cells show;
+- Holm so far: it stops once Holm over the family's cells measured before it (their
+  p-values on the runs they measured) and its own, m the family's size, keeps it. Cells measured
+  later cannot undo that (inserting a p-value never undoes Holm's earlier rejections at a
+  fixed m), but an earlier cell that fails its own threshold blocks every cell after it.
+
+A way that would look beyond the runs a job measured (the job stopped earlier) counts
+its stop at that look: a lower bound of its cost, as in guard_replay. With --kinds, the
+jobs' verdict.kind_metrics are replaced as in guard_replay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+
+from guard_replay import CODEC_OPS, GROUPED, journals, replay, up_to
+
+from wattzip.analysis import breakeven, family, verdicts
+from wattzip.analysis.options import pair_confidence
+from wattzip.analysis.stopping import METRICS, PLAIN_OPS, VerdictLooks, _codec_of, _values
+from wattzip.model import plan
+from wattzip.model.study import Study
+
+ALPHA = 0.05
+
+
+def families(claims_csv: Path, setting: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(claim, metric, cells) of every claim of the setting tested over two cells or more."""
+    out = []
+    with open(claims_csv, newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            if row["setting"] != setting or int(row["family_cells"] or 0) < 2:
+                continue
+            cells = [tuple(c.split()) for c in row["rests_on"].split("; ")]
+            out.append((row["claim_id"], cells[0][2], [(ft, codec) for ft, codec, _ in cells]))
+    return out
+
+
+def cell_p(looks: VerdictLooks, runs: list[dict], n: int, metric: str) -> float:
+    """The p-value of the cell's kind being decided at look n (wattzip.analysis.family.cell_p),
+    its differences as the job's looks take them."""
+    stem = METRICS[metric]
+    each = pair_confidence(verdicts.look_confidence(looks.confidence, len(looks.looks)))
+    picked = looks.arm_runs(runs, CODEC_OPS, stem, n)
+    if min(map(len, picked)) < n:
+        return 1.0
+    priors = looks.priors(_values(picked, stem), CODEC_OPS, stem, _codec_of(runs, CODEC_OPS))
+    dw, dr = breakeven.differences(dict(zip("wcrd", picked, strict=True)), stem,
+                                   lambda r: r[stem], each, priors)
+    return family.cell_p(dw, dr, each, len(looks.looks))
+
+
+def holm_keeps(own: float, known: list[float], m: int) -> bool:
+    """Whether Holm at ALPHA over `known` and `own`, of a family of m, rejects `own`."""
+    for rank, p in enumerate(sorted([*known, own])):
+        if p > ALPHA / (m - rank):
+            return False
+        if p >= own:
+            return True
+    return True
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--results", required=True, help="results/<study>/<testbed>")
+    p.add_argument("--cache", required=True, help="the plan's cached pilot (pilot.json)")
+    p.add_argument("--configfile", nargs="+", required=True)
+    p.add_argument("--kinds", default=None, metavar="M,...",
+                   help="verdict.kind_metrics to replay in place of the study's")
+    a = p.parse_args()
+    study = Study.from_files(a.configfile)
+    folder = Path(a.results, "journal", study.primary.name)
+    every = journals(str(folder))
+    kinds = tuple(a.kinds.split(",")) if a.kinds is not None else None
+    base = replay(study, str(folder), [("per cell", GROUPED, tuple(study.looks), kinds)])
+    fams = families(Path(a.results, "claims.csv"), study.primary.name)
+    with open(a.cache, encoding="utf-8") as f:
+        rates = json.load(f)
+
+    def price(cell, n):
+        return n * (plan.pair_s(rates["|".join(cell)], study.file_size_bytes, None, False)
+                    + 2 * plan.RUN_PREPARE_S)
+
+    def job(cell):
+        """The job's looks as it ran them and its own runs (guard_replay.replay's)."""
+        journal = every[cell]
+        key = journal[-1]["job_key"]
+        own = [r for r in journal if r["job_key"] == key]
+        began = min(r["started_at"] for r in own)
+        prior = tuple(r for other, runs in every.items() if other != cell for r in runs
+                      if r["ended_at"] <= began)
+        verdict = study.config["verdict"]
+        looks = VerdictLooks(tuple(study.looks), verdict["reads_per_write"], verdict["margin"],
+                             moderated=True, prior_runs=prior, plain_type=cell[0])
+        ended = max(r["ended_at"] for r in own)
+        return looks, [r for r in own if r["op"] in (*CODEC_OPS, *PLAIN_OPS)], began, ended
+
+    stops = {"per cell": {c: s["per cell"][0] for c, s in base.items()},
+             "Bonferroni": {}, "Holm so far": {}}
+    beyond = Counter({"per cell": sum(not s["per cell"][1] for s in base.values())})
+    for cell in sorted(base, key=lambda c: job(c)[2]):
+        looks, own, began, _ = job(cell)
+        mine = [(metric, cells) for _, metric, cells in fams if cell in cells]
+        for way in ("Bonferroni", "Holm so far"):
+            stop = study.looks[-1]
+            for n in (x for x in study.looks if x >= stops["per cell"][cell]):
+                if not up_to(own, n):  # the job stopped before: counted here, a lower bound
+                    stop = n
+                    beyond[way] += 1
+                    break
+                kept = True
+                for metric, cells in mine:
+                    known = [] if way == "Bonferroni" else [
+                        cell_p(other[0], other[1], other[0].runs_per_arm(other[1], CODEC_OPS),
+                               metric)
+                        for k in cells if k != cell and k in base and job(k)[3] <= began
+                        for other in [job(k)]]
+                    kept &= holm_keeps(cell_p(looks, up_to(own, n), n, metric), known,
+                                       len(cells))
+                if kept:
+                    stop = n
+                    break
+            stops[way][cell] = stop
+    floor = sum(price(c, study.looks[0]) for c in base)
+    print(f"{len(base)} codec cells replayed; looks {study.looks}; families: "
+          + "; ".join(f"{c} ({len(cells)} {m} cells)" for c, m, cells in fams))
+    for way, stop in stops.items():
+        total = sum(price(c, n) for c, n in stop.items())
+        print(f"{way:12} stopped at " + ", ".join(
+            f"{n} runs: {k}" for n, k in sorted(Counter(stop.values()).items()))
+            + f" ({beyond[way]} beyond the runs measured, counted at that look); "
+            f"{total / 3600:.2f} h or more, {total / floor:.2f} times every cell at its first look")
+    for cell in base:
+        if len({s[cell] for s in stops.values()}) > 1:
+            print(f"  {'/'.join(cell)}: " + ", ".join(f"{w} {s[cell]}" for w, s in stops.items())
+                  + f" runs ({price(cell, 1) / 60:.1f} min a pair)")
+
+
+if __name__ == "__main__":
+    main()
