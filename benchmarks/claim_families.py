@@ -32,16 +32,14 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 from collections import Counter
 from pathlib import Path
 
-from guard_replay import CODEC_OPS, GROUPED, journals, replay, up_to
+from guard_replay import CODEC_OPS, GROUPED, job_runs, journals, pricer, replay, up_to
 
 from wattzip.analysis import breakeven, family, verdicts
 from wattzip.analysis.options import pair_confidence
-from wattzip.analysis.stopping import METRICS, PLAIN_OPS, VerdictLooks, _codec_of, _values
-from wattzip.model import plan
+from wattzip.analysis.stopping import METRICS, VerdictLooks, _codec_of, _values
 from wattzip.model.study import Study
 
 ALPHA = 0.05
@@ -97,26 +95,16 @@ def main() -> None:
     kinds = tuple(a.kinds.split(",")) if a.kinds is not None else None
     base = replay(study, str(folder), [("per cell", GROUPED, tuple(study.looks), kinds)])
     fams = families(Path(a.results, "claims.csv"), study.primary.name)
-    with open(a.cache, encoding="utf-8") as f:
-        rates = json.load(f)
-
-    def price(cell, n):
-        return n * (plan.pair_s(rates["|".join(cell)], study.file_size_bytes, None, False)
-                    + 2 * plan.RUN_PREPARE_S)
+    price = pricer(study, a.cache)
+    verdict = study.config["verdict"]
 
     def job(cell):
-        """The job's looks as it ran them and its own runs (guard_replay.replay's)."""
-        journal = every[cell]
-        key = journal[-1]["job_key"]
-        own = [r for r in journal if r["job_key"] == key]
-        began = min(r["started_at"] for r in own)
-        prior = tuple(r for other, runs in every.items() if other != cell for r in runs
-                      if r["ended_at"] <= began)
-        verdict = study.config["verdict"]
+        """The job's looks as it ran them, its own runs, and when it began and ended."""
+        own, prior = job_runs(every, cell)
         looks = VerdictLooks(tuple(study.looks), verdict["reads_per_write"], verdict["margin"],
                              moderated=True, prior_runs=prior, plain_type=cell[0])
-        ended = max(r["ended_at"] for r in own)
-        return looks, [r for r in own if r["op"] in (*CODEC_OPS, *PLAIN_OPS)], began, ended
+        return (looks, own, min(r["started_at"] for r in own),
+                max(r["ended_at"] for r in own))
 
     stops = {"per cell": {c: s["per cell"][0] for c, s in base.items()},
              "Bonferroni": {}, "Holm so far": {}}

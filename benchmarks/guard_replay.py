@@ -108,6 +108,32 @@ def variants(study: Study, extra_looks: list[tuple[int, ...]],
             *((f"kinds {','.join(k) or 'none'}", GROUPED, looks, k) for k in extra_kinds)]
 
 
+def job_runs(every: dict[tuple[str, str], list[dict]], cell: tuple[str, str]
+             ) -> tuple[list[dict], tuple[dict, ...]]:
+    """(the job's own runs of its four operations in its last measurement, a drift's
+    earlier one left out; every other journal's runs that had ended when it began, the
+    runs its looks read)."""
+    journal = every[cell]
+    key = journal[-1]["job_key"]  # its last measurement (a drift measures again)
+    own = [r for r in journal if r["job_key"] == key]
+    began = min(r["started_at"] for r in own)
+    prior = tuple(r for other, runs in every.items() if other != cell
+                  for r in runs if r["ended_at"] <= began)
+    return [r for r in own if r["op"] in (*CODEC_OPS, *PLAIN_OPS)], prior
+
+
+def pricer(study: Study, cache: str):
+    """price(cell, n): n write-read pairs of the cell at the study's file size, at the pilot
+    in `cache` (as benchmarks/stops_at_scale.py prices them)."""
+    with open(cache, encoding="utf-8") as f:
+        rates = json.load(f)
+
+    def price(cell: tuple[str, str], n: int) -> float:
+        return n * (plan.pair_s(rates["|".join(cell)], study.file_size_bytes, None, False)
+                    + 2 * plan.RUN_PREPARE_S)
+    return price
+
+
 def replay(study: Study, folder: str, ways: list[tuple]
            ) -> dict[tuple[str, str], dict[str, tuple[int, bool, bool]]]:
     verdict = study.config["verdict"]
@@ -116,12 +142,7 @@ def replay(study: Study, folder: str, ways: list[tuple]
     for (file_type, codec), journal in every.items():
         if codec == "plain" or not journal:
             continue
-        key = journal[-1]["job_key"]  # its last measurement (a drift measures again)
-        own = [r for r in journal if r["job_key"] == key]
-        began = min(r["started_at"] for r in own)
-        prior = tuple(r for cell, runs in every.items() if cell != (file_type, codec)
-                      for r in runs if r["ended_at"] <= began)
-        own = [r for r in own if r["op"] in CODEC_OPS or r["op"] in PLAIN_OPS]
+        own, prior = job_runs(every, (file_type, codec))
         stops = {}
         asked = study.kinds(Job(study.first_testbed, "", file_type, codec))
         for name, priors, planned, kinds in ways:
@@ -150,15 +171,10 @@ def main() -> None:
                    help="sets of break-even kinds to replay as well (T,E: every kind)")
     a = p.parse_args()
     study = Study.from_files(a.configfile)
-    with open(a.cache, encoding="utf-8") as f:
-        rates = json.load(f)
+    price = pricer(study, a.cache)
     ways = variants(study, [tuple(int(n) for n in x.split(",")) for x in a.looks],
                     [tuple(m for m in x.split(",") if m) for x in a.kinds])
     stops = replay(study, a.journals, ways)
-
-    def price(cell, n):
-        return n * (plan.pair_s(rates["|".join(cell)], study.file_size_bytes, None, False)
-                    + 2 * plan.RUN_PREPARE_S)
 
     print(f"{len(stops)} codec cells replayed; looks {study.looks}; priced at "
           f"{study.file_size_bytes >> 20} MiB files")
