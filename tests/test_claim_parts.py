@@ -5,6 +5,7 @@ rest (a part decided against it still refutes it)."""
 from __future__ import annotations
 
 from wattzip.analysis import cell_summary, claims, run_tables
+from wattzip.analysis.claims import registry
 
 from .test_analysis import REFERENCE, cell, claims_by_id, dedupe_plain, paper_like_server
 
@@ -93,3 +94,31 @@ def test_the_best_of_one_codec_is_not_a_verdict():
     by_id = claims_by_id(rows)
     assert by_id["ppmd_best_ratio"]["verdict"].startswith("not testable here")
     assert by_id["ppmd_most_energy"]["verdict"].startswith("not testable here")
+
+
+def test_every_break_even_cell_a_check_reads_is_declared_for_the_jobs_looks(monkeypatch):
+    """The jobs' looks decide the break-even kinds the claims declare in `cells`
+    (registry.kinds_read); a check that read a cell it does not declare would rest on a
+    kind no job was asked to decide, whatever the study's kinds."""
+    read: dict[str, set] = {}
+    current = []
+    real_cell = claims.Evidence.cell
+
+    def recording_cell(ev, file_type, codec, metric, setting=None):
+        read.setdefault(current[-1], set()).add((file_type, codec, metric))
+        return real_cell(ev, file_type, codec, metric, setting)
+
+    monkeypatch.setattr(claims.Evidence, "cell", recording_cell)
+    rows = paper_like_server()
+    summary = run_tables.label(cell_summary.summarize(rows), run_tables.settings_of_runs(rows))
+    be, corr = run_tables.breakeven_table(rows), cell_summary.correlation_table(rows)
+    ev = claims.Evidence("tb", "default.io-keep.gov-keep.x1", summary, be, corr, rows, REFERENCE)
+    for claim in claims.load_claims(REFERENCE):
+        current.append(claim.id)
+        claims.CHECKS[claim.id](claim, ev)
+    assert {"lzo_text_always", "zero_saves", "text_breakeven_high"} <= set(read)
+    by_id = {c.id: c for c in claims.load_claims(REFERENCE)}
+    for claim_id, cells in read.items():
+        for file_type, codec, metric in cells:
+            assert metric in registry.kinds_read([by_id[claim_id]], file_type, codec), (
+                claim_id, file_type, codec, metric)

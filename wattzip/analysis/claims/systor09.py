@@ -21,27 +21,33 @@ from wattzip.analysis.claims.registry import Claim, Outcome, check
 # --- break-even claims (SYSTOR '09 Table 4) -------------------------------------------
 
 
+def declared_cells(claim: Claim, ev: Evidence) -> tuple[list[dict], list[str]]:
+    """The break-even cells a claim declares in `cells` (its codecs, or every codec measured,
+    on its file types) that were measured, and those it names by codec that were not. The
+    jobs' looks read the same declaration (registry.kinds_read)."""
+    p = claim.parameters["cells"]
+    found, missing = [], []
+    for f in p["file_types"]:
+        for c in p.get("codecs") or ev.codecs():
+            if b := ev.cell(f, c, p["metric"]):
+                found.append(b)
+            elif p.get("codecs"):
+                missing.append(f"{c} on {f}")
+    return found, missing
+
+
 def _cells_in_scope(claim: Claim, ev: Evidence) -> tuple[list[tuple[dict, str]], list[str]]:
     """(our cell, the kind it should have), from the reference table or `expected`, and
     the cells the claim names (its codecs on its file types) that were not measured; a
     claim that names no codec ("no tool") is about the codecs measured on its file types."""
-    p = claim.parameters["cells"]
-    codecs = p.get("codecs") or ev.codecs()
+    found, missing = declared_cells(claim, ev)
     if "expected" in claim.parameters:
-        wanted = [(f, c, claim.parameters["expected"]) for f in p["file_types"] for c in codecs]
-    else:
-        wanted = [(row["file_type"], row["codec"], parse_display(row["display"]).kind)
-                  for row in ev.reference(claim.reference[0])
-                  if (row["codec"] in codecs and row["file_type"] in p["file_types"]
-                      and row["metric"] == p["metric"])]
-    out, missing = [], []
-    for f, c, kind in wanted:
-        b = ev.cell(f, c, p["metric"])
-        if b:
-            out.append((b, kind))
-        elif p.get("codecs"):
-            missing.append(f"{c} on {f}")
-    return out, missing
+        return [(b, claim.parameters["expected"]) for b in found], missing
+    p = claim.parameters["cells"]
+    kinds = {(row["file_type"], row["codec"]): parse_display(row["display"]).kind
+             for row in ev.reference(claim.reference[0]) if row["metric"] == p["metric"]}
+    return [(b, kinds[key]) for b in found
+            if (key := (b["file_type"], b["codec"])) in kinds], missing
 
 
 def same_kind(claim: Claim, ev: Evidence) -> Outcome:
@@ -74,7 +80,7 @@ for _id in ("lzo_text_always", "random_never", "bzip2_compress_never"):
 
 @check("zero_saves")
 def zero_saves(claim, ev):
-    cells = [b for c in ev.codecs() if (b := ev.cell("zero", c, "E"))]
+    cells, _ = declared_cells(claim, ev)
     if len(cells) < claim.parameters["min_codecs"]:
         return _needs(claim, f"{claim.parameters['min_codecs']} or more codecs on zero files")
     n_max, share = claim.parameters["n_max"], claim.parameters["share"]
@@ -96,8 +102,7 @@ def zero_saves(claim, ev):
 
 @check("text_breakeven_high")
 def text_breakeven_high(claim, ev):
-    cells = [b for c in claim.parameters["codecs"] if (b := ev.cell("text", c, "E"))]
-    missing = [c for c in claim.parameters["codecs"] if not ev.cell("text", c, "E")]
+    cells, missing = declared_cells(claim, ev)
     if not cells:
         return _needs(claim, "text with gzip or lzo-9")
     limit = claim.parameters["common_ratio_max"]
@@ -106,7 +111,7 @@ def text_breakeven_high(claim, ev):
     below = [b for b in cells if b["decided"] and (b["kind"] == "always" or (
         b["kind"] == "at_least" and b["hi"] <= limit))]
     ok = False if below else True if len(above) == len(cells) and not missing else None
-    why = (_unmeasured([f"{c} on text" for c in missing]) if missing and not below
+    why = (_unmeasured(missing) if missing and not below
            else f"the intervals straddle the common ratios (up to {limit:g})")
     return Outcome(ok, f"E break-even: {_fmt(cells)}", why=why,
                    rests_on=[_cell_name(b) for b in cells],
