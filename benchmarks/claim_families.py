@@ -21,7 +21,11 @@ family-wise ways from the look at which the cell stops alone):
 - Holm so far: it stops once Holm over the family's cells measured before it (their
   p-values on the runs they measured) and its own, m the family's size, keeps it. Cells measured
   later cannot undo that (inserting a p-value never undoes Holm's earlier rejections at a
-  fixed m), but an earlier cell that fails its own threshold blocks every cell after it.
+  fixed m), but an earlier cell that fails its own threshold blocks every cell after it;
+- top-up: the jobs stop as they do; then, while Holm over a family's cells at their
+  stops undoes a cell decided alone, the cell that blocks it (the first, by p-value,
+  that Holm does not keep) goes on to its next look, and nothing more once that cell is
+  at its last look. This is the step that would run once every job has stopped.
 
 A way that would look beyond the runs a job measured (the job stopped earlier) counts
 its stop at that look: a lower bound of its cost, as in guard_replay. With --kinds, the
@@ -81,6 +85,31 @@ def holm_keeps(own: float, known: list[float], m: int) -> bool:
     return True
 
 
+def top_up(stops: dict, fams: list, p_at, last: int, looks: list[int]) -> dict:
+    """The stops after topping up every family's blocking cells (see the module's
+    docstring); p_at(cell, n, metric) is None beyond the runs the job measured, where the
+    top-up is counted at that look and taken to decide (a lower bound)."""
+    stops, beyond = dict(stops), set()
+    changed = True
+    while changed:
+        changed = False
+        for _, metric, cells in fams:
+            cells = [c for c in cells if c in stops]
+            p = {c: 0.0 if c in beyond else p_at(c, stops[c], metric) for c in cells}
+            p = {c: 0.0 if q is None else q for c, q in p.items()}
+            keep = dict(zip(cells, family.holm([p[c] for c in cells], ALPHA), strict=True))
+            if all(keep[c] or p[c] > ALPHA for c in cells):
+                continue  # Holm undoes no cell decided alone
+            blocking = min((c for c in cells if not keep[c]), key=lambda c: p[c])
+            if stops[blocking] >= last:
+                continue
+            stops[blocking] = next(n for n in looks if n > stops[blocking])
+            if p_at(blocking, stops[blocking], metric) is None:
+                beyond.add(blocking)
+            changed = True
+    return stops, len(beyond)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--results", required=True, help="results/<study>/<testbed>")
@@ -132,6 +161,13 @@ def main() -> None:
                     stop = n
                     break
             stops[way][cell] = stop
+
+    def p_at(cell, n, metric):
+        looks, own, _, _ = job(cell)
+        return cell_p(looks, up_to(own, n), n, metric) if up_to(own, n) else None
+
+    stops["top-up"], beyond["top-up"] = top_up(stops["per cell"], fams, p_at,
+                                               study.looks[-1], list(study.looks))
     floor = sum(price(c, study.looks[0]) for c in base)
     print(f"{len(base)} codec cells replayed; looks {study.looks}; families: "
           + "; ".join(f"{c} ({len(cells)} {m} cells)" for c, m, cells in fams))

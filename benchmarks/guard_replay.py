@@ -111,14 +111,12 @@ def variants(study: Study, extra_looks: list[tuple[int, ...]],
 def job_runs(every: dict[tuple[str, str], list[dict]], cell: tuple[str, str]
              ) -> tuple[list[dict], tuple[dict, ...]]:
     """(the job's own runs of its four operations in its last measurement, a drift's
-    earlier one left out; every other journal's runs that had ended when it began, the
-    runs its looks read)."""
-    journal = every[cell]
-    key = journal[-1]["job_key"]  # its last measurement (a drift measures again)
-    own = [r for r in journal if r["job_key"] == key]
+    earlier one left out; the runs of every other journal's last measurement that had
+    ended when it began, the runs its looks read)."""
+    own = records.last_measurement(every[cell])  # a drift measures again
     began = min(r["started_at"] for r in own)
     prior = tuple(r for other, runs in every.items() if other != cell
-                  for r in runs if r["ended_at"] <= began)
+                  for r in records.last_measurement(runs) if r["ended_at"] <= began)
     return [r for r in own if r["op"] in (*CODEC_OPS, *PLAIN_OPS)], prior
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from guard_replay import CODEC_OPS, GROUPED, journals, replay, up_to
 
+from wattzip import records
 from wattzip.analysis.stopping import PLAIN_OPS
 from wattzip.model.study import Study
 
@@ -46,11 +47,11 @@ def kept_runs(study: Study, folder: str, kinds: tuple[str, ...] | None) -> set[t
     for (file_type, codec), journal in journals(folder).items():
         if codec == "plain" or not journal:
             continue
-        key = journal[-1]["job_key"]  # its last measurement; a drift's earlier one stays
-        own = [r for r in journal if r["job_key"] == key and r["op"] in (*CODEC_OPS,
-                                                                         *PLAIN_OPS)]
+        last = records.last_measurement(journal)  # a drift's earlier one stays
+        own = [r for r in last if r["op"] in (*CODEC_OPS, *PLAIN_OPS)]
         n = stops[(file_type, codec)]["way"][0]
-        kept |= {(r["started_at"], r["op"]) for r in journal if r["job_key"] != key}
+        current = {id(r) for r in last}
+        kept |= {(r["started_at"], r["op"]) for r in journal if id(r) not in current}
         kept |= {(r["started_at"], r["op"]) for r in up_to(own, n) or own}
     return kept
 

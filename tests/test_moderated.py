@@ -280,12 +280,19 @@ def test_the_plan_states_every_design_side_by_side():
     assert costs == sorted(costs) and order[0].codec == study.codecs[0]
 
 
-def test_a_job_reads_the_other_cells_journals_of_its_setting_for_its_prior(tmp_path):
+def test_a_job_reads_the_other_cells_last_measurements_of_its_setting_for_its_prior(tmp_path):
     from wattzip import records
     from wattzip.measure import measurement
 
     folder = tmp_path / "journal" / "s"
     rng = random.Random(4)
+    # text/bz-1 was measured twice: a drift made its job measure again under a new key.
+    # Its first measurement's runs are flagged in its output and left out of runs.csv's
+    # verified runs, so the analysis's priors leave them out: the looks' must too.
+    for r in runs({op: 3 * m for op, m in CELL.items()}, 2, 0.02, rng, "text-bz-1-drifted",
+                  "bz-1"):
+        records.append_journal(folder / "text" / "bz-1.jsonl",
+                               {**r, "testbed": "tb", "file_type": "text"})
     for ftype, codec in (("text", "gz-1"), ("text", "bz-1"), ("zero", "gz-1")):
         for r in runs(CELL, 2, 0.02, rng, f"{ftype}-{codec}", codec):
             records.append_journal(folder / ftype / f"{codec}.jsonl",

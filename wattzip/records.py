@@ -89,6 +89,17 @@ def append_journal(path: str | os.PathLike, entry: dict) -> None:
         os.fsync(f.fileno())
 
 
+def last_measurement(entries: list[dict]) -> list[dict]:
+    """A run journal's entries of its last measurement (the job_key of its last entry):
+    the runs its job's output holds as verified. The runs of a measurement a drift made
+    the job measure again (flagged in the output), and those of another meter identity
+    or job setup left in the journal, are not among them."""
+    if not entries:
+        return []
+    key = entries[-1].get("job_key")
+    return [e for e in entries if e.get("job_key") == key]
+
+
 def read_jsonl(paths: Iterable[str | os.PathLike]) -> list[dict]:
     """Every run of some job outputs or journals."""
     return [r for path in paths for r in read_journal(path, required=RUN_REQUIRED)]

@@ -82,8 +82,8 @@ def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
     its own plain arm, which the verdicts compare with (wattzip.measure.repeats), and
     stops once they and the `--kinds` break-even kinds are decided. Under the
     moderated design the other cells' journals in `prior_journals` (those written so far;
-    not `own_journal`) give the prior, and the plain arm is the one of the setting's
-    `file_type` that every codec's job of it adds to."""
+    not `own_journal`; each one's last measurement) give the prior, and the plain arm is
+    the one of the setting's `file_type` that every codec's job of it adds to."""
     if not looks:
         return None
     try:
@@ -102,8 +102,11 @@ def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
     paths = sorted(p for p in glob.glob(os.path.join(prior_journals, "*", "*.jsonl"))
                    if not p.endswith(drift.REFERENCE_SUFFIX)) if (
         moderated and prior_journals) else []
+    # Each journal's last measurement: the runs the analysis reads of that job (runs.csv),
+    # so that the report decides each cell on the prior its job's looks fitted.
     prior = [r for path in paths if os.path.abspath(path) != own
-             for r in records.read_journal(path, required=records.RUN_REQUIRED)]
+             for r in records.last_measurement(
+                 records.read_journal(path, required=records.RUN_REQUIRED))]
     return VerdictLooks(planned, reads_per_write, margin, moderated=moderated,
                         prior_runs=tuple(prior),
                         plain_type=file_type if moderated and prior_journals else None,
