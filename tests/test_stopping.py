@@ -3,6 +3,7 @@ job's own plain arm (interleaved ABBA), and outliers that keep a job going."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -391,3 +392,46 @@ def test_a_filesystem_codecs_plain_arm_writes_without_its_compression(small_inpu
     ratio = {r["op"]: job.input_bytes / r["output_bytes"] for r in rows
              if r["op"].endswith("write")}
     assert ratio["compress-write"] > 20 and ratio["plain-write"] == 1.0
+
+
+def test_the_report_fits_the_prior_a_moderated_job_fitted_after_another_job_drifted(
+        small_inputs, tmp_path, model_meter, monkeypatch):
+    """A job the drift check measures again keeps its first measurement's runs in its
+    journal, verified there, and flagged in its output, which runs.csv holds. The next
+    jobs' looks fit their prior from the journals, the analysis from the outputs: both
+    must read the same runs, or a job stops on a decision the report does not make.
+    Real jobs one after another; only the drift check's verdict is forced, once."""
+    from wattzip.analysis import run_tables
+    from wattzip.analysis.arms import four_operations
+    from wattzip.measure import drift
+    from wattzip.measure.disturbance import DriftCheck
+
+    folder, outputs = tmp_path / "journal" / "s", tmp_path / "runs"
+    outputs.mkdir()
+    verdicts_left = iter(["the reference operation's time changed by +9% (forced)"])
+    monkeypatch.setattr(drift, "compare", lambda *a: next(verdicts_left, None))
+    for name in ("gz-1", "bz-1", "lzo-1"):
+        journal = folder / "text" / f"{name}.jsonl"
+        looks = measurement.verdict_looks("2,3", 1.0, 0.02, moderated=True,
+                                          prior_journals=str(folder),
+                                          own_journal=str(journal), file_type="text")
+        job = make_job(small_inputs, tmp_path, name, min_repeats=2, max_repeats=3,
+                       looks=looks, factors={"setting": "s"}, drift=DriftCheck(2, 0.05))
+        _, runs = drift.checked_job(job, model_meter, journal, log=lambda m: None)
+        records.write_text_atomically(outputs / f"{name}.jsonl",
+                                      "".join(json.dumps(r) + "\n" for r in runs))
+    first = records.read_jsonl([folder / "text" / "gz-1.jsonl"])
+    flagged = [r for r in records.read_jsonl([outputs / "gz-1.jsonl"]) if not r["verified"]]
+    assert flagged and all(r["disturbed"].startswith("drift") for r in flagged)
+    assert len({r["job_key"] for r in first}) == 2 and all(r["verified"] for r in first)
+
+    rows = records.load_runs(sorted(outputs.glob("*.jsonl")))
+    cells = four_operations(rows)
+    analysis = run_tables._job_priors(cells, rows)
+    own = records.last_measurement(records.read_jsonl([journal]))
+    n = looks.runs_per_arm(own, OPS)
+    for metric in ("elapsed_s", "energy_j"):
+        fitted = looks.priors(looks.arms(own, OPS, metric, n), OPS, metric, "lzo-1")
+        report = next(p for (cell, stem), p in analysis.items()
+                      if cell[2:] == ("text", "lzo-1") and stem == metric)
+        assert fitted == report, metric
