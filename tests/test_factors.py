@@ -39,7 +39,8 @@ def governors(root):
 
 def test_set_during_the_job_and_restored_after(sysfs):
     root, sched = sysfs
-    with factors.applied("vdz", "bfq", "performance", sysfs=str(root)):
+    with factors.applied("vdz", {"io_scheduler": "bfq", "governor": "performance"},
+                         sysfs=str(root)):
         # the kernel would show the new choice in brackets; the fake holds what was written
         assert sched.path.read_text().strip() == "bfq"
         assert governors(root) == ["performance", "performance"]
@@ -49,7 +50,8 @@ def test_set_during_the_job_and_restored_after(sysfs):
 
 def test_restored_even_when_the_job_fails(sysfs):
     root, sched = sysfs
-    with pytest.raises(RuntimeError), factors.applied("vdz", "none", "keep", sysfs=str(root)):
+    with pytest.raises(RuntimeError), factors.applied("vdz", {"io_scheduler": "none"},
+                                                         sysfs=str(root)):
         raise RuntimeError("a run died")
     assert sched.path.read_text().strip() == "mq-deadline"
 
@@ -57,7 +59,7 @@ def test_restored_even_when_the_job_fails(sysfs):
 def test_keep_touches_nothing(sysfs):
     root, sched = sysfs
     before = sched.path.read_text()
-    with factors.applied("vdz", "keep", "keep", sysfs=str(root)):
+    with factors.applied("vdz", {"io_scheduler": "keep", "governor": "keep"}, sysfs=str(root)):
         pass
     assert sched.path.read_text() == before
 
@@ -84,3 +86,33 @@ def test_a_legacy_scheduler_names_its_successor(sysfs):
     root, _ = sysfs
     with pytest.raises(FactorError, match="legacy block layer removed in Linux 5.0.*is bfq"):
         factors.check_io_scheduler("vdz", "cfq", sysfs=str(root))
+
+
+def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monkeypatch):
+    """A factor that is a machine setting is one entry of MACHINE_FACTORS: the flag of
+    wattzip job and idle, the check, the change journaled and undone, and the value in
+    effect the runs record all come from it (here a second disk's scheduler, a file the
+    undoers may restore)."""
+    import argparse
+
+    from wattzip.measure import options
+
+    root, _ = sysfs
+    log_disk = FakeSchedulerFile(root / "block" / "vdy" / "queue" / "scheduler",
+                                 ["none", "kyber"], "none")
+    monkeypatch.setitem(factors.MACHINE_FACTORS, "log_scheduler", factors.MachineFactor(
+        lambda disk, value, s: factors.check_io_scheduler("vdy", value, s),
+        lambda disk, s: [factors._scheduler_file("vdy", s)], factors.scheduler_of,
+        lambda disk, s: factors.current_io_scheduler("vdy", s)))
+    parser = argparse.ArgumentParser()
+    options.add_setting_options(parser)
+    wanted = options.machine_factors(parser.parse_args(["--log-scheduler", "kyber"]))
+    assert wanted == {"io_scheduler": "keep", "governor": "keep", "log_scheduler": "kyber"}
+    with pytest.raises(FactorError, match="vdy offers only none, kyber"):
+        factors.check("vdz", {"log_scheduler": "bfq"}, str(root))
+    with factors.applied("vdz", wanted, sysfs=str(root)) as effect:
+        assert effect["log_scheduler"] == "kyber" == log_disk.path.read_text()
+        assert factors.in_effect("vdz", str(root))["log_scheduler"] == "kyber"
+    assert factors.current_io_scheduler("vdy", str(root)) == "none"
+    with pytest.raises(FactorError, match="no machine factor nice"):
+        factors.check("vdz", {"nice": "10"}, str(root))

@@ -79,14 +79,14 @@ def test_a_killed_job_s_scheduler_on_the_real_disk_is_restored(tmp_path):
     other = "bfq" if original != "bfq" else "mq-deadline"
     proc = holder(f"""
         from wattzip.machine import factors
-        held = factors.applied({disk!r}, {other!r})  # kept: a dropped one would restore
+        held = factors.applied({disk!r}, {{'io_scheduler': {other!r}}})  # kept, not restored
         held.__enter__()
     """, tmp_path / "ready")
     kill(proc)
     assert factors.current_io_scheduler(disk) == other
     # The next job first undoes the leftover, so it reads the machine's own value as the
     # original, not the leftover, and puts that back at its end.
-    with machine.session("job"), factors.applied(disk, "kyber") as effect:
+    with machine.session("job"), factors.applied(disk, {"io_scheduler": "kyber"}) as effect:
         assert effect["io_scheduler"] == "kyber"
     assert factors.current_io_scheduler(disk) == original
 
@@ -107,7 +107,7 @@ def test_a_killed_job_s_governors_are_restored(tmp_path, monkeypatch):
     files = fake_cpufreq(tmp_path)
     proc = holder(f"""
         from wattzip.machine import factors
-        held = factors.applied(None, "keep", "powersave", sysfs={str(tmp_path)!r})
+        held = factors.applied(None, {{'governor': 'powersave'}}, sysfs={str(tmp_path)!r})
         held.__enter__()
     """, tmp_path / "ready")
     kill(proc)

@@ -41,8 +41,9 @@ def cmd_idle(a) -> int:
         try:
             out = idle.calibrate(meter, count=a.count, seconds=a.seconds, setting=a.setting,
                                  target_dir=a.target_dir, min_count=a.min_count,
-                                 ci_target=a.ci_target, io_scheduler=a.io_scheduler,
-                                 governor=a.governor, max_other_load=a.max_other_load,
+                                 ci_target=a.ci_target,
+                                 machine_factors=options.machine_factors(a),
+                                 max_other_load=a.max_other_load,
                                  quiet_wait_s=quiet_limits(wait_s=a.quiet_wait).wait_s,
                                  journal=a.journal, log=log, medium=options.medium_of(a))
         finally:
@@ -161,8 +162,8 @@ def cmd_job(a) -> int:
         bandwidth_bytes_per_s=throttle.parse_bandwidth(a.bandwidth),
         duty=(DutyCycle(a.duty_phases, a.duty_compute_s, a.duty_compute)
               if a.duty_phases else None),
-        factors={"setting": a.setting, "io_scheduler": a.io_scheduler, "governor": a.governor,
-                 "medium": a.medium, "target_dir": medium.path},
+        factors={"setting": a.setting, **options.machine_factors(a), "medium": a.medium,
+                 "target_dir": medium.path},
         meter_identity=identity,
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
@@ -175,8 +176,8 @@ def cmd_job(a) -> int:
                                          manifest["file_type"], a.kinds)
                if codec and not a.duty_phases else None),
     )
-    measurement.run(job, meter, journal=a.journal, out=a.out, io_scheduler=a.io_scheduler,
-                    governor=a.governor, lock_wait=a.lock_wait, log=log)
+    measurement.run(job, meter, journal=a.journal, out=a.out,
+                    machine_factors=options.machine_factors(a), lock_wait=a.lock_wait, log=log)
     return 0
 
 

@@ -1,7 +1,9 @@
 """The factors of SYSTOR '11's design that are machine settings: I/O scheduler, CPU governor.
 
 Each is checked before any measurement (a factor this machine cannot set is an
-error naming it), set before a job's runs and restored after them.
+error naming it), set before a job's runs and restored after them. MACHINE_FACTORS
+holds one entry per factor: the jobs, the idle calibration, the pre-flight and the
+run records take every factor from it, so a new one is an entry here.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import contextlib
 import glob
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from wattzip import machine
@@ -86,9 +89,13 @@ def _writable(path: Path) -> bool:
 
 
 def current_io_scheduler(disk: str, sysfs: str = SYSFS) -> str:
+    return scheduler_of(_scheduler_file(disk, sysfs))
+
+
+def scheduler_of(path: Path) -> str:
     """The scheduler in brackets ("none [mq-deadline] bfq"); a file holding a single
     name (what was just written to a plain file) is that name."""
-    text = _scheduler_file(disk, sysfs).read_text()
+    text = path.read_text()
     match = re.search(r"\[(\S+)\]", text)
     if match:
         return match.group(1)
@@ -96,44 +103,73 @@ def current_io_scheduler(disk: str, sysfs: str = SYSFS) -> str:
     return names[0] if len(names) == 1 else "none"
 
 
+def _scheduler_in_effect(disk: str | None, sysfs: str = SYSFS) -> str | None:
+    """The disk's scheduler, or None: no disk, or one without a scheduler to read."""
+    try:
+        return current_io_scheduler(disk, sysfs) if disk else None
+    except OSError:
+        return None
+
+
 def current_governor(path: Path) -> str:
     return path.read_text().strip()
 
 
+@dataclass(frozen=True)
+class MachineFactor:
+    """A factor that is a setting of this machine in sysfs: how a value is checked
+    (disk, value, sysfs), the files setting it writes (disk, sysfs), one file's value
+    now (its old value, journaled before it is written), and the value in effect, read
+    back (disk, sysfs; None where the machine has none)."""
+
+    check: Callable[[str | None, str, str], None]
+    files: Callable[[str | None, str], list[Path]]
+    current: Callable[[Path], str]
+    in_effect: Callable[[str | None, str], str | None]
+
+
+def in_effect(disk: str | None, sysfs: str = SYSFS) -> dict[str, str | None]:
+    """Every machine factor's value in effect, read back (the run records' `*_in_effect`)."""
+    return {name: f.in_effect(disk, sysfs) for name, f in MACHINE_FACTORS.items()}
+
+
+def check(disk: str | None, values: Mapping[str, str], sysfs: str = SYSFS) -> None:
+    """Whether this machine can set every machine factor's value (FactorError if not)."""
+    unknown = set(values) - set(MACHINE_FACTORS)
+    if unknown:
+        raise FactorError(f"no machine factor {', '.join(sorted(unknown))}: this machine "
+                          f"sets {', '.join(MACHINE_FACTORS)}")
+    for name, value in values.items():
+        MACHINE_FACTORS[name].check(disk, value, sysfs)
+
+
 @contextlib.contextmanager
-def applied(disk: str | None, io_scheduler: str = KEEP, governor: str = KEEP,
-            sysfs: str = SYSFS) -> Iterator[dict]:
-    """Set the factors for the duration of a job, then restore what was there.
+def applied(disk: str | None, values: Mapping[str, str], sysfs: str = SYSFS
+            ) -> Iterator[dict]:
+    """Set the machine factors' `values` (MACHINE_FACTORS' names; "keep" or left out:
+    as the machine is) for the duration of a job, then restore what was there.
 
     Each change is journaled machine-wide before it is made (wattzip.machine), so a
     job killed before it could restore is undone by the next wattzip command; a
     restore that fails is an error naming what stayed changed. Yields what is in
     effect, read back: {"io_scheduler": ..., "governor": ...}.
     """
-    check_io_scheduler(disk, io_scheduler, sysfs)
-    check_governor(governor, sysfs)
+    check(disk, values, sysfs)
     made: list[str] = []
-    in_effect = {"io_scheduler": current_io_scheduler(disk, sysfs) if disk else None,
-                 "governor": governors_in_effect(sysfs)}
+    effect = in_effect(disk, sysfs)
     try:
-        if io_scheduler != KEEP:
-            path = _scheduler_file(disk, sysfs)
-            made.append(machine.note("sysfs", str(path), current_io_scheduler(disk, sysfs)))
-            path.write_text(io_scheduler)
-            now = current_io_scheduler(disk, sysfs)
-            if now != io_scheduler:
-                raise FactorError(f"factor io_scheduler={io_scheduler}: {disk} still runs "
-                                  f"{now} after switching")
-            in_effect["io_scheduler"] = now
-        if governor != KEEP:
-            for path in _governor_files(sysfs):
-                made.append(machine.note("sysfs", str(path), current_governor(path)))
-                path.write_text(governor)
-            in_effect["governor"] = governors_in_effect(sysfs)
-            if in_effect["governor"] != governor:
-                raise FactorError(f"factor governor={governor}: the CPUs run "
-                                  f"{in_effect['governor']} after switching")
-        yield in_effect
+        for name, factor in MACHINE_FACTORS.items():
+            value = values.get(name, KEEP)
+            if value == KEEP:
+                continue
+            for path in factor.files(disk, sysfs):
+                made.append(machine.note("sysfs", str(path), factor.current(path)))
+                path.write_text(value)
+            effect[name] = factor.in_effect(disk, sysfs)
+            if effect[name] != value:
+                raise FactorError(f"factor {name}={value}: {effect[name]} is in effect "
+                                  "after switching")
+        yield effect
     finally:
         machine.undo([e for e in machine.pending() if e["id"] in made])
 
@@ -142,3 +178,13 @@ def governors_in_effect(sysfs: str = SYSFS) -> str | None:
     """The governor every CPU runs, read back ("a,b" when they differ; None: no cpufreq)."""
     values = sorted({current_governor(p) for p in _governor_files(sysfs)})
     return ",".join(values) or None
+
+
+MACHINE_FACTORS: dict[str, MachineFactor] = {
+    "io_scheduler": MachineFactor(check_io_scheduler,
+                                  lambda disk, sysfs: [_scheduler_file(disk, sysfs)],
+                                  scheduler_of, _scheduler_in_effect),
+    "governor": MachineFactor(lambda disk, value, sysfs: check_governor(value, sysfs),
+                              lambda disk, sysfs: _governor_files(sysfs),
+                              current_governor, lambda disk, sysfs: governors_in_effect(sysfs)),
+}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from wattzip import meters, records, stats
@@ -127,12 +127,12 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
 
 
 def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_dir: str,
-              min_count: int, ci_target: float, io_scheduler: str = "keep",
-              governor: str = "keep", max_other_load: float = 0.1,
+              min_count: int, ci_target: float,
+              machine_factors: Mapping[str, str] | None = None, max_other_load: float = 0.1,
               quiet_wait_s: float = QuietLimits.wait_s, journal: str | None = None,
               log: Callable[[str], None] = print,
               medium=None) -> dict:
-    """The idle calibration of one setting (its I/O scheduler and governor applied), as
+    """The idle calibration of one setting (its machine factors applied), as
     the JSON the jobs read: mean, sd and interval of the windows measured (at least
     min_count, at most count, fewer once the interval is within ci_target of the mean),
     why they stopped, and the meter that measured them."""
@@ -158,7 +158,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
         # unmounted mount point, which is usually the root disk.
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
-        with factors.applied(disk, io_scheduler, governor):
+        with factors.applied(disk, machine_factors or {}):
             reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
                                       journal and (journal, key), log, quiet_wait_s)
     met = rule.met(windows)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import glob
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from wattzip import machine, meters, records, units
 from wattzip.analysis.stopping import METRICS, VerdictLooks
@@ -113,8 +113,9 @@ def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
                         kind_metrics=metrics)
 
 
-def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_scheduler: str,
-        governor: str, lock_wait: float, log: Callable[[str], None]) -> dict:
+def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
+        machine_factors: Mapping[str, str], lock_wait: float,
+        log: Callable[[str], None]) -> dict:
     """Measure the job alone on this machine and write its runs to `out`.
 
     The session takes the machine's lock, undoes what a killed job left, and undoes this
@@ -132,8 +133,7 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str, io_
                                                 job.duty.phases if job.duty else 1,
                                                 medium.inputs == "on-medium"),
                 medium.image, units.parse_size(medium.size) if medium.image else 0)
-            with factors.applied(medium.scheduler_disk(), io_scheduler,
-                                 governor):
+            with factors.applied(medium.scheduler_disk(), machine_factors):
                 # The job's loop between two reference measurements (wattzip.measure.drift).
                 summary, runs = drift.checked_job(job, meter, journal, log)
         finally:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from wattzip import machine, meters
 from wattzip.errors import ConfigError
-from wattzip.machine import media
+from wattzip.machine import factors, media
 
 DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
 
@@ -48,8 +48,8 @@ def add_meter_options(p: argparse.ArgumentParser, default_order=DEFAULT_METER_OR
 def add_setting_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("factors (set before, restored after)")
     g.add_argument("--setting", default="default", help="name of the factor combination")
-    g.add_argument("--io-scheduler", default="keep")
-    g.add_argument("--governor", default="keep")
+    for name in factors.MACHINE_FACTORS:  # --io-scheduler, --governor
+        g.add_argument(f"--{name.replace('_', '-')}", default=factors.KEEP)
     g.add_argument("--bandwidth", default="unlimited",
                    help="a disk of that speed, e.g. 30MB/s: with --medium-inputs on-medium "
                         "one budget for its reads and writes (FUSE), else a block-I/O cgroup "
@@ -84,6 +84,11 @@ MEDIUM_OPTIONS = [
                      help="fsync file and directory, or unmount the medium's own filesystem "
                           "inside the measured region as SYSTOR '09 did (default: %(default)s)")),
 ]
+
+
+def machine_factors(a: argparse.Namespace) -> dict[str, str]:
+    """The machine factors' values a command was given (machine.factors.MACHINE_FACTORS)."""
+    return {name: getattr(a, name) for name in factors.MACHINE_FACTORS}
 
 
 def medium_of(a: argparse.Namespace) -> media.Medium:

@@ -30,9 +30,8 @@ from pathlib import Path
 from wattzip import records
 from wattzip.analysis import stopping
 from wattzip.errors import ConfigError, FactorError
-from wattzip.machine import system
+from wattzip.machine import factors, system
 from wattzip.machine.extents import check_owns_blocks
-from wattzip.machine.factors import governors_in_effect
 from wattzip.machine.throttle import throttled
 from wattzip.measure.cold_cache import ColdCache
 from wattzip.measure.interleaving import pairing, plain_arm, repeat_arms
@@ -193,8 +192,8 @@ def _set_up_medium(job: MeasurementJob, stack: contextlib.ExitStack) -> tuple[di
     medium_info = {**job.medium.describe(), **system.host_identity()}
     scheduler_disk = job.medium.scheduler_disk()
     medium_info.update(scheduler_disk=scheduler_disk,
-                       io_scheduler_in_effect=system.io_scheduler(scheduler_disk),
-                       governor_in_effect=governors_in_effect(),
+                       **{f"{name}_in_effect": value
+                          for name, value in factors.in_effect(scheduler_disk).items()},
                        bandwidth_bytes_per_s=job.bandwidth_bytes_per_s)
     devices = {"target": system.block_device(job.medium.path)["disk"],
                "input": system.block_device(os.path.dirname(os.path.abspath(

@@ -67,8 +67,7 @@ def check_setting(name: str, setting: dict, codecs: list[str], file_size: int,
         check_free_space(target, needed, medium.image,
                          parse_size(medium.size) if medium.image else 0)
         ceiling = medium.check_budget_reachable()  # an emulated disk delivers its budget
-        factors.check_io_scheduler(disk, setting["io_scheduler"])
-        factors.check_governor(setting["governor"])
+        factors.check(disk, {name: setting[name] for name in factors.MACHINE_FACTORS})
         if rate is not None and not medium.shares_budget:  # try the cgroup throttle once
             devices = {"target": system.block_device(target)["disk"],
                        "input": system.block_device(input_dir)["disk"]}

@@ -313,8 +313,8 @@ class Study:
         s = self.settings[setting]
         m = s.medium_on(self.testbeds[testbed])
         return {"setting": s.name, "medium": m.name, "target_dir": m.path,
-                "io_scheduler": s.io_scheduler, "governor": s.governor,
-                "bandwidth": s.bandwidth, "medium_kind": m.kind, "flush": m.flush,
+                **s.machine_factors(), "bandwidth": s.bandwidth, "medium_kind": m.kind,
+                "flush": m.flush,
                 "medium_inputs": m.inputs, "medium_image": m.image,
                 "medium_device": m.device, "medium_size": m.size, "medium_fs": m.fs,
                 "mkfs_options": m.mkfs_options or "", "mount_options": m.mount_options or "",
@@ -376,8 +376,7 @@ class Study:
         out = {}
         for name, s in self.settings.items():
             m = s.medium_on(self.testbeds[testbed])
-            out[name] = {"medium": m.to_spec(), "target_dir": m.path,
-                         "io_scheduler": s.io_scheduler, "governor": s.governor,
+            out[name] = {"medium": m.to_spec(), "target_dir": m.path, **s.machine_factors(),
                          "copies": s.copies, "bandwidth": s.bandwidth}
         return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wattzip import resources
+from wattzip.machine.factors import MACHINE_FACTORS
 from wattzip.machine.media import Medium
 from wattzip.records import FACTOR_COLUMNS
 
@@ -51,6 +52,10 @@ class Setting:
     def factors(self) -> dict:
         """The factor fields every run record of this setting carries."""
         return {"setting": self.name, **{c: getattr(self, c) for c in FACTOR_COLUMNS}}
+
+    def machine_factors(self) -> dict[str, str]:
+        """The values of the factors that are machine settings (set by wattzip job and idle)."""
+        return {name: getattr(self, name) for name in MACHINE_FACTORS}
 
     def value(self, factor: str):
         return self.bandwidth_bytes_per_s if factor == "bandwidth" else getattr(self, factor)
