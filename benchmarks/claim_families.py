@@ -10,9 +10,9 @@ several break-even cells is tested at 95% family-wise: Holm over the cells it re
 (wattzip.analysis.family), each cell's p-value that of its kind being decided. The jobs
 stop when their own cell is decided at the look's level (wattzip.analysis.stopping), so a
 cell can be decided alone and undone in its claim's family. This replays every codec job's
-looks (benchmarks/guard_replay: its own runs, and the journals it read when it began)
-three ways, and prices each stop at the study's file size as guard_replay does (the
-family-wise ways from the look at which the cell stops alone):
+looks (benchmarks/guard_replay: its own runs, and the last measurements of the journals
+it read when it began) four ways, and prices each stop at the study's file size as
+guard_replay does (the family-wise ways from the look at which the cell stops alone):
 
 - per cell: as the jobs stop (their T and E verdicts and asked kinds decided);
 - Bonferroni: a cell of a claim's family (claims.csv's rests_on, two cells or more) stops
