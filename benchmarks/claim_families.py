@@ -41,7 +41,7 @@ from pathlib import Path
 
 from guard_replay import CODEC_OPS, GROUPED, job_runs, journals, pricer, replay, up_to
 
-from wattzip.analysis import breakeven, family, verdicts
+from wattzip.analysis import breakeven, family
 from wattzip.analysis.options import pair_confidence
 from wattzip.analysis.stopping import METRICS, VerdictLooks, _codec_of, _values
 from wattzip.model.study import Study
@@ -65,7 +65,7 @@ def cell_p(looks: VerdictLooks, runs: list[dict], n: int, metric: str) -> float:
     """The p-value of the cell's kind being decided at look n (wattzip.analysis.family.cell_p),
     its differences as the job's looks take them."""
     stem = METRICS[metric]
-    each = pair_confidence(verdicts.look_confidence(looks.confidence, len(looks.looks)))
+    each = pair_confidence(looks.look_confidence(n))
     picked = looks.arm_runs(runs, CODEC_OPS, stem, n)
     if min(map(len, picked)) < n:
         return 1.0
@@ -122,7 +122,7 @@ def main() -> None:
     folder = Path(a.results, "journal", study.primary.name)
     every = journals(str(folder))
     kinds = tuple(a.kinds.split(",")) if a.kinds is not None else None
-    base = replay(study, str(folder), [("per cell", GROUPED, tuple(study.looks), kinds)])
+    base = replay(study, str(folder), [("per cell", GROUPED, tuple(study.looks), kinds, None)])
     fams = families(Path(a.results, "claims.csv"), study.primary.name)
     price = pricer(study, a.cache)
     verdict = study.config["verdict"]

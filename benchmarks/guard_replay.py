@@ -4,7 +4,7 @@ the study's scale.
 
     .venv/bin/python benchmarks/guard_replay.py --journals DIR --cache PILOT
         --configfile config.yaml config/paper.yaml ... [--top N] [--looks 2,4,8 2,3,4,8]
-        [--kinds T,E]
+        [--kinds T,E] [--look-alpha 0.5,0.5,0.5,0.5]
 
 DIR is a measured run's journals of one setting (results/<study>/<testbed>/journal/
 <setting>/); PILOT a plan's cached pilot (pilot.json). For every codec's job this
@@ -23,6 +23,11 @@ first guard: which looks the moderated design plans (repeats.moderated_looks). W
 --kinds, each set of break-even kinds given (e.g. T,E) is replayed too, at the study's
 looks under the first guard, in place of the kinds the study asks each job to decide
 (wattzip.model.study.Study.kinds: verdict.kind_metrics and those the claims read).
+With --look-alpha, each split of alpha over the study's looks given is replayed too:
+the share of alpha each look spends (the study's: 1/looks each, Bonferroni). Shares
+that add up to more than 1 do not hold the looks at 95% together; they bound what a
+group-sequential boundary (whose looks share their runs) could save: no boundary
+spends more at a look than alpha itself.
 
 A job stops at the first look whose T and E verdicts are decided and whose break-even
 kinds (those asked of it) are closed; a cell still open at its last look is counted as
@@ -42,6 +47,7 @@ import glob
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass
 
 from wattzip import records
 from wattzip.analysis import moderated
@@ -53,6 +59,17 @@ from wattzip.model.study import Study
 
 CODEC_OPS = ("compress-write", "decompress-read")
 GROUPED = moderated.cell_priors
+
+
+@dataclass(frozen=True)
+class SplitLooks(VerdictLooks):
+    """The looks with alpha split otherwise: share i of alpha at look i."""
+
+    shares: tuple[float, ...] = ()
+
+    def look_confidence(self, n: int) -> float:
+        at = self.looks.index(n) if n in self.looks else len(self.looks) - 1
+        return 1 - (1 - self.confidence) * self.shares[at]
 
 
 def each_alone(own, others):
@@ -98,14 +115,24 @@ def stop(looks: VerdictLooks, runs: list[dict]) -> tuple[int, bool, bool]:
 
 
 def variants(study: Study, extra_looks: list[tuple[int, ...]],
-             extra_kinds: list[tuple[str, ...]] = ()) -> list[tuple]:
-    """(name, guard, looks, kinds) of every way replayed: both guards at the study's looks
-    and kinds (None: each job's own, Study.kinds), then each set of looks given and each
-    set of kinds given under the guard the jobs run."""
+             extra_kinds: list[tuple[str, ...]] = (),
+             extra_shares: list[tuple[float, ...]] = ()) -> list[tuple]:
+    """(name, guard, looks, kinds, shares) of every way replayed: both guards at the
+    study's looks and kinds (None: each job's own, Study.kinds) and alpha split evenly
+    over its looks (None), then each set of looks, of kinds and of alpha's shares given,
+    under the guard the jobs run."""
     looks = tuple(study.looks)
-    return [("together", GROUPED, looks, None), ("alone", each_alone, looks, None),
-            *((f"looks {','.join(map(str, x))}", GROUPED, x, None) for x in extra_looks),
-            *((f"kinds {','.join(k) or 'none'}", GROUPED, looks, k) for k in extra_kinds)]
+    for shares in extra_shares:
+        if len(shares) != len(looks):
+            raise SystemExit(f"--look-alpha {','.join(map(str, shares))}: one share for "
+                             f"each of the study's looks {looks}")
+    return [("together", GROUPED, looks, None, None),
+            ("alone", each_alone, looks, None, None),
+            *((f"looks {','.join(map(str, x))}", GROUPED, x, None, None) for x in extra_looks),
+            *((f"kinds {','.join(k) or 'none'}", GROUPED, looks, k, None)
+              for k in extra_kinds),
+            *((f"alpha {','.join(f'{x:g}' for x in shares)}", GROUPED, looks, None, shares)
+              for shares in extra_shares)]
 
 
 def job_runs(every: dict[tuple[str, str], list[dict]], cell: tuple[str, str]
@@ -143,10 +170,12 @@ def replay(study: Study, folder: str, ways: list[tuple]
         own, prior = job_runs(every, (file_type, codec))
         stops = {}
         asked = study.kinds(Job(study.first_testbed, "", file_type, codec))
-        for name, priors, planned, kinds in ways:
-            looks = VerdictLooks(planned, verdict["reads_per_write"], verdict["margin"],
-                                 moderated=True, prior_runs=prior, plain_type=file_type,
-                                 kind_metrics=asked if kinds is None else kinds)
+        for name, priors, planned, kinds, shares in ways:
+            kind, extra = (VerdictLooks, {}) if shares is None else (SplitLooks,
+                                                                      {"shares": shares})
+            looks = kind(planned, verdict["reads_per_write"], verdict["margin"],
+                         moderated=True, prior_runs=prior, plain_type=file_type,
+                         kind_metrics=asked if kinds is None else kinds, **extra)
             moderated.cell_priors = priors
             try:
                 stops[name] = stop(looks, own)
@@ -167,11 +196,15 @@ def main() -> None:
                    help="sets of looks to replay as well, under the jobs' guard")
     p.add_argument("--kinds", nargs="*", default=[], metavar="M,...",
                    help="sets of break-even kinds to replay as well (T,E: every kind)")
+    p.add_argument("--look-alpha", nargs="*", default=[], metavar="S,S,...",
+                   help="splits of alpha over the study's looks to replay as well: each "
+                   "look's share (the study's: 1/looks each)")
     a = p.parse_args()
     study = Study.from_files(a.configfile)
     price = pricer(study, a.cache)
     ways = variants(study, [tuple(int(n) for n in x.split(",")) for x in a.looks],
-                    [tuple(m for m in x.split(",") if m) for x in a.kinds])
+                    [tuple(m for m in x.split(",") if m) for x in a.kinds],
+                    [tuple(float(s) for s in x.split(",")) for x in a.look_alpha])
     stops = replay(study, a.journals, ways)
 
     print(f"{len(stops)} codec cells replayed; looks {study.looks}; priced at "

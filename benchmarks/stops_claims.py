@@ -42,7 +42,7 @@ def read_csv(path: Path) -> list[dict]:
 
 def kept_runs(study: Study, folder: str, kinds: tuple[str, ...] | None) -> set[tuple]:
     """(started_at, op) of every run the jobs had measured at their replayed stops."""
-    stops = replay(study, folder, [("way", GROUPED, tuple(study.looks), kinds)])
+    stops = replay(study, folder, [("way", GROUPED, tuple(study.looks), kinds, None)])
     kept = set()
     for (file_type, codec), journal in journals(folder).items():
         if codec == "plain" or not journal:

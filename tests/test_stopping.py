@@ -111,6 +111,27 @@ def test_a_kind_the_study_does_not_ask_for_is_left_open():
         measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="ET")
 
 
+def test_a_look_s_level_is_one_method_its_verdicts_and_kinds_both_read():
+    """A look's level is VerdictLooks.look_confidence(n), alpha / looks by default: the
+    verdicts and the break-even kinds both read it (benchmarks/guard_replay.py replays
+    other splits of alpha over the looks through it)."""
+    asked = []
+
+    class Strict(VerdictLooks):
+        def look_confidence(self, n):
+            asked.append(n)
+            return 1 - 1e-12
+
+    looks, strict = VerdictLooks((3, 5, 8)), Strict((3, 5, 8))
+    assert looks.look_confidence(3) == looks.look_confidence(8) == 1 - 0.05 / 3
+    cheap = job_runs(CHEAP, 3)
+    assert not looks.needs_more(cheap, OPS)
+    assert strict.decisions(cheap, OPS, 3) == {"T": "undecided", "E": "undecided"}
+    assert strict.open_kinds(cheap, OPS, 3).keys() == {"T", "E"}
+    assert strict.needs_more(cheap, OPS)
+    assert set(asked) == {3}
+
+
 def test_without_a_meter_the_time_verdict_decides_alone():
     looks = VerdictLooks((3, 5, 8))
     cheap = job_runs(CHEAP, 3, seed=4, energy=False)

@@ -182,11 +182,16 @@ class VerdictLooks:
         """(w, c, r, d) of a metric: the values of arm_runs."""
         return _values(self.arm_runs(runs, ops, metric, n), metric)
 
+    def look_confidence(self, n: int) -> float:
+        """Look n's level: 1 - alpha / looks at each planned look (Bonferroni over the
+        looks), so a verdict holds at `confidence` whichever look stopped the job."""
+        return verdicts.look_confidence(self.confidence, len(self.looks))
+
     def decisions(self, runs: list[dict], ops: Sequence[str], n: int) -> dict[str, str]:
         """Each metric's verdict at look n (T always, E where the runs have energy), on
         the combined interval: energy's Type B terms (wattzip.analysis.uncertainty) widen
         it here as they do in the analysis, so the job stops where the report decides."""
-        each = verdicts.look_confidence(self.confidence, len(self.looks))
+        each = self.look_confidence(n)
         k = self.reads_per_write
         out = {}
         for name, metric in METRICS.items():
@@ -210,7 +215,7 @@ class VerdictLooks:
         metric whose kind it leaves open: the claims rest on these kinds, so a job measures
         on while one is open, as it does while a verdict is undecided. Its rectangle is the
         analysis's: each difference at half the look's alpha, the verdict's priors."""
-        each = pair_confidence(verdicts.look_confidence(self.confidence, len(self.looks)))
+        each = pair_confidence(self.look_confidence(n))
         out = {}
         for name in self.kind_metrics:
             metric = METRICS[name]
