@@ -110,64 +110,30 @@ def top_up(stops: dict, fams: list, p_at, last: int, looks: list[int]) -> dict:
     return stops, len(beyond)
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--results", required=True, help="results/<study>/<testbed>")
-    p.add_argument("--cache", required=True, help="the plan's cached pilot (pilot.json)")
-    p.add_argument("--configfile", nargs="+", required=True)
-    p.add_argument("--kinds", default=None, metavar="M,...",
-                   help="verdict.kind_metrics to replay in place of the study's")
-    a = p.parse_args()
-    study = Study.from_files(a.configfile)
-    folder = Path(a.results, "journal", study.primary.name)
-    every = journals(str(folder))
-    kinds = tuple(a.kinds.split(",")) if a.kinds is not None else None
-    base = replay(study, str(folder), [("per cell", GROUPED, tuple(study.looks), kinds, None)])
-    fams = families(Path(a.results, "claims.csv"), study.primary.name)
-    price = pricer(study, a.cache)
-    verdict = study.config["verdict"]
+def family_stop(study, way, cell, fams, job, stops, base) -> tuple[int, bool]:
+    """Where a cell's job stops when its p-value is judged within each claim's family
+    (Bonferroni; or Holm over the cells of the family decided so far), and whether that
+    look lies beyond the runs the job measured (counted at that look, a lower bound)."""
+    looks, own, began, _ = job(cell)
+    mine = [(metric, cells) for _, metric, cells in fams if cell in cells]
+    for n in (x for x in study.looks if x >= stops["per cell"][cell]):
+        if not up_to(own, n):
+            return n, True
+        kept = True
+        for metric, cells in mine:
+            known = [] if way == "Bonferroni" else [
+                cell_p(other[0], other[1], other[0].runs_per_arm(other[1], CODEC_OPS), metric)
+                for k in cells if k != cell and k in base and job(k)[3] <= began
+                for other in [job(k)]]
+            kept &= holm_keeps(cell_p(looks, up_to(own, n), n, metric), known, len(cells))
+        if kept:
+            return n, False
+    return study.looks[-1], False
 
-    def job(cell):
-        """The job's looks as it ran them, its own runs, and when it began and ended."""
-        own, prior = job_runs(every, cell)
-        looks = VerdictLooks(tuple(study.looks), verdict["reads_per_write"], verdict["margin"],
-                             moderated=True, prior_runs=prior, plain_type=cell[0])
-        return (looks, own, min(r["started_at"] for r in own),
-                max(r["ended_at"] for r in own))
 
-    stops = {"per cell": {c: s["per cell"][0] for c, s in base.items()},
-             "Bonferroni": {}, "Holm so far": {}}
-    beyond = Counter({"per cell": sum(not s["per cell"][1] for s in base.values())})
-    for cell in sorted(base, key=lambda c: job(c)[2]):
-        looks, own, began, _ = job(cell)
-        mine = [(metric, cells) for _, metric, cells in fams if cell in cells]
-        for way in ("Bonferroni", "Holm so far"):
-            stop = study.looks[-1]
-            for n in (x for x in study.looks if x >= stops["per cell"][cell]):
-                if not up_to(own, n):  # the job stopped before: counted here, a lower bound
-                    stop = n
-                    beyond[way] += 1
-                    break
-                kept = True
-                for metric, cells in mine:
-                    known = [] if way == "Bonferroni" else [
-                        cell_p(other[0], other[1], other[0].runs_per_arm(other[1], CODEC_OPS),
-                               metric)
-                        for k in cells if k != cell and k in base and job(k)[3] <= began
-                        for other in [job(k)]]
-                    kept &= holm_keeps(cell_p(looks, up_to(own, n), n, metric), known,
-                                       len(cells))
-                if kept:
-                    stop = n
-                    break
-            stops[way][cell] = stop
-
-    def p_at(cell, n, metric):
-        looks, own, _, _ = job(cell)
-        return cell_p(looks, up_to(own, n), n, metric) if up_to(own, n) else None
-
-    stops["top-up"], beyond["top-up"] = top_up(stops["per cell"], fams, p_at,
-                                               study.looks[-1], list(study.looks))
+def print_ways(study, base, fams, stops, beyond, price) -> None:
+    """Each way's stops, priced as a multiple of every cell at its first look, and the
+    cells whose stop differs between ways."""
     floor = sum(price(c, study.looks[0]) for c in base)
     print(f"{len(base)} codec cells replayed; looks {study.looks}; families: "
           + "; ".join(f"{c} ({len(cells)} {m} cells)" for c, m, cells in fams))
@@ -182,6 +148,45 @@ def main() -> None:
             print(f"  {'/'.join(cell)}: " + ", ".join(f"{w} {s[cell]}" for w, s in stops.items())
                   + f" runs ({price(cell, 1) / 60:.1f} min a pair)")
 
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--results", required=True, help="results/<study>/<testbed>")
+    p.add_argument("--cache", required=True, help="the plan's cached pilot (pilot.json)")
+    p.add_argument("--configfile", nargs="+", required=True)
+    p.add_argument("--kinds", default=None, metavar="M,...",
+                   help="verdict.kind_metrics to replay in place of the study's")
+    a = p.parse_args()
+    study = Study.from_files(a.configfile)
+    folder = Path(a.results, "journal", study.primary.name)
+    every = journals(str(folder))
+    kinds = tuple(a.kinds.split(",")) if a.kinds is not None else None
+    base = replay(study, str(folder), [("per cell", GROUPED, tuple(study.looks), kinds, None)])
+    fams = families(Path(a.results, "claims.csv"), study.primary.name)
+    verdict = study.config["verdict"]
+
+    def job(cell):
+        """The job's looks as it ran them, its own runs, and when it began and ended."""
+        own, prior = job_runs(every, cell)
+        looks = VerdictLooks(tuple(study.looks), verdict["reads_per_write"], verdict["margin"],
+                             moderated=True, prior_runs=prior, plain_type=cell[0])
+        return (looks, own, min(r["started_at"] for r in own),
+                max(r["ended_at"] for r in own))
+
+    def p_at(cell, n, metric):
+        looks, own, _, _ = job(cell)
+        return cell_p(looks, up_to(own, n), n, metric) if up_to(own, n) else None
+
+    stops = {"per cell": {c: s["per cell"][0] for c, s in base.items()},
+             "Bonferroni": {}, "Holm so far": {}}
+    beyond = Counter({"per cell": sum(not s["per cell"][1] for s in base.values())})
+    for cell in sorted(base, key=lambda c: job(c)[2]):
+        for way in ("Bonferroni", "Holm so far"):
+            stops[way][cell], past = family_stop(study, way, cell, fams, job, stops, base)
+            beyond[way] += past
+    stops["top-up"], beyond["top-up"] = top_up(stops["per cell"], fams, p_at,
+                                               study.looks[-1], list(study.looks))
+    print_ways(study, base, fams, stops, beyond, pricer(study, a.cache))
 
 if __name__ == "__main__":
     main()

@@ -12,6 +12,10 @@ as many write-read pairs as the same cell measured in a smaller run of the same 
 and design (CSV, that run's runs.csv: its writes, each a measured pair). Smaller files are noisier
 relative to their means, so a cell needs at least as many runs at 64 MiB as at 2 GiB:
 read the result as an upper estimate. --top N names the N cells that cost the most.
+
+Both counts are printed side by side: every run measured, and the runs the study kept
+(not `disturbed`). The difference is what the drift check's measuring again (and any
+run left out as disturbed) cost that run, which the looks' stops alone do not show.
 """
 
 from __future__ import annotations
@@ -35,23 +39,27 @@ def main() -> None:
     study = Study.from_files(a.configfile)
     with open(a.cache, encoding="utf-8") as f:
         rates = json.load(f)
-    pairs = Counter()  # (file type, codec) -> writes measured
+    measured, kept = Counter(), Counter()  # (file type, codec) -> writes
     with open(a.runs, newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
             if r["op"] in ("plain-write", "compress-write"):
-                pairs[(r["file_type"], r["codec"])] += 1
-    cost = {cell: n * (plan.pair_s(rates["|".join(cell)], study.file_size_bytes, None, False)
-                       + 2 * plan.RUN_PREPARE_S) for cell, n in pairs.items()}
-    seconds = sum(cost.values())
-    codecs = Counter(n for (_, codec), n in pairs.items() if codec != "plain")
-    print(f"{sum(codecs.values())} codec cells, stopped at "
-          + ", ".join(f"{n} runs: {k}" for n, k in sorted(codecs.items()))
-          + f"; plain pairs {sum(n for (_, c), n in pairs.items() if c == 'plain')}")
-    print(f"at {study.file_size_bytes >> 20} MiB files: {seconds / 3600:.2f} h of measurement "
-          "at those runs")
-    for (file_type, codec), s in sorted(cost.items(), key=lambda kv: -kv[1])[:a.top]:
-        print(f"  {file_type}/{codec}: {pairs[(file_type, codec)]} pairs, {s / 60:.1f} min")
-
+                measured[(r["file_type"], r["codec"])] += 1
+                kept[(r["file_type"], r["codec"])] += not r.get("disturbed")
+    hours = {}
+    for what, pairs in (("every run measured", measured), ("the runs kept", kept)):
+        cost = {cell: n * (plan.pair_s(rates["|".join(cell)], study.file_size_bytes, None, False)
+                           + 2 * plan.RUN_PREPARE_S) for cell, n in pairs.items() if n}
+        hours[what] = sum(cost.values()) / 3600
+        codecs = Counter(n for (_, codec), n in pairs.items() if codec != "plain" and n)
+        print(f"{what}: {sum(codecs.values())} codec cells, stopped at "
+              + ", ".join(f"{n} runs: {k}" for n, k in sorted(codecs.items()))
+              + f"; plain pairs {sum(n for (_, c), n in pairs.items() if c == 'plain')}")
+        print(f"  at {study.file_size_bytes >> 20} MiB files: {hours[what]:.2f} h of "
+              "measurement at those runs")
+        for (file_type, codec), s in sorted(cost.items(), key=lambda kv: -kv[1])[:a.top]:
+            print(f"    {file_type}/{codec}: {pairs[(file_type, codec)]} pairs, {s / 60:.1f} min")
+    print(f"every run measured / the runs kept: "
+          f"{hours['every run measured'] / hours['the runs kept']:.2f}")
 
 if __name__ == "__main__":
     main()

@@ -3,7 +3,7 @@
 import pytest
 
 from wattzip.errors import FactorError
-from wattzip.machine import factors, undoers
+from wattzip.machine import factor_changes, factors, undoers
 
 
 class FakeSchedulerFile:
@@ -39,7 +39,7 @@ def governors(root):
 
 def test_set_during_the_job_and_restored_after(sysfs):
     root, sched = sysfs
-    with factors.applied("vdz", {"io_scheduler": "bfq", "governor": "performance"},
+    with factor_changes.applied("vdz", {"io_scheduler": "bfq", "governor": "performance"},
                          sysfs=str(root)):
         # the kernel would show the new choice in brackets; the fake holds what was written
         assert sched.path.read_text().strip() == "bfq"
@@ -50,7 +50,7 @@ def test_set_during_the_job_and_restored_after(sysfs):
 
 def test_restored_even_when_the_job_fails(sysfs):
     root, sched = sysfs
-    with pytest.raises(RuntimeError), factors.applied("vdz", {"io_scheduler": "none"},
+    with pytest.raises(RuntimeError), factor_changes.applied("vdz", {"io_scheduler": "none"},
                                                          sysfs=str(root)):
         raise RuntimeError("a run died")
     assert sched.path.read_text().strip() == "mq-deadline"
@@ -59,7 +59,8 @@ def test_restored_even_when_the_job_fails(sysfs):
 def test_keep_touches_nothing(sysfs):
     root, sched = sysfs
     before = sched.path.read_text()
-    with factors.applied("vdz", {"io_scheduler": "keep", "governor": "keep"}, sysfs=str(root)):
+    with factor_changes.applied("vdz", {"io_scheduler": "keep", "governor": "keep"},
+                                sysfs=str(root)):
         pass
     assert sched.path.read_text() == before
 
@@ -103,16 +104,53 @@ def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monke
     monkeypatch.setitem(factors.MACHINE_FACTORS, "log_scheduler", factors.MachineFactor(
         lambda disk, value, s: factors.check_io_scheduler("vdy", value, s),
         lambda disk, s: [factors._scheduler_file("vdy", s)], factors.scheduler_of,
-        lambda disk, s: factors.current_io_scheduler("vdy", s)))
+        lambda disk, s: factors.current_io_scheduler("vdy", s), factors.SCHEDULER_FILES))
     parser = argparse.ArgumentParser()
     options.add_setting_options(parser)
     wanted = options.machine_factors(parser.parse_args(["--log-scheduler", "kyber"]))
     assert wanted == {"io_scheduler": "keep", "governor": "keep", "log_scheduler": "kyber"}
     with pytest.raises(FactorError, match="vdy offers only none, kyber"):
         factors.check("vdz", {"log_scheduler": "bfq"}, str(root))
-    with factors.applied("vdz", wanted, sysfs=str(root)) as effect:
+    with factor_changes.applied("vdz", wanted, sysfs=str(root)) as effect:
         assert effect["log_scheduler"] == "kyber" == log_disk.path.read_text()
         assert factors.in_effect("vdz", str(root))["log_scheduler"] == "kyber"
     assert factors.current_io_scheduler("vdy", str(root)) == "none"
     with pytest.raises(FactorError, match="no machine factor nice"):
         factors.check("vdz", {"nice": "10"}, str(root))
+
+
+def test_a_new_machine_factor_s_files_are_restored_and_its_value_in_effect_is_a_column(
+        sysfs, monkeypatch, tmp_path):
+    """The undoers restore the files a MACHINE_FACTORS entry says it writes, and no
+    other (a journal names a file for root to write); the value in effect a job records
+    for a new entry is a column of runs.csv, with no field of the run record to add.
+    Here a disk's read-ahead, a file no shipped factor writes."""
+    import re
+
+    from wattzip import machine, records
+    from wattzip.run_record import RunRecord, in_effect_fields
+
+    root, _ = sysfs
+    read_ahead = root / "block" / "vdz" / "queue" / "read_ahead_kb"
+    read_ahead.write_text("128\n")
+    entry = factors.MachineFactor(
+        lambda disk, value, s: None, lambda disk, s: [read_ahead],
+        lambda path: path.read_text().strip(), lambda disk, s: read_ahead.read_text().strip(),
+        re.compile(r"(^|/)block/[^/]+/queue/read_ahead_kb$"))
+    leftover = machine.note("sysfs", str(read_ahead), "128")
+    read_ahead.write_text("4096")
+    with pytest.raises(machine.MachineError, match="refused: a sysfs change may touch only"):
+        machine.undo([e for e in machine.pending() if e["id"] == leftover])
+    machine.undone(leftover)  # what a user's `wattzip restore` would report, forgotten here
+    monkeypatch.setitem(factors.MACHINE_FACTORS, "read_ahead", entry)
+    held = factor_changes.applied("vdz", {"read_ahead": "1024"}, sysfs=str(root))
+    effect = held.__enter__()  # killed inside the job: never exited
+    assert read_ahead.read_text() == "1024" == effect["read_ahead"]
+    machine.undo([e for e in machine.pending() if e["target"] == str(read_ahead)])
+    assert read_ahead.read_text() == "4096"  # the value it found, put back and read back
+    record = RunRecord.new({"testbed": "t", "file_type": "text", "codec": "gz-1", "op": "cw",
+                            "repeat": 1, "verified": True},
+                           in_effect_fields(factors.in_effect("vdz", str(root))))
+    records.write_runs_csv([record.to_dict()], tmp_path / "runs.csv")
+    header = (tmp_path / "runs.csv").read_text().splitlines()[0].split(",")
+    assert {"io_scheduler_in_effect", "governor_in_effect", "read_ahead_in_effect"} <= set(header)

@@ -20,7 +20,7 @@ import pytest
 
 from wattzip import machine
 from wattzip.errors import WattzipError
-from wattzip.machine import factors, system, undoers
+from wattzip.machine import factor_changes, factors, system, undoers
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 WATTZIP = [sys.executable, "-m", "wattzip"]
@@ -78,15 +78,15 @@ def test_a_killed_job_s_scheduler_on_the_real_disk_is_restored(tmp_path):
     original = factors.current_io_scheduler(disk)
     other = "bfq" if original != "bfq" else "mq-deadline"
     proc = holder(f"""
-        from wattzip.machine import factors
-        held = factors.applied({disk!r}, {{'io_scheduler': {other!r}}})  # kept, not restored
+        from wattzip.machine import factor_changes
+        held = factor_changes.applied({disk!r}, {{'io_scheduler': {other!r}}})  # kept, not restored
         held.__enter__()
     """, tmp_path / "ready")
     kill(proc)
     assert factors.current_io_scheduler(disk) == other
     # The next job first undoes the leftover, so it reads the machine's own value as the
     # original, not the leftover, and puts that back at its end.
-    with machine.session("job"), factors.applied(disk, {"io_scheduler": "kyber"}) as effect:
+    with machine.session("job"), factor_changes.applied(disk, {"io_scheduler": "kyber"}) as effect:
         assert effect["io_scheduler"] == "kyber"
     assert factors.current_io_scheduler(disk) == original
 
@@ -106,8 +106,8 @@ def test_a_killed_job_s_governors_are_restored(tmp_path, monkeypatch):
     monkeypatch.setenv(undoers.FAKE_SYSFS_ENV, str(tmp_path))  # where restore may write
     files = fake_cpufreq(tmp_path)
     proc = holder(f"""
-        from wattzip.machine import factors
-        held = factors.applied(None, {{'governor': 'powersave'}}, sysfs={str(tmp_path)!r})
+        from wattzip.machine import factor_changes
+        held = factor_changes.applied(None, {{'governor': 'powersave'}}, sysfs={str(tmp_path)!r})
         held.__enter__()
     """, tmp_path / "ready")
     kill(proc)

@@ -20,6 +20,9 @@ from typing import Any
 # shared_plain_of, the moderated design's shared plain arm.
 SCHEMA_VERSION = 4
 FACTOR_PREFIX = "factor_"
+# A machine factor's value in effect, read back (wattzip.machine.factors' table): a
+# column of runs.csv for every factor in the table, a field here or not.
+IN_EFFECT_SUFFIX = "_in_effect"
 # What every run record must hold to be read back.
 RUN_REQUIRED = ("testbed", "file_type", "codec", "op", "repeat", "verified")
 
@@ -170,7 +173,13 @@ class RunRecord:
         for name, value in sorted(factors.items()):
             if name != "setting":
                 row[FACTOR_PREFIX + name] = value
+        row.update({k: v for k, v in sorted(self.extra.items()) if k.endswith(IN_EFFECT_SUFFIX)})
         return row
+
+
+def in_effect_fields(values: Mapping[str, str | None]) -> dict:
+    """The machine factors' values in effect as the record's `<name>_in_effect` fields."""
+    return {name + IN_EFFECT_SUFFIX: value for name, value in values.items()}
 
 
 FIELDS = frozenset(f.name for f in dataclasses.fields(RunRecord)) - {"extra"}

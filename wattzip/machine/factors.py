@@ -1,22 +1,22 @@
 """The factors of SYSTOR '11's design that are machine settings: I/O scheduler, CPU governor.
 
 Each is checked before any measurement (a factor this machine cannot set is an
-error naming it), set before a job's runs and restored after them. MACHINE_FACTORS
-holds one entry per factor: the jobs, the idle calibration, the pre-flight and the
-run records take every factor from it, so a new one is an entry here.
+error naming it), set before a job's runs and restored after them
+(wattzip.machine.factor_changes). MACHINE_FACTORS holds one entry per factor: the
+jobs, the idle calibration, the pre-flight, the run records and the files the undoers
+may restore take every factor from it, so a new one is an entry here. This module
+journals nothing, so that the undoers can read the table.
 """
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wattzip import machine
 from wattzip.errors import FactorError
 
 KEEP = "keep"  # the factor value that means "leave the machine as it is"
@@ -24,6 +24,11 @@ KEEP = "keep"  # the factor value that means "leave the machine as it is"
 LEGACY_SCHEDULERS = {"cfq": "bfq", "anticipatory": "bfq", "deadline": "mq-deadline",
                      "noop": "none"}
 SYSFS = "/sys"
+# The files below /sys, links resolved, that setting a factor writes (/sys/block/vda is a
+# link into /sys/devices, cpuN/cpufreq one to cpufreq/policyN).
+SCHEDULER_FILES = re.compile(r"(^|/)block/[^/]+/queue/scheduler$")
+GOVERNOR_FILES = re.compile(r"^devices/system/cpu/(cpu[0-9]+/cpufreq|cpufreq/policy[0-9]+)"
+                            r"/scaling_governor$")
 
 
 def _scheduler_file(disk: str, sysfs: str = SYSFS) -> Path:
@@ -119,13 +124,16 @@ def current_governor(path: Path) -> str:
 class MachineFactor:
     """A factor that is a setting of this machine in sysfs: how a value is checked
     (disk, value, sysfs), the files setting it writes (disk, sysfs), one file's value
-    now (its old value, journaled before it is written), and the value in effect, read
-    back (disk, sysfs; None where the machine has none)."""
+    now (its old value, journaled before it is written), the value in effect, read
+    back (disk, sysfs; None where the machine has none), and which files below /sys,
+    links resolved, an undo of it may write (root restores only the files it knows,
+    whatever a journal names)."""
 
     check: Callable[[str | None, str, str], None]
     files: Callable[[str | None, str], list[Path]]
     current: Callable[[Path], str]
     in_effect: Callable[[str | None, str], str | None]
+    restorable: re.Pattern
 
 
 def in_effect(disk: str | None, sysfs: str = SYSFS) -> dict[str, str | None]:
@@ -143,37 +151,6 @@ def check(disk: str | None, values: Mapping[str, str], sysfs: str = SYSFS) -> No
         MACHINE_FACTORS[name].check(disk, value, sysfs)
 
 
-@contextlib.contextmanager
-def applied(disk: str | None, values: Mapping[str, str], sysfs: str = SYSFS
-            ) -> Iterator[dict]:
-    """Set the machine factors' `values` (MACHINE_FACTORS' names; "keep" or left out:
-    as the machine is) for the duration of a job, then restore what was there.
-
-    Each change is journaled machine-wide before it is made (wattzip.machine), so a
-    job killed before it could restore is undone by the next wattzip command; a
-    restore that fails is an error naming what stayed changed. Yields what is in
-    effect, read back: {"io_scheduler": ..., "governor": ...}.
-    """
-    check(disk, values, sysfs)
-    made: list[str] = []
-    effect = in_effect(disk, sysfs)
-    try:
-        for name, factor in MACHINE_FACTORS.items():
-            value = values.get(name, KEEP)
-            if value == KEEP:
-                continue
-            for path in factor.files(disk, sysfs):
-                made.append(machine.note("sysfs", str(path), factor.current(path)))
-                path.write_text(value)
-            effect[name] = factor.in_effect(disk, sysfs)
-            if effect[name] != value:
-                raise FactorError(f"factor {name}={value}: {effect[name]} is in effect "
-                                  "after switching")
-        yield effect
-    finally:
-        machine.undo([e for e in machine.pending() if e["id"] in made])
-
-
 def governors_in_effect(sysfs: str = SYSFS) -> str | None:
     """The governor every CPU runs, read back ("a,b" when they differ; None: no cpufreq)."""
     values = sorted({current_governor(p) for p in _governor_files(sysfs)})
@@ -183,8 +160,14 @@ def governors_in_effect(sysfs: str = SYSFS) -> str | None:
 MACHINE_FACTORS: dict[str, MachineFactor] = {
     "io_scheduler": MachineFactor(check_io_scheduler,
                                   lambda disk, sysfs: [_scheduler_file(disk, sysfs)],
-                                  scheduler_of, _scheduler_in_effect),
+                                  scheduler_of, _scheduler_in_effect, SCHEDULER_FILES),
     "governor": MachineFactor(lambda disk, value, sysfs: check_governor(value, sysfs),
                               lambda disk, sysfs: _governor_files(sysfs),
-                              current_governor, lambda disk, sysfs: governors_in_effect(sysfs)),
+                              current_governor, lambda disk, sysfs: governors_in_effect(sysfs),
+                              GOVERNOR_FILES),
 }
+
+
+def restorable(rel: str) -> bool:
+    """Whether a file below /sys (relative, links resolved) is one a machine factor writes."""
+    return any(f.restorable.search(rel) for f in MACHINE_FACTORS.values())

@@ -18,14 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from wattzip.errors import MachineError
+from wattzip.machine import factors
 
 OWNER_ENV = "WATTZIP_OWNER"  # marks every process a wattzip command starts
 # A stand-in for /sys that the tests build (this VM has no cpufreq); root's own setting.
 FAKE_SYSFS_ENV = "WATTZIP_FAKE_SYSFS"
-# The files a "sysfs" change may write, below /sys: a disk's scheduler, a CPU's governor.
-# Resolved: /sys/block/vda is a link into /sys/devices, cpuN/cpufreq one to policyN.
-SYSFS_FILES = re.compile(r"(^|/)block/[^/]+/queue/scheduler$|^devices/system/cpu/"
-                         r"(cpu[0-9]+/cpufreq|cpufreq/policy[0-9]+)/scaling_governor$")
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess:
@@ -50,13 +47,14 @@ def _refuse(entry: dict, why: str) -> None:
 
 
 def _sysfs_file(entry: dict) -> Path:
-    """The target, if it is a scheduler or governor file (under /sys, or the tests' own)."""
+    """The target, if it is a file a machine factor writes (wattzip.machine.factors'
+    table: a disk's scheduler, a CPU's governor), under /sys or the tests' own."""
     roots = ["/sys", *filter(None, [os.environ.get(FAKE_SYSFS_ENV)])]
     for root in roots:
         rel = _below(entry["target"], root)
-        if rel and SYSFS_FILES.search(rel):
+        if rel and factors.restorable(rel):
             return Path(root, rel)
-    _refuse(entry, "an I/O scheduler or governor file under /sys")
+    _refuse(entry, "a file under /sys that a machine factor writes")
     raise AssertionError  # unreachable
 
 

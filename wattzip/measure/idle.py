@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from wattzip import meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
-from wattzip.machine import MachineError, factors, system
+from wattzip.machine import MachineError, factor_changes, system
 from wattzip.measure.disturbance import QuietLimits, busiest, process_jiffies
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
 from wattzip.meters import Meter
@@ -158,7 +158,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
         # unmounted mount point, which is usually the root disk.
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
-        with factors.applied(disk, machine_factors or {}):
+        with factor_changes.applied(disk, machine_factors or {}):
             reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
                                       journal and (journal, key), log, quiet_wait_s)
     met = rule.met(windows)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from wattzip import machine, meters, records, units
 from wattzip.analysis.stopping import METRICS, VerdictLooks
 from wattzip.errors import WattzipError
-from wattzip.machine import factors, system
+from wattzip.machine import factor_changes, system
 from wattzip.machine.media import Medium
 from wattzip.measure import drift, free_space, runner
 from wattzip.measure.job import MeasurementJob
@@ -133,7 +133,7 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
                                                 job.duty.phases if job.duty else 1,
                                                 medium.inputs == "on-medium"),
                 medium.image, units.parse_size(medium.size) if medium.image else 0)
-            with factors.applied(medium.scheduler_disk(), machine_factors):
+            with factor_changes.applied(medium.scheduler_disk(), machine_factors):
                 # The job's loop between two reference measurements (wattzip.measure.drift).
                 summary, runs = drift.checked_job(job, meter, journal, log)
         finally:

@@ -44,7 +44,7 @@ from wattzip.measure.staging import (
 )
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
-from wattzip.run_record import RunRecord
+from wattzip.run_record import RunRecord, in_effect_fields
 from wattzip.stats import relative_half_width
 from wattzip.workload import codec_registry
 
@@ -192,8 +192,7 @@ def _set_up_medium(job: MeasurementJob, stack: contextlib.ExitStack) -> tuple[di
     medium_info = {**job.medium.describe(), **system.host_identity()}
     scheduler_disk = job.medium.scheduler_disk()
     medium_info.update(scheduler_disk=scheduler_disk,
-                       **{f"{name}_in_effect": value
-                          for name, value in factors.in_effect(scheduler_disk).items()},
+                       **in_effect_fields(factors.in_effect(scheduler_disk)),
                        bandwidth_bytes_per_s=job.bandwidth_bytes_per_s)
     devices = {"target": system.block_device(job.medium.path)["disk"],
                "input": system.block_device(os.path.dirname(os.path.abspath(
