@@ -168,6 +168,6 @@ MACHINE_FACTORS: dict[str, MachineFactor] = {
 }
 
 
-def restorable(rel: str) -> bool:
+def written_by_a_factor(rel: str) -> bool:
     """Whether a file below /sys (relative, links resolved) is one a machine factor writes."""
     return any(f.restorable.search(rel) for f in MACHINE_FACTORS.values())

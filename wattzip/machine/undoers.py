@@ -52,7 +52,7 @@ def _sysfs_file(entry: dict) -> Path:
     roots = ["/sys", *filter(None, [os.environ.get(FAKE_SYSFS_ENV)])]
     for root in roots:
         rel = _below(entry["target"], root)
-        if rel and factors.restorable(rel):
+        if rel and factors.written_by_a_factor(rel):
             return Path(root, rel)
     _refuse(entry, "a file under /sys that a machine factor writes")
     raise AssertionError  # unreachable
