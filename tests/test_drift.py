@@ -9,10 +9,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from wattzip import meters
 from wattzip.analysis import cell_summary
-from wattzip.measure import drift
+from wattzip.latex import tex
+from wattzip.measure import drift, idle
 from wattzip.measure.disturbance import DriftCheck
+from wattzip.model import layout, repeat_design
+from wattzip.model.study import Study
 
 from .test_runner import make_job
 
@@ -36,14 +41,55 @@ def test_no_check_runs_the_job_as_before(small_inputs, tmp_path):
     assert not (tmp_path / "j.jsonl.reference.jsonl").exists()
 
 
-def test_a_load_step_mid_job_flags_its_runs_and_measures_them_again(small_inputs, tmp_path):
+def test_a_switch_of_level_no_larger_than_between_calibration_phases_is_no_drift():
+    """Each end's repeats share a level; the calibration's phases, seconds apart, show how
+    far the level moves with no job between them."""
+    before, after = ref(1.0, 1.01, 0.99), ref(1.15, 1.16, 1.14)
+    hopping = [ref(m, m + 0.01, m - 0.01) for m in (1.0, 1.15, 0.95, 1.1, 1.2, 1.0)]
+    steady = [ref(m, m + 0.01, m - 0.01) for m in (1.0, 1.005, 0.995, 1.0, 1.002, 0.998)]
+    assert "Welch's 95% interval" in drift.compare(before, after, 0.05)  # the repeats alone
+    assert drift.compare(before, after, 0.05, hopping) is None
+    assert "6 calibration phases' 95% interval" in drift.compare(before, after, 0.05, steady)
+    # phases of other repeats than the ends' say nothing of them: Welch's interval again
+    assert "Welch's" in drift.compare(before, after, 0.05, [p[:2] for p in steady])
+
+
+def test_calibration_phases_with_other_load_are_measured_again_once_quiet():
+    """A busy process during the phases would widen every job's noise: they are measured
+    again after it stops (real processes, the model meter)."""
+    meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    lines: list[str] = []
+
+    def log(line: str) -> None:
+        lines.append(line)
+        if "measuring them again" in line:
+            hog.kill()
+            hog.wait()
+
+    try:
+        phases = idle.reference_phases(meter, 2, 0.1, 60, log, gap_s=0.1)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            hog.kill()
+        hog.wait()
+    assert len(phases) == drift.PHASES and all(len(p) == 2 for p in phases)
+    assert "other processes used" in lines[0] and "sd between phases" in lines[-1], lines
+    assert all(r["elapsed_s"] > 0 and r["energy_j"] > 0 for p in phases for r in p)
+
+
+@pytest.mark.parametrize("calibrated", [False, True])
+def test_a_load_step_mid_job_flags_its_runs_and_measures_them_again(small_inputs, tmp_path,
+                                                                    calibrated):
     """Two busy processes per CPU start after the job's first run (after the reference was
     measured) and stops when the drift is reported: the reference at the job's end is
-    slower, the job's runs are flagged and measured again on the quiet machine."""
+    slower, the job's runs are flagged and measured again on the quiet machine; judged by
+    its repeats alone, or by the phases a calibration measured on the quiet machine."""
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
+    phases = tuple(drift.calibrate_phases(meter, 5, gap_s=0.2)) if calibrated else ()
     # 100%: the hogs leave a CPU-bound gzip two fifths of a CPU (+150%); a neighbour's
     # tests on this shared machine slow it by less (up to +70% seen).
-    job = make_job(small_inputs, tmp_path, "gz-1", drift=DriftCheck(5, 1.0))
+    job = make_job(small_inputs, tmp_path, "gz-1", drift=DriftCheck(5, 1.0, phases))
     hogs: list[subprocess.Popen] = []
     lines: list[str] = []
 
@@ -71,6 +117,8 @@ def test_a_load_step_mid_job_flags_its_runs_and_measures_them_again(small_inputs
     assert len(flagged) == 4 and len(quiet) == 4, side  # two repeats of write and read, twice
     assert all(r["disturbed"].startswith("drift: the reference operation's time changed")
                and not r["verified"] for r in flagged)
+    noise = "6 calibration phases'" if calibrated else "Welch's"
+    assert all(noise in r["disturbed"] for r in flagged)
     assert {r["job_key"] for r in flagged}.isdisjoint({r["job_key"] for r in quiet})
     # measured again, it does not take its own flagged runs for another identity's
     assert not [line for line in lines if "another meter identity" in line], lines
@@ -91,3 +139,16 @@ def test_a_second_drift_keeps_the_runs_marked(small_inputs, tmp_path, monkeypatc
     kept = [r for r in runs if r["verified"]]
     assert len(kept) == 4 and all(r["drift_warning"].startswith("the reference") for r in kept)
     assert any("drifted again" in line for line in lines)
+
+
+def test_the_report_states_the_drift_check_the_study_ran():
+    """The jobs measured again are part of the design: the report's sentence gives the
+    config's repeats and limit, or says that no drift was measured."""
+    config = Study.from_files(["config.yaml"]).config
+    checked = layout.report_params(Study.from_config(config), ["local"], "results", "f")
+    assert ("gzip -6 of a fixed text of 8 MiB in the page cache), run 3 times before the "
+            "job's first run and after its last") in checked["drift_check"]
+    assert "by more than 5% (the drift check)" in checked["drift_check"]
+    config["drift"] = {"repeats": 0, "max_change": 0.05}
+    assert repeat_design.drift_check(Study.from_config(config)).startswith("No drift check")
+    assert "drift\\_warning" in tex(checked["drift_check"])

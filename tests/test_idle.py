@@ -16,7 +16,7 @@ from wattzip import cli, meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
 from wattzip.machine import MachineError
-from wattzip.measure import idle
+from wattzip.measure import idle, measurement
 from wattzip.meters.base import Meter, MeterOptions
 from wattzip.model.config import merge_configs
 from wattzip.model.study import Study
@@ -80,11 +80,34 @@ def windows(monkeypatch):
     return install
 
 
-def calibrate(tmp_path, *, count=10, min_count=3, ci_target=0.02, journal=None, log=None):
+def calibrate(tmp_path, *, count=10, min_count=3, ci_target=0.02, journal=None, log=None,
+              drift_repeats=0):
     return idle.calibrate(FakeMeter(), count=count, seconds=0.01, setting="s",
                           target_dir=str(tmp_path / "target"), min_count=min_count,
                           ci_target=ci_target, journal=journal,
-                          log=(log if log is not None else lambda line: None))
+                          log=(log if log is not None else lambda line: None),
+                          drift_repeats=drift_repeats)
+
+
+def test_the_drift_reference_s_phases_go_to_the_json_the_jobs_read(tmp_path, windows,
+                                                                    monkeypatch):
+    """Measured after the windows, also when the journal's windows suffice (the phases,
+    half a minute, are not journaled); none without the drift check. (The phases
+    themselves, with real processes: tests/test_drift.py.)"""
+    calls: list[int] = []
+    phase = [{"elapsed_s": 0.4, "energy_j": 2.0}]
+    monkeypatch.setattr(idle, "reference_phases",
+                        lambda meter, repeats, *a: calls.append(repeats) or [phase * repeats] * 6)
+    journal = str(tmp_path / "idle.jsonl")
+    windows(QUIET)
+    out = calibrate(tmp_path, journal=journal, drift_repeats=3)
+    assert calls == [3] and out["reference_phases"] == [phase * 3] * 6
+    fake = windows([])
+    path = tmp_path / "idle.json"
+    path.write_text(json.dumps(calibrate(tmp_path, journal=journal, drift_repeats=3)))
+    assert fake.calls == 0 and calls == [3, 3]
+    assert measurement.reference_phases(str(path)) == tuple([phase * 3] * 6)
+    assert calibrate(tmp_path, journal=journal)["reference_phases"] is None and calls == [3, 3]
 
 
 def test_a_quiet_machine_stops_at_the_first_look(tmp_path, windows):

@@ -39,6 +39,8 @@ PARAMS = {"testbed": "tiny", "primary": PRIMARY, "primary_rule": "the first of t
           "file_size": "2MiB", "file_types": ["text", "random"], "codecs": ["gz-1", "lzo-1"],
           "repeats": {"min": 2, "max": 2, "ci_target": 0.05},
           "repeat_design": "the paper's rule: at least 2 and at most 2 runs per operation",
+          "drift_check": "No drift check: the machine's drift over a job was not measured "
+                         "(drift.repeats 0).",
           "varied_factors": ["bandwidth"],
           "factor_values": {"bandwidth": ["unthrottled", "50MBps"]}, "hpc14": False,
           "emulated_input_layouts": ["on-medium"],

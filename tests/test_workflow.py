@@ -349,6 +349,22 @@ def test_appendix_commands_reproduce_every_claims_row(tiny_study):
                [(r["setting"], r["verdict"], r["evidence"]) for r in want], claim.id
 
 
+def test_drift_pairs_reads_the_study_s_journals(tiny_study):
+    """docs/statistics.md's command: each job's measurement (a drifted job's two)."""
+    every_run = read_csv(tiny_study / "results/tiny/tiny/runs.csv")
+    jobs, drifted = ({(r["setting"], r["file_type"], r["codec"]) for r in every_run
+                      if r["disturbed"].startswith(start)} for start in ("", "drift: "))
+    out = subprocess.run([sys.executable, "benchmarks/drift_pairs.py", "--journal",
+                          tiny_study / "results/tiny/tiny/journal"], cwd=REPO, text=True,
+                         capture_output=True, check=True).stdout
+    n = len(jobs) + len(drifted)
+    assert out.startswith(f"{n} measured jobs;")
+    jobs_judged = r"Welch's interval \d+ of {0} \(\d+%\), by the calibration phases' (\d+) of {0} "
+    across = re.search("^across a job .*" + jobs_judged.format(n), out, re.M)
+    assert across and int(across[1]) >= len(drifted), out  # a second drift keeps its runs
+    assert re.search("^back to back, no job between .*" + jobs_judged.format(n - 1), out, re.M)
+
+
 def test_plan_estimates_the_study(tiny_study):
     estimate = json.loads((tiny_study / "results/tiny/tiny/plan/estimate.json").read_text())
     assert estimate["runs_min"] == 48 and estimate["wall_min_s"] > estimate["measured_min_s"] > 0

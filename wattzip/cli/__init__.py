@@ -80,6 +80,11 @@ def _add_idle(sub) -> None:
                    default=schema_default("idle.max_other_load"), metavar="SHARE",
                    help="refuse a window in which other processes used more than this "
                         "share of all CPUs (default: %(default)s)")
+    s.add_argument("--drift-repeats", type=int, default=schema_default("drift.repeats"),
+                   metavar="N",
+                   help="also measure the jobs' drift reference in phases of N, seconds "
+                        "apart: the noise between phases their drift check compares with "
+                        "(0: none; default: the config schema's %(default)s)")
     _add_quiet_wait(s)
     options.add_setting_options(s)
     options.add_lock_option(s)

@@ -45,7 +45,8 @@ def cmd_idle(a) -> int:
                                  machine_factors=options.machine_factors(a),
                                  max_other_load=a.max_other_load,
                                  quiet_wait_s=quiet_limits(wait_s=a.quiet_wait).wait_s,
-                                 journal=a.journal, log=log, medium=options.medium_of(a))
+                                 journal=a.journal, log=log, medium=options.medium_of(a),
+                                 drift_repeats=a.drift_repeats)
         finally:
             meter.close()
     text = json.dumps(out, indent=2)
@@ -124,14 +125,14 @@ def quiet_limits(max_other_cpu: float | None = None, max_steal: float | None = N
                           for key, value in given.items()})
 
 
-def drift_check(repeats: int | None, max_change: float | None):
+def drift_check(repeats: int | None, max_change: float | None, phases: tuple = ()):
     """The job's drift check: the flags, else the schema's `drift:` defaults (0 repeats:
-    none)."""
+    none), and the reference's phases at the idle calibration."""
     from wattzip.measure.disturbance import DriftCheck
 
     repeats = schema_default("drift.repeats") if repeats is None else repeats
     return DriftCheck(repeats, schema_default("drift.max_change") if max_change is None
-                      else max_change) if repeats else None
+                      else max_change, phases) if repeats else None
 
 
 def cmd_job(a) -> int:
@@ -168,7 +169,8 @@ def cmd_job(a) -> int:
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
         quiet=quiet_limits(a.max_other_cpu, a.max_steal, a.quiet_wait),
-        drift=drift_check(a.drift_repeats, a.drift_max_change),
+        drift=drift_check(a.drift_repeats, a.drift_max_change,
+                          measurement.reference_phases(a.idle)),
         # The verdict design's looks are a codec's (its job measures its own plain arm, or
         # under the moderated design adds to its setting and file type's shared one).
         looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,

@@ -28,7 +28,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wattzip.machine import MachineError
 
@@ -206,6 +206,8 @@ class DriftCheck:
 
     repeats: int = 3
     max_change: float = 0.05
+    # The reference's phases at the setting's idle calibration: its noise between phases.
+    phases: tuple = field(default=(), compare=False)
 
 
 def count_disturbed(runs: list[dict]) -> dict[str, int]:

@@ -23,6 +23,7 @@ from wattzip import meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
 from wattzip.machine import MachineError, factor_changes, system
+from wattzip.measure import drift
 from wattzip.measure.disturbance import QuietLimits, busiest, process_jiffies
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
 from wattzip.meters import Meter
@@ -126,16 +127,44 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
     return reason
 
 
+def reference_phases(meter: Meter, repeats: int, max_other_load: float, wait_s: float,
+                     log: Callable[[str], None], gap_s: float = drift.PHASE_GAP_S) -> list:
+    """The drift check's reference in phases (wattzip.measure.drift.calibrate_phases),
+    measured again once the machine is quiet if other processes worked meanwhile: their
+    load would widen the noise every job's drift is judged against."""
+    waiting = QuietLimits(max_other_cpu=max_other_load, max_steal=1.0, wait_s=wait_s,
+                          count_system=True)
+    for attempt in range(1, NOISY_IDLE_WINDOWS + 1):
+        quiet = QuietCheck()
+        phases = drift.calibrate_phases(meter, repeats, gap_s)
+        share, names = quiet.others_load()
+        means = [stats.mean([r["elapsed_s"] for r in p]) for p in phases]
+        if share <= max_other_load:
+            log(f"drift reference: {len(phases)} phases of {repeats}, {gap_s:g} s apart: "
+                f"mean {stats.mean(means):.3f} s, sd between phases {stats.stdev(means):.3f} s")
+            return phases
+        why = (f"drift reference phases: other processes used {share:.0%} of the CPUs "
+               f"(limit {max_other_load:.0%}); busiest: {', '.join(names) or 'exited'}")
+        if attempt == NOISY_IDLE_WINDOWS:
+            raise MachineError(f"{why}, {attempt} times: their load would widen the noise "
+                               "every job's drift is judged against; stop them and calibrate "
+                               "again")
+        log(f"{why}; measuring them again once the machine is quiet")
+        waiting.wait_until_quiet(log, "the drift reference phases")
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
 def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_dir: str,
               min_count: int, ci_target: float,
               machine_factors: Mapping[str, str] | None = None, max_other_load: float = 0.1,
               quiet_wait_s: float = QuietLimits.wait_s, journal: str | None = None,
               log: Callable[[str], None] = print,
-              medium=None) -> dict:
+              medium=None, drift_repeats: int = 0) -> dict:
     """The idle calibration of one setting (its machine factors applied), as
     the JSON the jobs read: mean, sd and interval of the windows measured (at least
     min_count, at most count, fewer once the interval is within ci_target of the mean),
-    why they stopped, and the meter that measured them."""
+    why they stopped, and the meter that measured them; with `drift_repeats`, the drift
+    check's reference in phases (its noise between phases, which the jobs read)."""
     rule = StoppingRule(count, first_look(count, min_count), ci_target)
     os.makedirs(target_dir, exist_ok=True)
     key = f"{meter.name}|{meter.scope}|{setting}|{seconds:g}"
@@ -154,13 +183,18 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         used = "" if len(windows) == len(journaled) else f", the first {len(windows)} used"
         log(f"idle: {len(journaled)} window(s) of {seconds:g} s found in {journal}{used}; "
             f"{rule.describe(windows)}")
-    if reason is None:  # else the journal's windows suffice: the machine is left alone
+    phases = None
+    if reason is None or drift_repeats:  # else the journal's windows suffice, no phases
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
         # unmounted mount point, which is usually the root disk.
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
         with factor_changes.applied(disk, machine_factors or {}):
-            reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
-                                      journal and (journal, key), log, quiet_wait_s)
+            if reason is None:
+                reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
+                                          journal and (journal, key), log, quiet_wait_s)
+            if drift_repeats:
+                phases = reference_phases(meter, drift_repeats, max_other_load,
+                                          quiet_wait_s, log)
     met = rule.met(windows)
     log(f"idle: stopped after {len(windows)} of at most {count} windows: {reason}"
         + ("" if met else f" (the target of {ci_target:.1%} not met)"))
@@ -175,7 +209,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
             "max_count": count, "min_count": rule.first, "looks": rule.looks,
             "half_width_w": None if math.isnan(half) else half,
             "confidence": rule.confidence, "ci_target": ci_target, "ci_met": met,
-            "stopped": reason}
+            "stopped": reason, "reference_phases": phases}
 
 
 class QuietCheck:

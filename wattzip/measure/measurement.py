@@ -74,6 +74,15 @@ def idle_uncertainty(calibration_path: str | None) -> tuple[float | None, int | 
     return sd / count ** 0.5, int(count)
 
 
+def reference_phases(calibration_path: str | None) -> tuple:
+    """The drift reference's phases at the idle calibration (wattzip.measure.drift), or ()
+    for a number given by hand or a calibration without them."""
+    if not calibration_path:
+        return ()
+    calibration = records.read_json(calibration_path, "idle calibration", ("idle_power_w",))
+    return tuple(calibration.get("reference_phases") or ())
+
+
 def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
                   moderated: bool = False, prior_journals: str | None = None,
                   own_journal: str | None = None, file_type: str | None = None,

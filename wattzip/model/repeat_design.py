@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wattzip.analysis import moderated
+from wattzip.measure import drift
 
 if TYPE_CHECKING:
     from wattzip.model.study import Study
@@ -42,6 +43,24 @@ def describe(study: Study) -> str:
             f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); each codec's "
             "job measured its own plain arm, interleaved with the codec's in ABBA order "
             "(plain, codec; codec, plain; ...) against drift, and " + stop)
+
+
+def drift_check(study: Study) -> str:
+    """The drift check as the report states it: a job measured again is part of the design,
+    and a testbed whose speed switches levels within seconds flags often (docs/statistics.md)."""
+    check = study.config["drift"]
+    if not check["repeats"]:
+        return "No drift check: the machine's drift over a job was not measured (drift.repeats 0)."
+    return (f"Each job was measured again, once, when a fixed reference operation "
+            f"({' '.join(drift.REFERENCE_ARGV[:2])} of a fixed text of "
+            f"{drift.REFERENCE_BYTES >> 20} MiB in the page cache), run {check['repeats']} "
+            "times before the job's first run and after its last, changed in time or "
+            "energy beyond the reference's noise (a 95% interval from the spread of its "
+            f"means over {drift.PHASES} such phases {drift.PHASE_GAP_S:g} s apart at each "
+            "setting's idle calibration) and by more than "
+            f"{100 * check['max_change']:g}% (the drift check); the runs it measured again "
+            "enter no statistic, and those of a job that drifted again are kept, marked "
+            "drift_warning.")
 
 
 def _kinds_decided(study: Study) -> str:

@@ -358,7 +358,8 @@ class Study:
                 "count": idle["count"], "min_count": self.idle_first_look,
                 "ci_target": idle["ci_target"], "seconds": idle["seconds"],
                 "max_other_load": idle["max_other_load"],
-                "quiet_wait": self.config["quiet"]["wait_s"]}
+                "quiet_wait": self.config["quiet"]["wait_s"],
+                "drift_repeats": self.config["drift"]["repeats"]}
 
     def job_spec_json(self, wildcards) -> str:
         """`wattzip job --spec` of the measure rules' job, by their wildcards (testbed,

@@ -208,6 +208,7 @@ def _design_macros(t: ReportTables, params: Mapping) -> dict:
         "MaxRepeats": params["repeats"]["max"],
         "CiTargetPct": f"{100 * params['repeats']['ci_target']:g}\\%",
         "RepeatDesign": tex(params["repeat_design"]),
+        "DriftCheck": tex(params["drift_check"]),
         "RepeatsRange": f"{min(repeats)}--{max(repeats)}" if repeats else "0",
         "CiMet": f"{sum(r['ci_met'] == 'true' for r in measured)} of {len(measured)}",
         "RunsTotal": len(runs),

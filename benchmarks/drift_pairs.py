@@ -1,0 +1,99 @@
+"""Benchmark notes: how often the drift check flags a job, against how often it would flag
+two reference phases measured seconds apart with no job between them.
+
+    .venv/bin/python benchmarks/drift_pairs.py --journal RESULTS/TESTBED/journal
+
+The drift check (wattzip.measure.drift) measures a fixed reference operation a few times
+before a job and again after it, and calls a change a drift when the 95% interval of it
+excludes zero and it exceeds `drift.max_change`. If the machine is steady over a job,
+that test flags about 5% of jobs. The measured jobs of a study run one after another, so
+the reference measured after one job and the one measured before the next are a pair
+with no job between them (only the next job's cache drop and staging): the same test,
+applied to those pairs, is its false-alarm rate on this machine. This prints both side
+by side, from one study's journals, with the changes' sizes and the times between the
+pairs' phases: by Welch's interval of the repeats alone, and, where the setting's idle
+calibration (RESULTS/TESTBED/idle/SETTING.json) holds the reference's phases, by the
+interval from their spread, which the jobs use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+from datetime import datetime
+from pathlib import Path
+
+from wattzip import records
+from wattzip.measure.drift import REFERENCE_SUFFIX, compare
+from wattzip.resources import schema_default
+
+QUANTILES = (0.5, 0.75, 0.9, 1.0)
+
+
+def measured_jobs(journal_dir: Path) -> list[dict]:
+    """Every measurement of a job with its reference before and after, in time order, and
+    its setting's calibration phases (none without them)."""
+    jobs, phases_of = [], {}
+    for side in sorted(journal_dir.glob(f"*/*/*{REFERENCE_SUFFIX}")):
+        runs = records.read_journal(str(side)[:-len(REFERENCE_SUFFIX)])
+        phases = records.read_journal(side)
+        for key in dict.fromkeys(p["key"] for p in phases):
+            ends = {p["phase"]: p["runs"] for p in phases if p["key"] == key}
+            own = [r for r in runs if r.get("job_key") == key]
+            if "after" not in ends or not own:
+                continue  # killed before its last run: no pair to compare
+            setting = side.parent.parent.name
+            if setting not in phases_of:
+                idle = journal_dir.parent / "idle" / f"{setting}.json"
+                phases_of[setting] = (records.read_json(idle, "idle calibration").get(
+                    "reference_phases") or []) if idle.exists() else []
+            jobs.append({
+                "job": f"{setting}/{side.parent.name}/{side.name.split('.')[0]}",
+                "phases": phases_of[setting],
+                "start": min(datetime.fromisoformat(r["started_at"]) for r in own),
+                "end": max(datetime.fromisoformat(r["ended_at"]) for r in own),
+                "before": ends["before"], "after": ends["after"]})
+    return sorted(jobs, key=lambda j: j["start"])
+
+
+def change(a: list[dict], b: list[dict]) -> float:
+    """The reference's relative change in time from phase a to phase b."""
+    before = statistics.mean(r["elapsed_s"] for r in a)
+    return (statistics.mean(r["elapsed_s"] for r in b) - before) / before
+
+
+def quantiles(values: list[float]) -> str:
+    v = sorted(values)
+    return " / ".join(f"{v[round(q * (len(v) - 1))]:.3g}" for q in QUANTILES)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--journal", required=True, type=Path,
+                   help="a study's journal folder (results/<study>/<testbed>/journal)")
+    p.add_argument("--max-change", type=float, default=schema_default("drift.max_change"))
+    a = p.parse_args()
+    jobs = measured_jobs(a.journal)
+    pairs = {  # what: (the two phases, the seconds between them, the phases) per pair
+        "across a job (its runs' seconds)": [
+            (j["before"], j["after"], (j["end"] - j["start"]).total_seconds(), j["phases"])
+            for j in jobs],
+        "back to back, no job between (seconds from one job's last run to the next's first)": [
+            (x["after"], y["before"], (y["start"] - x["end"]).total_seconds(), y["phases"])
+            for x, y in itertools.pairwise(jobs)]}
+    print(f"{len(jobs)} measured jobs; a drift: the 95% interval excludes zero and the "
+          f"change exceeds {a.max_change:.0%}; quantiles {' / '.join(map(str, QUANTILES))}")
+    for what, rows in pairs.items():
+        welch = sum(compare(x, y, a.max_change) is not None for x, y, _, _ in rows)
+        calibrated = [compare(x, y, a.max_change, p) is not None for x, y, _, p in rows if p]
+        print(f"{what}: flagged by Welch's interval {welch} of {len(rows)} "
+              f"({welch / len(rows):.0%})"
+              + (f", by the calibration phases' {sum(calibrated)} of {len(calibrated)} "
+                 f"({sum(calibrated) / len(calibrated):.0%})" if calibrated else "")
+              + f"; |change in time| {quantiles([abs(change(x, y)) for x, y, _, _ in rows])}; "
+              f"seconds {quantiles([s for _, _, s, _ in rows])}")
+
+
+if __name__ == "__main__":
+    main()
