@@ -6,10 +6,12 @@ two reference phases measured seconds apart with no job between them.
 The drift check (wattzip.measure.drift) measures a fixed reference operation a few times
 before a job and again after it, and calls a change a drift when the 95% interval of it
 excludes zero and it exceeds `drift.max_change`. If the machine is steady over a job,
-that test flags about 5% of jobs. The measured jobs of a study run one after another, so
-the reference measured after one job and the one measured before the next are a pair
-with no job between them (only the next job's cache drop and staging): the same test,
-applied to those pairs, is its false-alarm rate on this machine. This prints both side
+that test flags at most 5% of jobs (fewer, as a change must also exceed the limit). The
+measured jobs of a study run one after another, so the reference measured after one job
+and the one measured before the next of the same setting are a pair with no job between
+them (only the next job's cache drop and staging; jobs of two settings are not paired,
+as their machine factors differ): the same test, applied to those pairs, is its
+false-alarm rate on this machine. This prints both side
 by side, from one study's journals, with the changes' sizes and the times between the
 pairs' phases: by Welch's interval of the repeats alone, and, where the setting's idle
 calibration (RESULTS/TESTBED/idle/SETTING.json) holds the reference's phases, by the
@@ -50,6 +52,7 @@ def measured_jobs(journal_dir: Path) -> list[dict]:
                     "reference_phases") or []) if idle.exists() else []
             jobs.append({
                 "job": f"{setting}/{side.parent.name}/{side.name.split('.')[0]}",
+                "setting": setting,
                 "phases": phases_of[setting],
                 "start": min(datetime.fromisoformat(r["started_at"]) for r in own),
                 "end": max(datetime.fromisoformat(r["ended_at"]) for r in own),
@@ -81,10 +84,13 @@ def main() -> None:
             for j in jobs],
         "back to back, no job between (seconds from one job's last run to the next's first)": [
             (x["after"], y["before"], (y["start"] - x["end"]).total_seconds(), y["phases"])
-            for x, y in itertools.pairwise(jobs)]}
+            for x, y in itertools.pairwise(jobs) if x["setting"] == y["setting"]]}
     print(f"{len(jobs)} measured jobs; a drift: the 95% interval excludes zero and the "
           f"change exceeds {a.max_change:.0%}; quantiles {' / '.join(map(str, QUANTILES))}")
     for what, rows in pairs.items():
+        if not rows:
+            print(f"{what}: none")
+            continue
         welch = sum(compare(x, y, a.max_change) is not None for x, y, _, _ in rows)
         calibrated = [compare(x, y, a.max_change, p) is not None for x, y, _, p in rows if p]
         print(f"{what}: flagged by Welch's interval {welch} of {len(rows)} "

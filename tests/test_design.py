@@ -72,6 +72,24 @@ def test_settings_have_one_typed_field_per_factor():
                                    "bandwidth_bytes_per_s"}
 
 
+def test_a_setting_s_name_and_unconditioned_factors_come_from_the_factor_table(monkeypatch):
+    """The settings are every combination of the factors of data/factors.csv, named by its
+    name_part column: the model lists no factor again (a new one is its row, its schema
+    key and its Setting field). Which factors make hyperfine's cross-check unlike the
+    harness follows MACHINE_FACTORS, whose values left as they are ("keep") do not."""
+    from wattzip.model import testbed
+
+    monkeypatch.setitem(testbed.NAME_PARTS, "io_scheduler", "sched={}")
+    s = study(factors={"medium": MEDIA, "io_scheduler": ["none", "keep"], "copies": [1, 2]})
+    assert list(s.settings)[:3] == ["tmpfs.sched=none.gov-keep.x1",
+                                    "tmpfs.sched=none.gov-keep.x2",
+                                    "tmpfs.sched=keep.gov-keep.x1"]
+    assert len(s.settings) == 2 * 2 * 2
+    assert s.crosscheck_unconditioned("tb") == "medium tmpfs, io_scheduler none"
+    doubled = s.settings["ext2.sched=keep.gov-keep.x2"]
+    assert doubled.unconditioned("image") == [("medium", "image"), ("copies", 2)]
+
+
 def test_jobs_cover_every_setting_type_and_codec_and_the_duty_cycle():
     s = study(factors={"medium": MEDIA},
               dutycycle={"phases": 2, "compute_s": 1, "file_type": "text",

@@ -52,6 +52,10 @@ def test_a_switch_of_level_no_larger_than_between_calibration_phases_is_no_drift
     assert "6 calibration phases' 95% interval" in drift.compare(before, after, 0.05, steady)
     # phases of other repeats than the ends' say nothing of them: Welch's interval again
     assert "Welch's" in drift.compare(before, after, 0.05, [p[:2] for p in steady])
+    # one repeat per end: the phases of one repeat still judge it; without them, no spread
+    assert "calibration phases'" in drift.compare(before[:1], after[:1], 0.05,
+                                                  [p[:1] for p in steady])
+    assert drift.compare(before[:1], after[:1], 0.05) is None
 
 
 def test_calibration_phases_with_other_load_are_measured_again_once_quiet():

@@ -100,13 +100,20 @@ def test_the_drift_reference_s_phases_go_to_the_json_the_jobs_read(tmp_path, win
                         lambda meter, repeats, *a: calls.append(repeats) or [phase * repeats] * 6)
     journal = str(tmp_path / "idle.jsonl")
     windows(QUIET)
-    out = calibrate(tmp_path, journal=journal, drift_repeats=3)
-    assert calls == [3] and out["reference_phases"] == [phase * 3] * 6
+    first = calibrate(tmp_path, journal=journal, drift_repeats=3)
+    assert calls == [3] and first["reference_phases"] == [phase * 3] * 6
     fake = windows([])
     path = tmp_path / "idle.json"
-    path.write_text(json.dumps(calibrate(tmp_path, journal=journal, drift_repeats=3)))
+    out = calibrate(tmp_path, journal=journal, drift_repeats=3)
+    path.write_text(json.dumps(out))
     assert fake.calls == 0 and calls == [3, 3]
-    assert measurement.reference_phases(str(path)) == tuple([phase * 3] * 6)
+    # The windows are the journal's: the identity the jobs' keys hold is the same, so a
+    # calibration run again (for its phases, after an upgrade) measures no job again.
+    assert FakeMeter().identity(out) == FakeMeter().identity(first)
+    read = measurement.idle_calibration(FakeMeter(), str(path), None)  # one read: all of it
+    assert read.reference_phases == tuple([phase * 3] * 6)
+    assert (read.power_w, read.windows) == (out["idle_power_w"], out["count"])
+    assert read.uncertainty_w == pytest.approx(out["sd_w"] / out["count"] ** 0.5)
     assert calibrate(tmp_path, journal=journal)["reference_phases"] is None and calls == [3, 3]
 
 

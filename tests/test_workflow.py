@@ -63,10 +63,7 @@ def snakemake(cwd: Path, *args: str, check: bool = True, targets=("runs",),
 def _targets(names):
     table = {"runs": ["runs.csv", "overlap.txt", "crosscheck.csv", "provenance.json",
                       "manifest.json", "plan/estimate.json", "appendix.md"]}
-    out = []
-    for name in names:
-        out += table.get(name, [name])
-    return out
+    return [target for name in names for target in table.get(name, [name])]
 
 
 def read_csv(path: Path) -> list[dict]:
@@ -156,7 +153,7 @@ def test_provenance_manifest_and_crosscheck(tiny_study):
     assert [r["codec"] for r in cross] == ["gz-1"]
     assert all(r["conditioned"] == "false" and r["ratio_hyperfine_to_harness"] == ""
                for r in cross)
-    assert "medium image, I/O scheduler mq-deadline" in cross[0]["not_compared"]
+    assert "medium image, io_scheduler mq-deadline" in cross[0]["not_compared"]
 
 
 def test_second_invocation_does_nothing(tiny_study):
@@ -179,6 +176,15 @@ def test_editing_an_unrelated_key_reruns_no_measurement(tiny_study):
     assert scheduled("analyze"), text[-2000:]  # the margin is the analysis's
     for rule in ("measure_runs", "idle_power", "preflight", "manifest", "runs_table"):
         assert not scheduled(rule), text[-3000:]
+
+
+def assert_abba(epoch: list[dict], job: tuple) -> None:
+    """P C C P P C ...: repeat k's arms in order, plain first in odd repeats."""
+    epoch.sort(key=lambda r: r["started_at"])
+    arms = ["P" if r["codec"] == "plain" else "C" for r in epoch[::2]]
+    assert arms == (["P", "C", "C", "P"] * 4)[:len(arms)], (job, arms)
+    assert [r["op"].split("-")[1] for r in epoch] == ["write", "read"] * len(arms)
+    assert [int(r["repeat"]) for r in epoch[::4]] == list(range(1, len(arms) // 2 + 1))
 
 
 def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
@@ -219,13 +225,7 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
         drifted = [r for r in mine if r["disturbed"].startswith("drift: ")]
         final = [r for r in mine if not r["disturbed"].startswith("drift: ")]
         for epoch in (drifted, final) if drifted else (final,):
-            # P C C P P C ...: repeat k's arms in order, plain first in odd repeats
-            epoch.sort(key=lambda r: r["started_at"])
-            arms = ["P" if r["codec"] == "plain" else "C" for r in epoch[::2]]
-            want = ["P", "C", "C", "P"] * 4
-            assert arms == want[:len(arms)], (setting, ftype, codec, arms)
-            assert [r["op"].split("-")[1] for r in epoch] == ["write", "read"] * len(arms)
-            assert [int(r["repeat"]) for r in epoch[::4]] == list(range(1, len(arms) // 2 + 1))
+            assert_abba(epoch, (setting, ftype, codec))
         assert not drifted or max(r["started_at"] for r in drifted) < min(
             r["started_at"] for r in final)
         log = (root / f"results/tiny/tiny/logs/runs/{setting}/{ftype}/{codec}.log").read_text()

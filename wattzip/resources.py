@@ -27,8 +27,9 @@ def data() -> Traversable:
 
 def factor_table() -> list[dict[str, str]]:
     """The study's factors, in the order a setting's name lists them (data/factors.csv):
-    the config's key, the column every run and table carries, the report's title. The R
-    scripts read the same file (scripts/theme.R)."""
+    the config's key, the column every run and table carries, the report's title, and
+    the factor's part of a setting's name. The R scripts read the same file
+    (scripts/theme.R)."""
     text = (data() / "factors.csv").read_text(encoding="utf-8")
     return list(csv.DictReader(io.StringIO(text)))
 

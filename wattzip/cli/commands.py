@@ -149,15 +149,15 @@ def cmd_job(a) -> int:
     medium = options.medium_of(a)
     codec = measurement.codec_on(a.codec, medium)
     meter = options.open_meter(a)
-    idle_w, identity = measurement.idle_power(meter, a.idle, a.idle_power)
-    idle_u_w, idle_windows = measurement.idle_uncertainty(a.idle)
+    calibration = measurement.idle_calibration(meter, a.idle, a.idle_power)
     job = MeasurementJob(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
         input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
         codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
         ci_target=a.ci_target, copies=a.copies,
         threads=a.threads or len(os.sched_getaffinity(0)),  # the cores it is given
-        idle_power_w=idle_w, idle_power_u_w=idle_u_w, idle_windows=idle_windows,
+        idle_power_w=calibration.power_w, idle_power_u_w=calibration.uncertainty_w,
+        idle_windows=calibration.windows,
         trace_dir=a.trace_dir,
         copy_buffer_bytes=units.parse_size(a.copy_buffer),
         bandwidth_bytes_per_s=throttle.parse_bandwidth(a.bandwidth),
@@ -165,12 +165,11 @@ def cmd_job(a) -> int:
               if a.duty_phases else None),
         factors={"setting": a.setting, **options.machine_factors(a), "medium": a.medium,
                  "target_dir": medium.path},
-        meter_identity=identity,
+        meter_identity=calibration.meter_identity,
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
         quiet=quiet_limits(a.max_other_cpu, a.max_steal, a.quiet_wait),
-        drift=drift_check(a.drift_repeats, a.drift_max_change,
-                          measurement.reference_phases(a.idle)),
+        drift=drift_check(a.drift_repeats, a.drift_max_change, calibration.reference_phases),
         # The verdict design's looks are a codec's (its job measures its own plain arm, or
         # under the moderated design adds to its setting and file type's shared one).
         looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,

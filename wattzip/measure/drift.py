@@ -109,14 +109,16 @@ def compare(before: list[dict], after: list[dict], max_change: float,
     for key, what in (("elapsed_s", "time"), ("energy_j", "energy")):
         a = [r[key] for r in before if r.get(key) is not None]
         b = [r[key] for r in after if r.get(key) is not None]
-        if len(a) < 2 or len(b) < 2:
+        if not a or not b:
             continue
         means = [mean(v) for v in ([r[key] for r in p if r.get(key) is not None]
                                    for p in phases) if len(v) == len(a) == len(b)]
-        if len(means) >= 3:
+        if len(means) >= 3:  # one repeat per end will do: the phases hold the noise
             iv, noise = between_phases(a, b, means), f"{len(means)} calibration phases'"
-        else:
+        elif len(a) >= 2 and len(b) >= 2:
             iv, noise = welch_interval([(1, b), (-1, a)], 0.95), "Welch's"
+        else:
+            continue  # one repeat per end and no phases: no spread to judge by
         change = iv.estimate / mean(a) if mean(a) else 0.0
         if iv.excludes_zero() and abs(change) > max_change:
             reasons.append(f"the reference operation's {what} changed by {change:+.0%} over "

@@ -95,11 +95,11 @@ class StoppingRule:
 
 def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: list[float],
                      max_other_load: float, journal: tuple[str, str] | None,
-                     log: Callable[[str], None], wait_s: float) -> str:
-    """Measure idle windows onto `windows` until `rule` stops, journaling each as it
-    ends; a window in which other processes worked is discarded and measured again once
-    the machine is quiet (waited for up to `wait_s`; NOISY_IDLE_WINDOWS in a row are an
-    error). The reason the rule stopped."""
+                     log: Callable[[str], None], wait_s: float, stamps: list) -> str:
+    """Measure idle windows onto `windows` (when each ended onto `stamps`) until `rule`
+    stops, journaling each as it ends; a window in which other processes worked is
+    discarded and measured again once the machine is quiet (waited for up to `wait_s`;
+    NOISY_IDLE_WINDOWS in a row are an error). The reason the rule stopped."""
     quiet, noisy, reason = QuietCheck(), 0, None
     # the idle windows' own limit; steal is not judged here (it adds no load to idle)
     waiting = QuietLimits(max_other_cpu=max_other_load, max_steal=1.0, wait_s=wait_s,
@@ -118,9 +118,10 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
             continue
         noisy = 0
         windows.append(watts)
+        stamps.append(utc_now())
         if journal:
             path, key = journal
-            records.append_journal(path, {"key": key, "watts": watts})
+            records.append_journal(path, {"key": key, "watts": watts, "at": stamps[-1]})
         log(f"idle window {len(windows)}/{rule.count}: {watts:.2f} W; "
             f"{rule.describe(windows)}")
         reason = rule.stop(windows)
@@ -168,14 +169,16 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
     rule = StoppingRule(count, first_look(count, min_count), ci_target)
     os.makedirs(target_dir, exist_ok=True)
     key = f"{meter.name}|{meter.scope}|{setting}|{seconds:g}"
-    journaled = ([float(e["watts"]) for e in records.read_journal(journal, key, ("key", "watts"))]
-                 if journal else [])
+    entries = records.read_journal(journal, key, ("key", "watts")) if journal else []
+    journaled = [float(e["watts"]) for e in entries]
     # The journal's windows are this calibration's first ones: the looks are replayed
     # over them in order, so a resumed calibration stops where an unbroken one would.
     windows: list[float] = []
+    stamps: list[str | None] = []  # when each window ended (none in an older journal)
     reason = None
-    for watts in journaled:
+    for watts, entry in zip(journaled, entries, strict=True):
         windows.append(watts)
+        stamps.append(entry.get("at"))
         reason = rule.stop(windows)
         if reason:
             break
@@ -191,10 +194,15 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         with factor_changes.applied(disk, machine_factors or {}):
             if reason is None:
                 reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
-                                          journal and (journal, key), log, quiet_wait_s)
+                                          journal and (journal, key), log, quiet_wait_s,
+                                          stamps)
             if drift_repeats:
                 phases = reference_phases(meter, drift_repeats, max_other_load,
                                           quiet_wait_s, log)
+    # When the last window averaged ended: a calibration whose windows all come from the
+    # journal (run again after a kill, or for its drift phases) keeps the identity its
+    # jobs recorded, so their runs are not measured again (an older journal: now).
+    measured_at = (stamps[-1] if stamps else None) or utc_now()
     met = rule.met(windows)
     log(f"idle: stopped after {len(windows)} of at most {count} windows: {reason}"
         + ("" if met else f" (the target of {ci_target:.1%} not met)"))
@@ -205,7 +213,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
     return {"idle_power_w": result.mean_w, "sd_w": result.sd_w, "windows_w": result.windows_w,
             "count": len(windows), "seconds": seconds, "setting": setting,
             "meter_source": result.source, "meter_scope": result.scope,
-            "meter_method": result.method, "measured_at": utc_now(),
+            "meter_method": result.method, "measured_at": measured_at,
             "max_count": count, "min_count": rule.first, "looks": rule.looks,
             "half_width_w": None if math.isnan(half) else half,
             "confidence": rule.confidence, "ci_target": ci_target, "ci_met": met,

@@ -8,6 +8,7 @@ import glob
 import json
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from wattzip import machine, meters, records, units
 from wattzip.analysis.stopping import METRICS, VerdictLooks
@@ -50,37 +51,37 @@ def codec_on(name: str, medium: Medium) -> Codec | None:
     return codec
 
 
-def idle_power(meter: meters.Meter, calibration_path: str | None,
-               given_w: float | None) -> tuple[float | None, dict]:
-    """The idle power to subtract and the meter identity it makes: a calibration must be
-    the same meter's; a number given by hand is recorded as such."""
+@dataclass(frozen=True)
+class IdleCalibration:
+    """What a job takes from its setting's idle calibration, read once: the power to
+    subtract, the meter identity it makes, the idle mean's standard uncertainty (sd /
+    sqrt(windows), W) and windows for the budget's idle term, and the drift reference's
+    phases (wattzip.measure.drift)."""
+
+    power_w: float | None
+    meter_identity: dict
+    uncertainty_w: float | None = None
+    windows: int | None = None
+    reference_phases: tuple = ()
+
+
+def idle_calibration(meter: meters.Meter, calibration_path: str | None,
+                     given_w: float | None) -> IdleCalibration:
+    """The job's idle calibration: it must be the same meter's. A number given by hand is
+    recorded as such, with no interval to state and no phases (the drift check then
+    judges by Welch's interval)."""
     if not calibration_path:
-        return given_w, meter.identity({"idle_power_w": given_w})
+        return IdleCalibration(given_w, meter.identity({"idle_power_w": given_w}))
     calibration = records.read_json(calibration_path, "idle calibration",
                                     ("idle_power_w", "meter_source", "meter_scope"))
     meters.check_same_meter(calibration, meter, calibration_path)
-    return calibration["idle_power_w"], meter.identity(calibration)
-
-
-def idle_uncertainty(calibration_path: str | None) -> tuple[float | None, int | None]:
-    """The idle mean's standard uncertainty (sd / sqrt(windows), W) and its windows, for the
-    budget's idle term; (None, None) for a number given by hand (no interval to state)."""
-    if not calibration_path:
-        return None, None
-    calibration = records.read_json(calibration_path, "idle calibration", ("idle_power_w",))
     sd, count = calibration.get("sd_w"), calibration.get("count")
-    if sd is None or not count:
-        return None, None
-    return sd / count ** 0.5, int(count)
-
-
-def reference_phases(calibration_path: str | None) -> tuple:
-    """The drift reference's phases at the idle calibration (wattzip.measure.drift), or ()
-    for a number given by hand or a calibration without them."""
-    if not calibration_path:
-        return ()
-    calibration = records.read_json(calibration_path, "idle calibration", ("idle_power_w",))
-    return tuple(calibration.get("reference_phases") or ())
+    measured = sd is not None and bool(count)
+    return IdleCalibration(
+        calibration["idle_power_w"], meter.identity(calibration),
+        uncertainty_w=sd / count ** 0.5 if measured else None,
+        windows=int(count) if measured else None,
+        reference_phases=tuple(calibration.get("reference_phases") or ()))
 
 
 def verdict_looks(looks: str | None, reads_per_write: float, margin: float,

@@ -57,7 +57,8 @@ def drift_check(study: Study) -> str:
             "times before the job's first run and after its last, changed in time or "
             "energy beyond the reference's noise (a 95% interval from the spread of its "
             f"means over {drift.PHASES} such phases {drift.PHASE_GAP_S:g} s apart at each "
-            "setting's idle calibration) and by more than "
+            "setting's idle calibration; where a calibration held no phases, as an idle "
+            "power given by hand, Welch's interval of the two ends' repeats) and by more than "
             f"{100 * check['max_change']:g}% (the drift check); the runs it measured again "
             "enter no statistic, and those of a job that drifted again are kept, marked "
             "drift_warning.")

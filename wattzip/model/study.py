@@ -110,18 +110,13 @@ class Study:
         f = self.config["factors"]
         media = f.get("medium") or {"default": self.config["target_dir"]}
         emulated = any(throttle.parse_bandwidth(b) is not None for b in f["bandwidth"])
+        levels = {"medium": list(media), **{name: f[name] for name in FACTORS
+                                            if name != "medium"}}
         settings = {}
-        for (medium, spec), scheduler, governor, copies, bandwidth in itertools.product(
-                media.items(), f["io_scheduler"], f["governor"], f["copies"], f["bandwidth"]):
-            rate = throttle.parse_bandwidth(bandwidth)
-            name = f"{medium}.io-{scheduler}.gov-{governor}.x{copies}"
-            if rate is not None:
-                name += f".bw-{throttle.bandwidth_label(bandwidth)}"
-            settings[name] = Setting(
-                name=name, medium=medium,
-                medium_spec=medium_fields(spec, emulated),
-                io_scheduler=scheduler, governor=governor, copies=copies,
-                bandwidth=str(bandwidth), bandwidth_bytes_per_s=rate)
+        for combo in itertools.product(*levels.values()):
+            values = dict(zip(levels, combo, strict=True))
+            s = Setting.of(values, medium_fields(media[values["medium"]], emulated))
+            settings[s.name] = s
         for s in settings.values():  # every medium must be a valid one on every testbed
             for testbed in self.testbeds.values():
                 s.medium_on(testbed)
@@ -279,14 +274,8 @@ class Study:
     def crosscheck_unconditioned(self, testbed: str) -> str:
         """Why hyperfine, which runs the commands on a plain directory with the machine as
         it is, would not time the primary setting as the harness did ("" when it would)."""
-        s, m = self.primary, self.primary.medium_on(self.testbeds[testbed])
-        return ", ".join(
-            f"{what} {value}" for what, value, plain in (
-                ("medium", m.kind, m.kind == "directory"),
-                ("I/O scheduler", s.io_scheduler, s.io_scheduler == "keep"),
-                ("governor", s.governor, s.governor == "keep"),
-                ("bandwidth", s.bandwidth, s.bandwidth_bytes_per_s is None),
-                ("copies", s.copies, s.copies == 1)) if not plain)
+        m = self.primary.medium_on(self.testbeds[testbed])
+        return ", ".join(f"{f} {value}" for f, value in self.primary.unconditioned(m.kind))
 
     def node_flags(self, testbed: str) -> list[str]:
         """The Slurm node (or host) a testbed's runs must come from, as wattzip flags."""

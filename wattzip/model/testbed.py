@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wattzip import resources
-from wattzip.machine.factors import MACHINE_FACTORS
+from wattzip.machine import throttle
+from wattzip.machine.factors import KEEP, MACHINE_FACTORS
 from wattzip.machine.media import Medium
 from wattzip.records import FACTOR_COLUMNS
 
 # The factors as the config names them (data/factors.csv; their columns: records.FACTOR_COLUMNS).
 FACTORS = tuple(f["name"] for f in resources.factor_table())
+# Each factor's part of a setting's name (data/factors.csv's name_part, "{}" its value).
+NAME_PARTS = {f["name"]: f["name_part"] for f in resources.factor_table()}
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,28 @@ class Setting:
     copies: int
     bandwidth: str
     bandwidth_bytes_per_s: int | None
+
+    @classmethod
+    def of(cls, values: dict, medium_spec: dict) -> Setting:
+        """The setting of one value of each factor (FACTORS' names), named by their parts in
+        data/factors.csv's order; an unlimited bandwidth leaves its part out, and a
+        bandwidth goes into the name as its label ('50MB/s' -> 'bw-50MBps')."""
+        rate = throttle.parse_bandwidth(values["bandwidth"])
+        shown = {**values, "bandwidth": throttle.bandwidth_label(values["bandwidth"])
+                 if rate is not None else None}
+        name = ".".join(NAME_PARTS[f].format(shown[f]) for f in FACTORS if shown[f] is not None)
+        return cls(name=name, medium_spec=medium_spec, bandwidth_bytes_per_s=rate,
+                   **{**values, "bandwidth": str(values["bandwidth"])})
+
+    def unconditioned(self, medium_kind: str) -> list[tuple[str, object]]:
+        """The factors whose value here changes how a command runs, against a plain
+        directory on the machine as it is: the medium's kind, every machine factor not
+        left as it is, a bandwidth limit, more than one copy."""
+        plain = {"medium": medium_kind == "directory", "bandwidth": self.bandwidth_bytes_per_s
+                 is None, "copies": self.copies == 1,
+                 **{name: getattr(self, name) == KEEP for name in MACHINE_FACTORS}}
+        return [(f, medium_kind if f == "medium" else getattr(self, f))
+                for f in FACTORS if not plain[f]]
 
     def medium_on(self, testbed: Testbed) -> Medium:
         spec = {k: testbed.path(v) if isinstance(v, str) else v
