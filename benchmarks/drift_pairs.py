@@ -13,9 +13,10 @@ them (only the next job's cache drop and staging; jobs of two settings are not p
 as their machine factors differ): the same test, applied to those pairs, is its
 false-alarm rate on this machine. This prints both side
 by side, from one study's journals, with the changes' sizes and the times between the
-pairs' phases: by Welch's interval of the repeats alone, and, where the setting's idle
+pairs' phases: by Welch's interval of the repeats alone; where the setting's idle
 calibration (RESULTS/TESTBED/idle/SETTING.json) holds the reference's phases, by the
-interval from their spread, which the jobs use.
+interval from their spread; and by that spread pooled with the setting's back-to-back
+pairs before each job (its jobs in time order), which the jobs use.
 """
 
 from __future__ import annotations
@@ -66,6 +67,18 @@ def change(a: list[dict], b: list[dict]) -> float:
     return (statistics.mean(r["elapsed_s"] for r in b) - before) / before
 
 
+def earlier_pairs(jobs: list[dict], setting: str) -> list[tuple[list, list]]:
+    """The setting's back-to-back pairs among `jobs` (in time order): what a job measured
+    after them reads with its calibration's phases (drift.back_to_back, by the journaled
+    phases' times, which older journals lack)."""
+    return [(x["after"], y["before"]) for x, y in itertools.pairwise(jobs)
+            if x["setting"] == y["setting"] == setting]
+
+
+def share(flags: list[bool]) -> str:
+    return f"{sum(flags)} of {len(flags)} ({sum(flags) / len(flags):.0%})"
+
+
 def quantiles(values: list[float]) -> str:
     v = sorted(values)
     return " / ".join(f"{v[round(q * (len(v) - 1))]:.3g}" for q in QUANTILES)
@@ -78,27 +91,32 @@ def main() -> None:
     p.add_argument("--max-change", type=float, default=schema_default("drift.max_change"))
     a = p.parse_args()
     jobs = measured_jobs(a.journal)
-    pairs = {  # what: (the two phases, the seconds between them, the phases) per pair
+    pools = [earlier_pairs(jobs[:i], j["setting"]) for i, j in enumerate(jobs)]
+    pairs = {  # what: (the two phases, seconds between them, phases, earlier pairs) per pair
         "across a job (its runs' seconds)": [
-            (j["before"], j["after"], (j["end"] - j["start"]).total_seconds(), j["phases"])
-            for j in jobs],
+            (j["before"], j["after"], (j["end"] - j["start"]).total_seconds(), j["phases"],
+             pool) for j, pool in zip(jobs, pools, strict=True)],
         "back to back, no job between (seconds from one job's last run to the next's first)": [
-            (x["after"], y["before"], (y["start"] - x["end"]).total_seconds(), y["phases"])
-            for x, y in itertools.pairwise(jobs) if x["setting"] == y["setting"]]}
+            (x["after"], y["before"], (y["start"] - x["end"]).total_seconds(), y["phases"],
+             pool) for (x, y), pool in zip(itertools.pairwise(jobs), pools[1:], strict=True)
+            if x["setting"] == y["setting"]]}
     print(f"{len(jobs)} measured jobs; a drift: the 95% interval excludes zero and the "
           f"change exceeds {a.max_change:.0%}; quantiles {' / '.join(map(str, QUANTILES))}")
     for what, rows in pairs.items():
         if not rows:
             print(f"{what}: none")
             continue
-        welch = sum(compare(x, y, a.max_change) is not None for x, y, _, _ in rows)
-        calibrated = [compare(x, y, a.max_change, p) is not None for x, y, _, p in rows if p]
+        welch = sum(compare(x, y, a.max_change) is not None for x, y, *_ in rows)
+        calibrated = [compare(x, y, a.max_change, p) is not None for x, y, _, p, _ in rows
+                      if p]
+        pooled = [compare(x, y, a.max_change, p, pool) is not None
+                  for x, y, _, p, pool in rows if p]
         print(f"{what}: flagged by Welch's interval {welch} of {len(rows)} "
               f"({welch / len(rows):.0%})"
-              + (f", by the calibration phases' {sum(calibrated)} of {len(calibrated)} "
-                 f"({sum(calibrated) / len(calibrated):.0%})" if calibrated else "")
-              + f"; |change in time| {quantiles([abs(change(x, y)) for x, y, _, _ in rows])}; "
-              f"seconds {quantiles([s for _, _, s, _ in rows])}")
+              + (f", by the calibration phases' {share(calibrated)}, by them and the "
+                 f"earlier back-to-back pairs' {share(pooled)}" if calibrated else "")
+              + f"; |change in time| {quantiles([abs(change(x, y)) for x, y, *_ in rows])}; "
+              f"seconds {quantiles([s for _, _, s, *_ in rows])}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from wattzip import meters
+from wattzip import meters, records
 from wattzip.analysis import cell_summary
 from wattzip.latex import tex
 from wattzip.measure import drift, idle
@@ -156,3 +156,76 @@ def test_the_report_states_the_drift_check_the_study_ran():
     config["drift"] = {"repeats": 0, "max_change": 0.05}
     assert repeat_design.drift_check(Study.from_config(config)).startswith("No drift check")
     assert "drift\\_warning" in tex(checked["drift_check"])
+
+
+def _phase(setting: str, key: str, phase: str, at: float, *seconds: float) -> dict:
+    stamp = f"2026-11-28T04:{int(at) // 60:02d}:{at % 60:06.3f}+00:00"
+    return {"setting": setting, "key": key, "phase": phase, "at": stamp, "runs": ref(*seconds)}
+
+
+def test_back_to_back_pairs_are_one_job_s_after_and_the_next_s_before_of_one_setting():
+    """Only adjacent phases count, seconds apart, before the job's own; a phase of another
+    setting between two breaks the pair, and a gap longer than PAIR_GAP_S does too."""
+    phases = [_phase("s", "a", "before", 0, 1.0), _phase("s", "a", "after", 100, 1.1),
+              _phase("s", "b", "before", 104, 1.2), _phase("s", "b", "after", 200, 1.3),
+              _phase("t", "c", "before", 203, 9.0), _phase("t", "c", "after", 250, 9.0),
+              _phase("s", "d", "before", 254, 1.4), _phase("s", "d", "after", 300, 1.5),
+              _phase("s", "e", "before", 300 + drift.PAIR_GAP_S + 1, 1.6),
+              _phase("s", "e", "after", 500, 1.7), _phase("s", "f", "before", 505, 1.8)]
+    until = phases[-1]["at"]
+    assert drift.back_to_back(phases, "s", until) == [(ref(1.1), ref(1.2))]
+    assert drift.back_to_back(phases, "t", until) == []
+    assert drift.back_to_back(phases, "s", phases[2]["at"]) == []  # the job's own before
+    assert drift.back_to_back(phases[::-1], "s", until) == [(ref(1.1), ref(1.2))]  # by time
+
+
+def test_the_study_s_back_to_back_pairs_join_the_calibration_s_phases():
+    """A quiet calibration alone would flag a level switch that the study's jobs show
+    seconds apart; pooled with those pairs it does not, and a steady study's pairs keep
+    the check as sensitive (its degrees of freedom grow)."""
+    before, after = ref(1.0, 1.01, 0.99), ref(1.15, 1.16, 1.14)
+    steady = [ref(m, m + 0.01, m - 0.01) for m in (1.0, 1.005, 0.995, 1.0, 1.002, 0.998)]
+    hopping = [(ref(1.0, 1.0, 1.0), ref(m, m, m)) for m in (1.15, 0.9, 1.1, 0.85)]
+    quiet = [(ref(1.0, 1.0, 1.0), ref(m, m, m)) for m in (1.004, 0.996, 1.002, 0.999)]
+    assert "6 calibration phases'" in drift.compare(before, after, 0.05, steady)
+    assert drift.compare(before, after, 0.05, steady, hopping) is None
+    assert "6 calibration phases' and 4 back-to-back pairs' 95% interval" in drift.compare(
+        before, after, 0.05, steady, quiet)
+    # pairs of other repeats than the ends' say nothing of them
+    assert "and 4 back-to-back" not in drift.compare(
+        before, after, 0.05, steady, [(x[:2], y[:2]) for x, y in hopping])
+    iv = drift.between_phases([1.0], [1.15], [1.0, 1.005, 0.995], [0.004, -0.002])
+    assert iv.df == 4
+
+
+def test_a_job_reads_the_pairs_its_study_measured_before_it(small_inputs, tmp_path,
+                                                            monkeypatch):
+    """Real jobs one after another in a study's journal folder: the third job's check
+    pools the pair of the first two (by the times their phases journaled), the first
+    two's have none; a resumed job reads the same pairs, not those measured after it."""
+    meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
+    steady = tuple(ref(m, m + 0.001) for m in (1.0, 1.001, 0.999, 1.0, 1.002, 0.998))
+    levels = iter([1.0, 1.0, 1.3, 1.3, 1.3, 1.3])  # jobs 1 and 2's pair hops 30%
+    monkeypatch.setattr(drift, "measure_reference",
+                        lambda path, m, n: ref(*[next(levels)] * n))
+    pool = tmp_path / "journal"
+    seen: list[list] = []
+    real_back_to_back = drift.back_to_back
+    monkeypatch.setattr(drift, "back_to_back", lambda *a: seen.append(
+        real_back_to_back(*a)) or seen[-1])
+    for codec in ("gz-1", "gz-6", "gz-9"):
+        journal = pool / "s" / "text" / f"{codec}.jsonl"
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        job = make_job(small_inputs, tmp_path, codec, factors={"setting": "s"},
+                       drift=DriftCheck(2, 0.05, steady, str(pool)))
+        summary, runs = drift.checked_job(job, meter, str(journal), lambda m: None)
+        assert summary["complete"]
+    assert [len(p) for p in seen] == [0, 0, 1]
+    assert seen[2] == [(ref(1.0, 1.0), ref(1.3, 1.3))]
+    side = records.read_journal(pool / "s" / "text" / f"gz-1.jsonl{drift.REFERENCE_SUFFIX}")
+    assert all(e["at"] for e in side)
+    seen.clear()  # gz-1 resumed: its journal holds both phases, and no pair came before
+    drift.checked_job(make_job(small_inputs, tmp_path, "gz-1", factors={"setting": "s"},
+                               drift=DriftCheck(2, 0.05, steady, str(pool))),
+                      meter, str(pool / "s" / "text" / "gz-1.jsonl"), lambda m: None)
+    assert seen == [[]]

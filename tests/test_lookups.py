@@ -33,6 +33,8 @@ def test_a_job_spec_is_the_models_own_slice_of_the_study():
     job = Job("tb", setting, "text", "gz-1", rules.measured)
     assert spec == json.loads(json.dumps(rules.study.job_spec(job), sort_keys=True))
     assert spec["codec"] == "gz-1" and spec["testbed"] == "tb"
+    # the drift check's pairs come from the folder the measure rule journals to
+    assert spec["drift_pool"] == f"{rules.measured}/tb/journal"
 
 
 def test_each_tree_answers_through_its_own_wildcards():

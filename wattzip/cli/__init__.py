@@ -221,6 +221,10 @@ def _add_quiet_options(s) -> None:
     s.add_argument("--drift-max-change", type=float,
                    help="a change of the reference beyond its noise and this share flags "
                         "the job's runs and measures them again (default: config drift:)")
+    s.add_argument("--drift-pool", metavar="DIR",
+                   help="a study's journal folder (DIR/SETTING/TYPE/CODEC.jsonl): the "
+                        "reference's back-to-back pairs of this --setting measured there "
+                        "before the job join the calibration's phases as its noise")
 
 
 def _add_duty_options(s) -> None:

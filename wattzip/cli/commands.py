@@ -125,14 +125,15 @@ def quiet_limits(max_other_cpu: float | None = None, max_steal: float | None = N
                           for key, value in given.items()})
 
 
-def drift_check(repeats: int | None, max_change: float | None, phases: tuple = ()):
+def drift_check(repeats: int | None, max_change: float | None, phases: tuple = (),
+                pool: str | None = None):
     """The job's drift check: the flags, else the schema's `drift:` defaults (0 repeats:
-    none), and the reference's phases at the idle calibration."""
+    none), the reference's phases at the idle calibration and the study's journals."""
     from wattzip.measure.disturbance import DriftCheck
 
     repeats = schema_default("drift.repeats") if repeats is None else repeats
     return DriftCheck(repeats, schema_default("drift.max_change") if max_change is None
-                      else max_change, phases) if repeats else None
+                      else max_change, phases, pool) if repeats else None
 
 
 def cmd_job(a) -> int:
@@ -169,7 +170,8 @@ def cmd_job(a) -> int:
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=a.verify_cache,
         quiet=quiet_limits(a.max_other_cpu, a.max_steal, a.quiet_wait),
-        drift=drift_check(a.drift_repeats, a.drift_max_change, calibration.reference_phases),
+        drift=drift_check(a.drift_repeats, a.drift_max_change, calibration.reference_phases,
+                          a.drift_pool),
         # The verdict design's looks are a codec's (its job measures its own plain arm, or
         # under the moderated design adds to its setting and file type's shared one).
         looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,

@@ -208,6 +208,8 @@ class DriftCheck:
     max_change: float = 0.05
     # The reference's phases at the setting's idle calibration: its noise between phases.
     phases: tuple = field(default=(), compare=False)
+    # A study's journal folder: its setting's back-to-back pairs join the phases.
+    pool: str | None = field(default=None, compare=False)
 
 
 def count_disturbed(runs: list[dict]) -> dict[str, int]:

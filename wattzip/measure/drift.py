@@ -21,6 +21,10 @@ setting's idle calibration measures the reference in PHASES phases a few seconds
 apart (`calibrate_phases`), and a job compares its change with the spread of those
 phases' means (Student's t on PHASES - 1 degrees of freedom); a job without them (an
 older calibration, or other repeats) falls back to Welch's interval of its repeats.
+Half a minute of calibration can catch a quieter (or busier) stretch than the hours
+after it, so the setting's back-to-back pairs the study has measured before the job
+(one job's reference after it and the next job's before it, seconds apart, no job
+between: `back_to_back`) join the phases, one degree of freedom each.
 
 The reference results go to a journal beside the job's (<journal>.reference.jsonl),
 so a job resumed after a kill compares with the reference it started from.
@@ -29,6 +33,8 @@ so a job resumed after a kill compares with the reference it started from.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import itertools
 import math
 import os
 import tempfile
@@ -40,7 +46,7 @@ from wattzip import records
 from wattzip.measure import repeats, runner
 from wattzip.measure.disturbance import DriftCheck
 from wattzip.meters import Meter
-from wattzip.stats import Interval, mean, stdev, t_ppf, welch_interval
+from wattzip.stats import Interval, mean, t_ppf, welch_interval
 from wattzip.workload.inputs import generate
 
 REFERENCE_BYTES = 8 * 2**20
@@ -54,6 +60,11 @@ PHASE_GAP_S = 3.0
 
 # The reference results' journal beside a job's (<journal>.reference.jsonl): not runs.
 REFERENCE_SUFFIX = ".reference.jsonl"
+# Two phases of the reference are a back-to-back pair when one job's "after" ended at most
+# this long before the next job's "before" did (about 5 s on this project's VM: the next
+# job's lock, medium, cache drop and the phase itself); a job of another study between them
+# takes longer, and a pair that held one would only widen the noise.
+PAIR_GAP_S = 60.0
 
 
 def reference_input(folder: str | os.PathLike) -> str:
@@ -91,30 +102,46 @@ def calibrate_phases(meter: Meter, repeats: int, gap_s: float = PHASE_GAP_S,
     return out
 
 
-def between_phases(a: Sequence[float], b: Sequence[float],
-                   phase_means: Sequence[float]) -> Interval:
+def between_phases(a: Sequence[float], b: Sequence[float], phase_means: Sequence[float],
+                   pair_changes: Sequence[float] = ()) -> Interval:
     """The change mean(b) - mean(a) with its 95% interval from the calibration's spread
-    of phase means (each end is one phase: the difference of two has twice its variance)."""
-    half = (t_ppf(0.975, len(phase_means) - 1) * stdev(phase_means) * math.sqrt(2))
+    of phase means, pooled with back-to-back pairs' changes (each end is one phase: a
+    difference of two has twice a phase's variance, so a pair's d gives d**2 / 2 on one
+    degree of freedom)."""
+    centre = mean(phase_means)
+    squares = (sum((m - centre) ** 2 for m in phase_means)
+               + sum(d * d / 2 for d in pair_changes))
+    df = len(phase_means) - 1 + len(pair_changes)
+    half = t_ppf(0.975, df) * math.sqrt(2 * squares / df)
     change = mean(b) - mean(a)
-    return Interval(change, change - half, change + half, len(phase_means) - 1)
+    return Interval(change, change - half, change + half, df)
+
+
+def _values(runs: Sequence[dict], key: str) -> list[float]:
+    return [r[key] for r in runs if r.get(key) is not None]
 
 
 def compare(before: list[dict], after: list[dict], max_change: float,
-            phases: Sequence[Sequence[dict]] = ()) -> str | None:
+            phases: Sequence[Sequence[dict]] = (),
+            pairs: Sequence[tuple[Sequence[dict], Sequence[dict]]] = ()) -> str | None:
     """Why the reference moved beyond its noise and the limit, or None. Its noise is the
-    calibration's `phases` when they hold as many repeats as each end, else Welch's
-    interval of the two ends' repeats."""
+    calibration's `phases`, with the study's back-to-back `pairs` before the job, when
+    they hold as many repeats as each end, else Welch's interval of the two ends'
+    repeats."""
     reasons = []
     for key, what in (("elapsed_s", "time"), ("energy_j", "energy")):
-        a = [r[key] for r in before if r.get(key) is not None]
-        b = [r[key] for r in after if r.get(key) is not None]
+        a, b = _values(before, key), _values(after, key)
         if not a or not b:
             continue
-        means = [mean(v) for v in ([r[key] for r in p if r.get(key) is not None]
-                                   for p in phases) if len(v) == len(a) == len(b)]
+        means = [mean(v) for v in (_values(p, key) for p in phases)
+                 if len(v) == len(a) == len(b)]
+        changes = [mean(y) - mean(x) for x, y in ((_values(x, key), _values(y, key))
+                                                  for x, y in pairs)
+                   if len(x) == len(y) == len(a) == len(b)]
         if len(means) >= 3:  # one repeat per end will do: the phases hold the noise
-            iv, noise = between_phases(a, b, means), f"{len(means)} calibration phases'"
+            iv = between_phases(a, b, means, changes)
+            noise = f"{len(means)} calibration phases'" + (
+                f" and {len(changes)} back-to-back pairs'" if changes else "")
         elif len(a) >= 2 and len(b) >= 2:
             iv, noise = welch_interval([(1, b), (-1, a)], 0.95), "Welch's"
         else:
@@ -127,11 +154,49 @@ def compare(before: list[dict], after: list[dict], max_change: float,
     return "; ".join(reasons) or None
 
 
-def _phase(journal: str, key: str, phase: str) -> list[dict] | None:
+def pool_phases(folder: str | os.PathLike) -> list[dict]:
+    """Every reference phase journaled below a study's journal folder
+    (<setting>/<file type>/<codec>.jsonl.reference.jsonl) with the time it ended, each
+    with its setting (older phases without that time are left out)."""
+    root, out = Path(folder), []
+    for side in sorted(root.glob(f"*/*/*{REFERENCE_SUFFIX}")):
+        setting = side.relative_to(root).parts[0]
+        out += [{**e, "setting": setting} for e in records.read_journal(side) if e.get("at")]
+    return out
+
+
+def back_to_back(phases: Sequence[dict], setting: str, until: str) -> list[tuple[list, list]]:
+    """The setting's back-to-back pairs among `phases` (pool_phases) whose later phase
+    ended before `until` (a job's own "before"): a job's "after" and the very next phase
+    of any setting, the next job's "before" in this one, at most PAIR_GAP_S apart."""
+    def stamp(entry: dict) -> float:
+        return dt.datetime.fromisoformat(entry["at"]).timestamp()
+
+    timed = sorted(phases, key=stamp)
+    limit = dt.datetime.fromisoformat(until).timestamp()
+    return [(x["runs"], y["runs"]) for x, y in itertools.pairwise(timed)
+            if x["phase"] == "after" and y["phase"] == "before"
+            and x["setting"] == y["setting"] == setting
+            and stamp(y) < limit and stamp(y) - stamp(x) <= PAIR_GAP_S]
+
+
+def _phase(journal: str, key: str, phase: str) -> dict | None:
     for entry in records.read_journal(journal, key):
         if entry.get("phase") == phase:
-            return entry["runs"]
+            return entry
     return None
+
+
+def _reference(path: str, meter: Meter, repeats: int, side: str, key: str,
+               phase: str) -> dict:
+    """A job's reference phase from its journal, else measured now and journaled with the
+    time it ended (which pairs it with the phases of the jobs beside it)."""
+    entry = _phase(side, key, phase)
+    if entry is None:
+        entry = {"key": key, "phase": phase, "runs": measure_reference(path, meter, repeats),
+                 "at": runner.utc_now()}
+        records.append_journal(side, entry)
+    return entry
 
 
 def checked_job(job, meter: Meter, journal: str | os.PathLike,
@@ -149,17 +214,13 @@ def checked_job(job, meter: Meter, journal: str | os.PathLike,
     for epoch in range(EPOCHS):
         job = dataclasses.replace(job, epoch=epoch)
         key = job.key()
-        before = _phase(side, key, "before")
-        if before is None:
-            before = measure_reference(path, meter, check.repeats)
-            records.append_journal(side, {"key": key, "phase": "before", "runs": before})
+        before = _reference(path, meter, check.repeats, side, key, "before")
         summary = run_job(job, meter, journal, log=log)
-        after = _phase(side, key, "after")
-        if after is None:
-            after = measure_reference(path, meter, check.repeats)
-            records.append_journal(side, {"key": key, "phase": "after", "runs": after})
+        after = _reference(path, meter, check.repeats, side, key, "after")
         runs = repeats.read_journal(journal, key)
-        why = compare(before, after, check.max_change, check.phases)
+        pairs = (back_to_back(pool_phases(check.pool), job.factors.get("setting", ""),
+                              before["at"]) if check.pool and before.get("at") else [])
+        why = compare(before["runs"], after["runs"], check.max_change, check.phases, pairs)
         if why is None:
             return summary, flagged + runs
         if epoch + 1 == EPOCHS:

@@ -337,7 +337,8 @@ class Study:
         quiet, drift = self.config["quiet"], self.config["drift"]
         spec.update(max_other_cpu=quiet["max_other_cpu"], max_steal=quiet["max_steal"],
                     quiet_wait=quiet["wait_s"], drift_repeats=drift["repeats"],
-                    drift_max_change=drift["max_change"])
+                    drift_max_change=drift["max_change"],
+                    drift_pool=f"{job.root}/{job.testbed}/journal")
         return spec
 
     def idle_spec(self, testbed: str, setting: str) -> dict:
