@@ -195,6 +195,23 @@ def test_a_killed_calibration_resumes_from_its_journal(tmp_path, windows):
     assert again["stopped"] == out["stopped"]
 
 
+def test_an_older_journal_killed_then_resumed_keeps_the_identity_of_its_last_window(
+        tmp_path, windows):
+    """Windows an older version journaled (no time), a kill, then this version's windows:
+    the identity is when the last window averaged ended, and a calibration run again over
+    the journal keeps it (so no job of it is measured again)."""
+    journal = tmp_path / "idle.jsonl"
+    for watts in QUIET[:2]:
+        records.append_journal(journal, {"key": "fake|wall|s|0.01", "watts": watts})
+    windows(QUIET[2:])
+    out = calibrate(tmp_path, journal=str(journal))
+    last = records.read_journal(journal)[-1]
+    assert len(out["windows_w"]) == 3 and out["measured_at"] == last["at"]
+    fake = windows([])
+    again = calibrate(tmp_path, journal=str(journal))
+    assert fake.calls == 0 and FakeMeter().identity(again) == FakeMeter().identity(out)
+
+
 def test_a_journal_holding_more_windows_stops_where_an_unbroken_run_would(tmp_path, windows):
     journal = str(tmp_path / "idle.jsonl")
     key = "fake|wall|s|0.01"

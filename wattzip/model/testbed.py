@@ -10,10 +10,11 @@ from wattzip.machine.factors import KEEP, MACHINE_FACTORS
 from wattzip.machine.media import Medium
 from wattzip.records import FACTOR_COLUMNS
 
-# The factors as the config names them (data/factors.csv; their columns: records.FACTOR_COLUMNS).
-FACTORS = tuple(f["name"] for f in resources.factor_table())
-# Each factor's part of a setting's name (data/factors.csv's name_part, "{}" its value).
+# Each factor, as the config names it, and its part of a setting's name (data/factors.csv's
+# name and name_part, "{}" its value), in the table's order.
 NAME_PARTS = {f["name"]: f["name_part"] for f in resources.factor_table()}
+# The factors as the config names them (their columns: records.FACTOR_COLUMNS).
+FACTORS = tuple(NAME_PARTS)
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,9 @@ class Setting:
         """The factors whose value here changes how a command runs, against a plain
         directory on the machine as it is: the medium's kind, every machine factor not
         left as it is, a bandwidth limit, more than one copy."""
-        plain = {"medium": medium_kind == "directory", "bandwidth": self.bandwidth_bytes_per_s
-                 is None, "copies": self.copies == 1,
+        plain = {"medium": medium_kind == "directory",
+                 "bandwidth": self.bandwidth_bytes_per_s is None,
+                 "copies": self.copies == 1,
                  **{name: getattr(self, name) == KEEP for name in MACHINE_FACTORS}}
         return [(f, medium_kind if f == "medium" else getattr(self, f))
                 for f in FACTORS if not plain[f]]
