@@ -62,7 +62,10 @@ codec_linetypes <- function(codecs) {
 # `text`: columns of cells the analysis set (e.g. compression_ratio_tex), read as
 # text so that "1.00" stays "1.00".
 read_summary <- function(path, text = NULL) {
-  dt <- if (is.null(text)) fread(path) else fread(path, colClasses = list(character = text))
+  # An identifier stays text: a meter_id of ten digits would be read as a number in one
+  # testbed's summary and as text in another's, and the two would not bind.
+  ids <- intersect("meter_id", names(fread(path, nrows = 0)))
+  dt <- fread(path, colClasses = list(character = c(ids, text)))
   dt[, tool := tool_family(tool)]
   dt
 }

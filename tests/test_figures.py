@@ -154,3 +154,19 @@ def test_the_appendix_decides_claims_with_the_analysis_options(built):
     appendix = next((built / "results").rglob("appendix.md")).read_text()
     assert ("--margin 0.02 --reads-per-write 1 --looks 0 --ci-target 0.05 --effect 0.05 "
             "--claim") in appendix
+
+
+def test_summaries_bind_when_one_meter_id_is_all_digits(tmp_path):
+    """A meter identity's hash of ten decimal digits (about 1 in 100) was read as an
+    integer64 beside another testbed's text, and fig_testbeds.R's rbindlist failed."""
+    paths = []
+    for name, meter_id in (("a", "9876543210"), ("b", "b22b2ae683")):
+        paths.append(tmp_path / f"{name}.csv")
+        paths[-1].write_text(f"testbed,tool,meter_id\n{name},gzip,{meter_id}\n")
+    r = tmp_path / "t.R"
+    r.write_text('source("scripts/theme.R")\n'
+                 f'dt <- rbindlist(lapply(c("{paths[0]}", "{paths[1]}"), read_summary))\n'
+                 'cat(dt$meter_id, sep = "\\n")\n')
+    out = subprocess.run(["Rscript", str(r)], cwd=REPO, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["9876543210", "b22b2ae683"]
