@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from .rscript import r_output
 from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 
 FIXTURE = REPO / "tests" / "data" / "fixture" / "results"
@@ -89,11 +90,8 @@ def test_tables_are_booktabs(built):
 
 
 def test_tex_text_in_r(tmp_path):
-    script = tmp_path / "t.R"
-    script.write_text('source("scripts/tex.R")\n'
-                      'cat(tex_text("n_be < 5 & 50% ~10^2"), "\\n")\n')
-    out = subprocess.run(["Rscript", str(script)], cwd=REPO, capture_output=True, text=True,
-                         check=True).stdout.splitlines()
+    out = r_output(tmp_path, "tex.R",
+                   'cat(tex_text("n_be < 5 & 50% ~10^2"), "\\n")\n').splitlines()
     assert out[0].strip() == "n\\_be $<$ 5 \\& 50\\% $\\sim\\!10^{2}$"
 
 
@@ -163,10 +161,7 @@ def test_summaries_bind_when_one_meter_id_is_all_digits(tmp_path):
     for name, meter_id in (("a", "9876543210"), ("b", "b22b2ae683")):
         paths.append(tmp_path / f"{name}.csv")
         paths[-1].write_text(f"testbed,tool,meter_id\n{name},gzip,{meter_id}\n")
-    r = tmp_path / "t.R"
-    r.write_text('source("scripts/theme.R")\n'
-                 f'dt <- rbindlist(lapply(c("{paths[0]}", "{paths[1]}"), read_summary))\n'
-                 'cat(dt$meter_id, sep = "\\n")\n')
-    out = subprocess.run(["Rscript", str(r)], cwd=REPO, capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = r_output(tmp_path, "theme.R",
+                   f'dt <- rbindlist(lapply(c("{paths[0]}", "{paths[1]}"), read_summary))\n'
+                   'cat(dt$meter_id, sep = "\\n")\n').split()
     assert out == ["9876543210", "b22b2ae683"]

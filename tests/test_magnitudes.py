@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from wattzip.analysis import cell_summary
 from wattzip.analysis.breakeven import display, format_number, format_ratio, magnitude
 from wattzip.latex import display_tex
 
+from .rscript import r_output
 from .test_workflow import REPO
 
 # Table 3 prints compress -b 10's zero-file ratio (today 344-362) as ~10^2 and gzip -6's
@@ -50,12 +49,9 @@ def test_the_ratio_table_only_places_the_cell(tmp_path):
     assert "log10" not in script and "sprintf" not in script
     csv = tmp_path / "s.csv"
     csv.write_text("tool,compression_ratio_tex\ngzip,1.00\ngzip,4.10\n")
-    r = tmp_path / "t.R"
-    r.write_text('source("scripts/theme.R")\n'
-                 f'cat(read_summary("{csv}", "compression_ratio_tex")$compression_ratio_tex,'
-                 ' sep = "\\n")\n')
-    out = subprocess.run(["Rscript", str(r)], cwd=REPO, capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = r_output(tmp_path, "theme.R",
+                   f'cat(read_summary("{csv}", "compression_ratio_tex")$compression_ratio_tex,'
+                   ' sep = "\\n")\n').split()
     assert out == ["1.00", "4.10"]
 
 
@@ -74,9 +70,7 @@ def test_r_reads_the_formatters_cells_as_text(tmp_path):
     them as the formatter set them: "4.0" is not printed as 4."""
     ref = tmp_path / "r.csv"
     ref.write_text("codec,file_type,display,display_tex\ngz-1,text,4.0,4.0\n")
-    r = tmp_path / "t.R"
-    r.write_text('source("scripts/tex.R")\nsuppressMessages(library(data.table))\n'
-                 f'd <- read_reference("{ref}")\ncat(d$display, d$display_tex, sep = "\\n")\n')
-    out = subprocess.run(["Rscript", str(r)], cwd=REPO, capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = r_output(tmp_path, "tex.R", 'suppressMessages(library(data.table))\n'
+                   f'd <- read_reference("{ref}")\ncat(d$display, d$display_tex, sep = "\\n")\n'
+                   ).split()
     assert out == ["4.0", "4.0"]
