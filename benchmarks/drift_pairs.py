@@ -15,8 +15,9 @@ false-alarm rate on this machine. This prints both side
 by side, from one study's journals, with the changes' sizes and the times between the
 pairs' phases: by Welch's interval of the repeats alone; where the setting's idle
 calibration (RESULTS/TESTBED/idle/SETTING.json) holds the reference's phases, by the
-interval from their spread; and by that spread pooled with the setting's back-to-back
-pairs before each job (its jobs in time order), which the jobs use.
+interval from their spread; and by that spread pooled with the back-to-back pairs the
+job itself read (drift.pool_phases and drift.back_to_back over the journaled phases'
+times; a journal older than those times has none).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 
 from wattzip import records
-from wattzip.measure.drift import REFERENCE_SUFFIX, compare
+from wattzip.measure.drift import REFERENCE_SUFFIX, back_to_back, compare, pool_phases
 from wattzip.resources import schema_default
 
 QUANTILES = (0.5, 0.75, 0.9, 1.0)
@@ -42,7 +43,7 @@ def measured_jobs(journal_dir: Path) -> list[dict]:
         runs = records.read_journal(str(side)[:-len(REFERENCE_SUFFIX)])
         phases = records.read_journal(side)
         for key in dict.fromkeys(p["key"] for p in phases):
-            ends = {p["phase"]: p["runs"] for p in phases if p["key"] == key}
+            ends = {p["phase"]: p for p in phases if p["key"] == key}
             own = [r for r in runs if r.get("job_key") == key]
             if "after" not in ends or not own:
                 continue  # killed before its last run: no pair to compare
@@ -57,7 +58,8 @@ def measured_jobs(journal_dir: Path) -> list[dict]:
                 "phases": phases_of[setting],
                 "start": min(datetime.fromisoformat(r["started_at"]) for r in own),
                 "end": max(datetime.fromisoformat(r["ended_at"]) for r in own),
-                "before": ends["before"], "after": ends["after"]})
+                "before": ends["before"]["runs"], "after": ends["after"]["runs"],
+                "before_at": ends["before"].get("at")})
     return sorted(jobs, key=lambda j: j["start"])
 
 
@@ -67,12 +69,12 @@ def change(a: list[dict], b: list[dict]) -> float:
     return (statistics.mean(r["elapsed_s"] for r in b) - before) / before
 
 
-def earlier_pairs(jobs: list[dict], setting: str) -> list[tuple[list, list]]:
-    """The setting's back-to-back pairs among `jobs` (in time order): what a job measured
-    after them reads with its calibration's phases (drift.back_to_back, by the journaled
-    phases' times, which older journals lack)."""
-    return [(x["after"], y["before"]) for x, y in itertools.pairwise(jobs)
-            if x["setting"] == y["setting"] == setting]
+def read_pairs(jobs: list[dict], journal_dir: Path) -> list[list[tuple[list, list]]]:
+    """The back-to-back pairs each job pooled with its calibration's phases, chosen as the
+    job chose them (none where its "before" has no journaled time)."""
+    phases = pool_phases(journal_dir)
+    return [back_to_back(phases, j["setting"], j["before_at"]) if j["before_at"] else []
+            for j in jobs]
 
 
 def share(flags: list[bool]) -> str:
@@ -91,7 +93,7 @@ def main() -> None:
     p.add_argument("--max-change", type=float, default=schema_default("drift.max_change"))
     a = p.parse_args()
     jobs = measured_jobs(a.journal)
-    pools = [earlier_pairs(jobs[:i], j["setting"]) for i, j in enumerate(jobs)]
+    pools = read_pairs(jobs, a.journal)
     pairs = {  # what: (the two phases, seconds between them, phases, earlier pairs) per pair
         "across a job (its runs' seconds)": [
             (j["before"], j["after"], (j["end"] - j["start"]).total_seconds(), j["phases"],
@@ -113,8 +115,8 @@ def main() -> None:
                   for x, y, _, p, pool in rows if p]
         print(f"{what}: flagged by Welch's interval {welch} of {len(rows)} "
               f"({welch / len(rows):.0%})"
-              + (f", by the calibration phases' {share(calibrated)}, by them and the "
-                 f"earlier back-to-back pairs' {share(pooled)}" if calibrated else "")
+              + (f", by the calibration phases' {share(calibrated)}, by them pooled "
+                 f"with the back-to-back pairs each job read {share(pooled)}" if calibrated else "")
               + f"; |change in time| {quantiles([abs(change(x, y)) for x, y, *_ in rows])}; "
               f"seconds {quantiles([s for _, _, s, *_ in rows])}")
 
