@@ -5,8 +5,7 @@
 source("scripts/theme.R")
 open_log()
 
-be <- fread(snakemake@input[["breakeven"]], encoding = "UTF-8",
-            colClasses = list(character = "joint_confidence_text"))[metric %in% c("T", "E")]
+be <- read_table(snakemake@input[["breakeven"]])[metric %in% c("T", "E")]
 # The level the cells were decided at, as the analysis states it (wattzip.analysis.options).
 decided_at <- be$joint_confidence_text[1]
 be <- along_factor(be, "bandwidth")

@@ -2,10 +2,10 @@
 source("scripts/theme.R")
 open_log()
 
-esav <- primary_rows(fread(snakemake@input[["esav"]]))
+esav <- primary_rows(read_table(snakemake@input[["esav"]]))
 summary <- read_summary(snakemake@input[["summary"]])
-be <- fread(snakemake@input[["breakeven"]], encoding = "UTF-8")[
-  metric == "E" & kind == "at_least" & value <= 30 & primary == TRUE
+be <- read_table(snakemake@input[["breakeven"]])[
+  metric == "E" & kind == "at_least" & value <= max(esav$n) & primary == TRUE
 ]
 tools <- unique(summary[codec != "plain", .(codec, tool, level)])
 esav <- merge(esav, tools, by = "codec")

@@ -22,7 +22,7 @@ plot <- ggplot(long, aes(x = level_num, y = mean, colour = file_type)) +
   geom_line(linewidth = 0.5) +
   geom_pointrange(aes(ymin = mean - hw, ymax = mean + hw), size = 0.15) +
   facet_grid(metric ~ tool + medium, scales = "free_y", switch = "y") +
-  scale_x_continuous(breaks = 1:9) +
+  scale_x_continuous(breaks = sort(unique(long$level_num))) +
   scale_colour_manual(values = group_colours(long$file_type), name = NULL) +
   labs(x = "compression level", y = NULL, title = "Compress-write across levels",
        subtitle = estimated_subtitle(long)) +

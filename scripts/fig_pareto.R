@@ -6,7 +6,7 @@ open_log()
 
 metric <- snakemake@wildcards[["metric"]]
 column <- c(energy = "energy_j_per_gb", time = "seconds_per_gb")[[metric]]
-dt <- primary_rows(fread(snakemake@input[["pareto"]], encoding = "UTF-8"))[metric == column]
+dt <- primary_rows(read_table(snakemake@input[["pareto"]]))[metric == column]
 dt[, reads := factor(sprintf("%d read%s per write", reads, fifelse(reads == 1, "", "s")),
                      levels = unique(sprintf("%d read%s per write", sort(unique(reads)),
                                              fifelse(sort(unique(reads)) == 1, "", "s"))))]

@@ -3,7 +3,7 @@
 source("scripts/theme.R")
 open_log()
 
-runs <- fread(snakemake@input[["runs"]])
+runs <- read_table(snakemake@input[["runs"]])
 setnames(runs, "repeat", "repeat_") # `repeat` is a reserved word in R
 chosen <- runs[verified == TRUE & file_type == snakemake@params[["file_type"]] &
                  codec %in% snakemake@params[["codecs"]] & op == "compress-write" & repeat_ == 1]

@@ -4,8 +4,7 @@ source("scripts/tex.R")
 open_log()
 
 metrics <- snakemake@params[["metrics"]]
-be <- primary_rows(fread(snakemake@input[["breakeven"]], encoding = "UTF-8",
-                         colClasses = list(character = c("display_tex", "levels_tex"))))
+be <- primary_rows(read_table(snakemake@input[["breakeven"]]))
 ref <- read_reference(snakemake@input[["reference"]])
 summary <- read_summary(snakemake@input[["summary"]])
 tools <- unique(summary[codec != "plain", .(codec, tool, level)])

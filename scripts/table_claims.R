@@ -3,7 +3,7 @@ source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
 
-claims <- fread(snakemake@input[["claims"]], encoding = "UTF-8")
+claims <- read_table(snakemake@input[["claims"]])
 claims <- claims[setting == "all" | primary == TRUE]
 if (!"model_robustness" %in% names(claims)) claims[, model_robustness := ""]
 claims[is.na(model_robustness), model_robustness := ""]

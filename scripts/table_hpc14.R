@@ -6,6 +6,8 @@ source("scripts/tex.R")
 open_log()
 
 summary <- primary_rows(read_summary(snakemake@input[["summary"]])[n > 0])
+patterns <- read_reference(snakemake@input[["table2"]])
+write_only <- read_reference(snakemake@input[["table3"]])
 lines <- character()
 add_table <- function(dt, align, header, caption, note = NULL) {
   path <- tempfile(fileext = ".tex")
@@ -29,8 +31,9 @@ if (nrow(fs) > 0) {
     "llrrrr", c("File", "Codec", "Ratio", "CPU \\%", "Runtime / off", "Energy (J)"),
     "Write of each file with compression in user space or in btrfs, against compression off (plain) on the same medium (HPC '14 Tables I and II).",
     paste("Ratio on disk for btrfs (compsize). CPU \\% is (user + sys) / elapsed of the writing commands;",
-          "the paper's is the server's. Originals (ZFS, 50 GB):",
-          paste(read_reference(snakemake@input[["table2"]])[, sprintf("%s %s %.2f / %.1f\\%% / %.2f",
+          "the paper's is the server's.",
+          sprintf("Originals (%s):", unique(patterns$setup)),
+          paste(patterns[, sprintf("%s %s %.2f / %.1f\\%% / %.2f",
                 pattern, algorithm, ratio, cpu_util_pct, runtime_ratio)], collapse = "; "),
           estimated_note(any(fs$meter_method == "estimated")))
   )
@@ -49,8 +52,8 @@ if (nrow(duty) > 0) {
                          if (length(base)) sprintf("%.2f", mean_energy_j / base) else "--")],
     "lrrrrr", c("Codec", "Ratio", "Time (s)", "Power (W)", "Energy (J)", "Energy / off"),
     "Write phases between compute phases, each run one whole workload (HPC '14 Tables III and IV).",
-    paste("Originals (Lustre on ZFS, 4 servers): write only",
-          paste(read_reference(snakemake@input[["table3"]])[, sprintf("%s %.0f s, %.0f W, %.1f Wh",
+    paste(sprintf("Originals (%s): write only", unique(write_only$setup)),
+          paste(write_only[, sprintf("%s %.0f s, %.0f W, %.1f Wh",
                 algorithm, time_s, power_w, energy_wh)], collapse = "; "),
           "; with computation",
           paste(read_reference(snakemake@input[["table4"]])[idle3_timer == "disabled",

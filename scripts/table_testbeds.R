@@ -3,8 +3,7 @@ source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
 
-be <- rbindlist(lapply(snakemake@input[["breakeven"]], fread, encoding = "UTF-8",
-                       colClasses = list(character = "display_tex")), fill = TRUE)
+be <- rbindlist(lapply(snakemake@input[["breakeven"]], read_table), fill = TRUE)
 be <- be[file_type == "text" & primary == TRUE]
 if (nrow(be[metric %in% c("E", "T")]) == 0) { # a study without text files (HPC '14 patterns)
   write_tabular(data.table(x = "no text file in this study"), snakemake@output[[1]], "l",

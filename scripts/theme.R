@@ -61,11 +61,26 @@ codec_linetypes <- function(codecs) {
 
 # `text`: columns of cells the analysis set (e.g. compression_ratio_tex), read as
 # text so that "1.00" stays "1.00".
+# A number above 2^31 (a bandwidth of 3 GB/s, a 2 GiB input) is read as a double: as
+# integer64 without the bit64 package its arithmetic and is.na are wrong, silently.
+options(datatable.integer64 = "double")
+
+# Columns that stay text whatever their values hold: an identifier (a testbed named 01, a
+# meter_id of ten decimal digits) would be read as a number in one file and as text in
+# another, and a display (a study whose every cell is "at least n") as a number that drops
+# the paper's notation; a column empty on every row as logical.
+text_columns <- c(
+  "testbed", "meter_id", "display", "display_tex", "levels_tex", "joint_confidence_text",
+  "model_robustness", "note"
+)
+
+read_table <- function(path, text = NULL) {
+  present <- intersect(c(text_columns, text), names(fread(path, nrows = 0)))
+  fread(path, encoding = "UTF-8", colClasses = list(character = present))
+}
+
 read_summary <- function(path, text = NULL) {
-  # An identifier stays text: a meter_id of ten digits would be read as a number in one
-  # testbed's summary and as text in another's, and the two would not bind.
-  ids <- intersect("meter_id", names(fread(path, nrows = 0)))
-  dt <- fread(path, colClasses = list(character = c(ids, text)))
+  dt <- read_table(path, text)
   dt[, tool := tool_family(tool)]
   dt
 }

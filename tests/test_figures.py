@@ -154,14 +154,21 @@ def test_the_appendix_decides_claims_with_the_analysis_options(built):
             "--claim") in appendix
 
 
-def test_summaries_bind_when_one_meter_id_is_all_digits(tmp_path):
-    """A meter identity's hash of ten decimal digits (about 1 in 100) was read as an
-    integer64 beside another testbed's text, and fig_testbeds.R's rbindlist failed."""
+def test_tables_are_read_as_what_they_say_whatever_their_values(tmp_path):
+    """What fread guessed from values: a meter identity's hash of ten decimal digits
+    (about 1 in 100) as an integer64 beside another testbed's text (fig_testbeds.R's
+    rbindlist failed); a bandwidth of 3 GB/s as an integer64 printed as 1.5e-320 MB/s
+    without bit64; a testbed named 01 as the number 1; a break-even table whose every cell
+    is "at least n" as numbers (2.0 drawn as 2); a column empty on every row as logical."""
     paths = []
-    for name, meter_id in (("a", "9876543210"), ("b", "b22b2ae683")):
+    for name, meter_id, bandwidth in (("01", "9876543210", "3000000000"),
+                                      ("b", "b22b2ae683", "")):
         paths.append(tmp_path / f"{name}.csv")
-        paths[-1].write_text(f"testbed,tool,meter_id\n{name},gzip,{meter_id}\n")
+        paths[-1].write_text("testbed,tool,meter_id,bandwidth_bytes_per_s,display,note\n"
+                             f"{name},gzip,{meter_id},{bandwidth},2.0,\n")
     out = r_output(tmp_path, "theme.R",
                    f'dt <- rbindlist(lapply(c("{paths[0]}", "{paths[1]}"), read_summary))\n'
-                   'cat(dt$meter_id, sep = "\\n")\n').split()
-    assert out == ["9876543210", "b22b2ae683"]
+                   'cat(dt$testbed, dt$meter_id, dt$display, dt$note == "", sep = "\\n")\n'
+                   'cat(factor_label(dt, "bandwidth"), sep = "\\n")\n')
+    assert out.splitlines() == ["01", "b", "9876543210", "b22b2ae683", "2.0", "2.0", "TRUE",
+                                "TRUE", "3000 MB/s", "unlimited"]

@@ -31,6 +31,7 @@ def inputs(idle_setting=PRIMARY):
                  estimate=TINY / "plan" / "estimate.json",
                  table3="paper/reference/systor09_table3_ratios.csv",
                  table4="paper/reference/systor09_table4_breakeven_server.csv",
+                 original_design="paper/reference/systor09_design.csv",
                  summaries=[TINY / "summary.csv"])
     return paths
 

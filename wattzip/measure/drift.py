@@ -65,6 +65,7 @@ REFERENCE_SUFFIX = ".reference.jsonl"
 # job's lock, medium, cache drop and the phase itself); a job of another study between them
 # takes longer, and a pair that held one would only widen the noise.
 PAIR_GAP_S = 60.0
+CONFIDENCE = 0.95  # of the interval of the reference's change that calls a drift
 
 
 def reference_input(folder: str | os.PathLike) -> str:
@@ -104,15 +105,15 @@ def calibrate_phases(meter: Meter, repeats: int, gap_s: float = PHASE_GAP_S,
 
 def between_phases(a: Sequence[float], b: Sequence[float], phase_means: Sequence[float],
                    pair_changes: Sequence[float] = ()) -> Interval:
-    """The change mean(b) - mean(a) with its 95% interval from the calibration's spread
-    of phase means, pooled with back-to-back pairs' changes (each end is one phase: a
+    """The change mean(b) - mean(a) with its CONFIDENCE interval from the calibration's
+    spread of phase means, pooled with back-to-back pairs' changes (each end is one phase: a
     difference of two has twice a phase's variance, so a pair's d gives d**2 / 2 on one
     degree of freedom)."""
     centre = mean(phase_means)
     squares = (sum((m - centre) ** 2 for m in phase_means)
                + sum(d * d / 2 for d in pair_changes))
     df = len(phase_means) - 1 + len(pair_changes)
-    half = t_ppf(0.975, df) * math.sqrt(2 * squares / df)
+    half = t_ppf(0.5 + CONFIDENCE / 2, df) * math.sqrt(2 * squares / df)
     change = mean(b) - mean(a)
     return Interval(change, change - half, change + half, df)
 
@@ -143,14 +144,14 @@ def compare(before: list[dict], after: list[dict], max_change: float,
             noise = f"{len(means)} calibration phases'" + (
                 f" and {len(changes)} back-to-back pairs'" if changes else "")
         elif len(a) >= 2 and len(b) >= 2:
-            iv, noise = welch_interval([(1, b), (-1, a)], 0.95), "Welch's"
+            iv, noise = welch_interval([(1, b), (-1, a)], CONFIDENCE), "Welch's"
         else:
             continue  # one repeat per end and no phases: no spread to judge by
         change = iv.estimate / mean(a) if mean(a) else 0.0
         if iv.excludes_zero() and abs(change) > max_change:
             reasons.append(f"the reference operation's {what} changed by {change:+.0%} over "
-                           f"the job (limit {max_change:.0%}; {noise} 95% interval of the "
-                           f"change {iv.lo:+.3g} to {iv.hi:+.3g})")
+                           f"the job (limit {max_change:.0%}; {noise} {CONFIDENCE:.0%} "
+                           f"interval of the change {iv.lo:+.3g} to {iv.hi:+.3g})")
     return "; ".join(reasons) or None
 
 

@@ -207,6 +207,7 @@ class Tree:
                       estimate=f"{base}/plan/estimate.json",
                       table3="paper/reference/systor09_table3_ratios.csv",
                       table4="paper/reference/systor09_table4_breakeven_server.csv",
+                      original_design="paper/reference/systor09_design.csv",
                       summaries=[f"{self.root}/{t}/summary.csv" for t in self.testbeds])
         if self.study.crosscheck["codecs"]:
             inputs["crosscheck"] = f"{base}/crosscheck.csv"

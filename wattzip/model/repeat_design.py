@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wattzip.analysis import moderated
+from wattzip.analysis.options import AnalysisOptions
 from wattzip.measure import drift
+from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, PAPER_CONFIDENCE
 
 if TYPE_CHECKING:
     from wattzip.model.study import Study
@@ -16,18 +18,24 @@ def describe(study: Study) -> str:
     """The study's repeat design as the report states it."""
     rep = study.repeats
     if not study.verdict_design:
+        if rep["min"] >= rep["max"]:
+            return (f"the paper's rule at a fixed {rep['max']} runs per operation: "
+                    "repeats.min equals repeats.max, so no run was added whatever the "
+                    "half-widths")
         return (f"the paper's rule: at least {rep['min']} and at most {rep['max']} runs "
-                "per operation, more until each 95% half-width of T, E and ET was under "
-                f"{100 * rep['ci_target']:g}% of its mean, and one more for each run newly "
-                "found an outlier (modified Z > 3.5; kept in every statistic)")
+                f"per operation, more until each {PAPER_CONFIDENCE:.0%} half-width of T, E "
+                f"and ET was under {100 * rep['ci_target']:g}% of its mean"
+                + _outliers(rep["max"] > OUTLIER_MIN_RUNS, "one more for each"))
     looks = study.looks
+    confidence = AnalysisOptions().confidence
     stop = ("stopped at the first look that decided its T and E verdicts and "
-            f"{_kinds_decided(study)}, going on to the next look for a run newly found an "
-            "outlier (modified Z > 3.5; kept in every statistic)")
+            f"{_kinds_decided(study)}"
+            + _outliers(any(n >= OUTLIER_MIN_RUNS for n in looks[:-1]),
+                        "going on to the next look for a"))
     if study.moderated_design:
         return (f"the moderated design: planned looks at {', '.join(map(str, looks))} "
-                f"runs per arm, each at alpha / {len(looks)} (Bonferroni, 95% overall), "
-                "each arm's variance moderated by an empirical-Bayes prior fitted over "
+                f"runs per arm, each at alpha / {len(looks)} (Bonferroni, {confidence:.0%} "
+                "overall), each arm's variance moderated by an empirical-Bayes prior fitted over "
                 "the study's arms of its operation kind and metric (limma's moderated t, "
                 "Smyth 2004; a codec whose arms of a kind, pooled, lay above the "
                 f"prior's {1 - moderated.GUARD:.0%} F quantile was moderated towards "
@@ -40,7 +48,8 @@ def describe(study: Study) -> str:
                 "compared the codec's n runs with the arm's last n pairs, and each job "
                 + stop)
     return (f"the verdict design: planned looks at {', '.join(map(str, looks))} runs per "
-            f"arm, each at alpha / {len(looks)} (Bonferroni, 95% overall); each codec's "
+            f"arm, each at alpha / {len(looks)} (Bonferroni, {confidence:.0%} overall); each "
+            "codec's "
             "job measured its own plain arm, interleaved with the codec's in ABBA order "
             "(plain, codec; codec, plain; ...) against drift, and " + stop)
 
@@ -51,11 +60,13 @@ def drift_check(study: Study) -> str:
     check = study.config["drift"]
     if not check["repeats"]:
         return "No drift check: the machine's drift over a job was not measured (drift.repeats 0)."
-    return (f"Each job was measured again, once, when a fixed reference operation "
+    again = "once" if drift.EPOCHS == 2 else f"up to {drift.EPOCHS - 1} times"
+    return (f"Each job was measured again, {again}, when a fixed reference operation "
             f"({' '.join(drift.REFERENCE_ARGV[:2])} of a fixed text of "
             f"{drift.REFERENCE_BYTES >> 20} MiB in the page cache), run {check['repeats']} "
             "times before the job's first run and after its last, changed in time or "
-            "energy beyond the reference's noise (a 95% interval from the spread of its "
+            f"energy beyond the reference's noise (a {drift.CONFIDENCE:.0%} interval from the "
+            "spread of its "
             f"means over {drift.PHASES} such phases {drift.PHASE_GAP_S:g} s apart at each "
             "setting's idle calibration, pooled with the changes between one job's last "
             "phase and the next job's first, seconds apart, in the same setting before the "
@@ -64,6 +75,13 @@ def drift_check(study: Study) -> str:
             f"{100 * check['max_change']:g}% (the drift check); the runs it measured again "
             "enter no statistic, and those of a job that drifted again are kept, marked "
             "drift_warning.")
+
+
+def _outliers(possible: bool, how: str) -> str:
+    """The outlier clause, where the design's runs can reach an outlier check (at least
+    OUTLIER_MIN_RUNS runs) with a further run or look still to come."""
+    return (f", {how} run newly found an outlier (modified Z > {OUTLIER_Z:g} among at least "
+            f"{OUTLIER_MIN_RUNS} runs; kept in every statistic)" if possible else "")
 
 
 def _kinds_decided(study: Study) -> str:

@@ -17,6 +17,7 @@ from wattzip.errors import RecordError
 from wattzip.latex import display_tex, tex
 from wattzip.meters.coefficients import extremes
 from wattzip.report.tables import ReportTables
+from wattzip.units import parse_size
 
 
 def original(table: list[dict], file_type: str, codec: str, metric: str | None = None) -> str:
@@ -156,7 +157,8 @@ def confidence_levels(t: ReportTables, params: Mapping) -> dict[str, str]:
 def macro_values(t: ReportTables, params: Mapping) -> dict[str, str]:
     """The macros by name (without the backslash), each a piece of LaTeX."""
     out = {**_testbed_macros(t, params), **_idle_macros(t), **confidence_levels(t, params),
-           **_design_macros(t, params), **_result_macros(t), **_time_macros(t)}
+           **_design_macros(t, params), **_original_macros(t, params), **_result_macros(t),
+           **_time_macros(t)}
     return {k: str(v) for k, v in out.items()}
 
 
@@ -213,6 +215,30 @@ def _design_macros(t: ReportTables, params: Mapping) -> dict:
         "CiMet": f"{sum(r['ci_met'] == 'true' for r in measured)} of {len(measured)}",
         "RunsTotal": len(runs),
         "RunsFailed": sum(r["verified"] != "true" for r in runs),
+    }
+
+
+def file_size_against_original(size: str, design: Mapping[str, dict]) -> str:
+    """The study's file size beside the original's, and what a smaller one means."""
+    ours, theirs = parse_size(size), int(design["file_size_bytes"]["value"])
+    paper = f"the paper's {design['file_size_bytes']['display']}"
+    if ours < theirs:
+        return (f"The inputs are {size} rather than {paper}, which was larger than the "
+                f"paper's {design['ram_bytes']['display']} of RAM; smaller files fit in "
+                "caches that the paper's did not.")
+    return f"The inputs are {size}, " + (paper + "." if ours == theirs else f"above {paper}.")
+
+
+def _original_macros(t: ReportTables, params: Mapping) -> dict:
+    """The original's design as the paper states it (paper/reference/systor09_design.csv)."""
+    design = t.original_design
+    return {
+        "PaperFileSize": tex(design["file_size_bytes"]["display"]),
+        "PaperTestDisk": tex(design["test_disk"]["display"]),
+        "PaperRepeats": tex(f"{design['min_repeats']['display']}, "
+                            f"{design['ci_target']['display']}"),
+        "PaperIdle": tex(design["idle"]["display"]),
+        "FileSizeAgainstPaper": tex(file_size_against_original(params["file_size"], design)),
     }
 
 

@@ -87,8 +87,8 @@ EMULATED_DISKS = {
         "disk's rate (a FUSE file under the loop device), so reading the input and writing "
         "the output shared one bandwidth, as on the paper's dedicated disk. Time is "
         "measured for real at that speed; the power drawn is this machine's, not that of "
-        "such a disk, and includes the emulator's own CPU time (a few percent of one core "
-        "at 30 MB/s). Only the bandwidth is emulated: no seek times, no rotational delay."),
+        "such a disk, and includes the emulator's own CPU time. Only the bandwidth is "
+        "emulated: no seek times, no rotational delay."),
     "separate": (
         "These disks were \\emph{emulated}: the measured commands ran in a block-I/O cgroup "
         "whose throttle capped the target's and the input's devices at each rate, so time "

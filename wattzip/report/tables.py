@@ -43,6 +43,7 @@ class ReportTables:
     estimate: dict
     table3: list[dict]
     table4: list[dict]
+    original_design: dict[str, dict]  # the original's design by quantity (value, display)
 
     @classmethod
     def load(cls, inputs: Mapping, primary: str) -> ReportTables:
@@ -63,6 +64,8 @@ class ReportTables:
             estimate=_json(inputs["estimate"]),
             table3=read_reference(inputs["table3"])[1],
             table4=read_reference(inputs["table4"])[1],
+            original_design={r["quantity"]: r for r in
+                             read_reference(inputs["original_design"])[1]},
         )
         settings = {r["setting"] for r in tables.summary}
         if tables.idle["setting"] != primary or settings != {primary}:
