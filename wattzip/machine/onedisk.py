@@ -17,7 +17,7 @@ only the bandwidth is emulated, not a disk's seeks or its power.
 The filesystem also offers `rate` (the budget in bytes/s, read back; written to change
 it: "unlimited" while the job stages its inputs, outside every measured region) and
 `moved` (bytes read and written so far), which the tests read to see what the disk did.
-The daemon's own CPU time (a few percent of one core at 30 MB/s) falls inside the
+The daemon's own CPU time (not measured apart from the job's) falls inside the
 measured region, as a real disk's controller draws power; the report says so.
 
 The daemon runs as a child process, journaled with its mount before it starts
