@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from wattzip.analysis import run_tables
+from wattzip.analysis.reference import read_reference
 from wattzip.workload import codec_registry
 
 TABLE3 = "paper/reference/systor09_table3_ratios.csv"
@@ -36,7 +36,7 @@ def main() -> None:
         sys.exit(__doc__)
     path = sys.argv[1]
     chosen = codec_registry.resolve(sys.argv[2:] or ["paper"])
-    _, ref = run_tables.read_reference(TABLE3)
+    _, ref = read_reference(TABLE3)
     paper = {r["codec"]: r["display"] for r in ref if r["file_type"] == "text"}
     size = os.path.getsize(path)
     rows = [(size / compressed_size(c, path), c) for c in chosen]

@@ -148,17 +148,21 @@ def macros(root: Path, results: Path, out: Path, looks: int) -> None:
                   estimate=str(results / "plan" / "estimate.json"),
                   table3=str(out / "reference" / "systor09_table3_ratios.csv"),
                   table4=str(out / "reference" / "systor09_table4_breakeven_server.csv"),
+                  original_design=str(root / "paper" / "reference" / "systor09_design.csv"),
                   summaries=[str(out / "summary.csv")])
     if (results / "crosscheck.csv").exists():
         inputs["crosscheck"] = str(results / "crosscheck.csv")
     params = {"testbed": summary[0]["testbed"], "primary": primary,
-              "primary_rule": "the first of the config", "file_size": "as measured",
+              "primary_rule": "the first of the config",
+              "file_size": str(json.loads((results / "manifest.json").read_text())["inputs"][0]
+                               ["size_bytes"]),
               "file_types": sorted({r["file_type"] for r in summary}),
               "codecs": sorted({r["codec"] for r in summary} - {"plain"}),
               "repeats": {"design": "verdict" if looks else "paper",
                           "looks": list(range(3, 3 + 2 * looks, 2)), "min": 2, "max": 8,
                           "ci_target": 0.05},
-              "repeat_design": "as measured", "fig_dir": "figures", "study": "before-after",
+              "repeat_design": "as measured", "drift_check": "as measured",
+              "fig_dir": "figures", "study": "before-after",
               "study_description": "", "stage": "results", "testbeds": [summary[0]["testbed"]],
               "descriptions": {}, "varied_factors": [], "factor_values": {},
               "emulated_input_layouts": [], "hpc14": False}
