@@ -12,7 +12,7 @@ import json
 import os
 from typing import TextIO
 
-from wattzip.model import repeat_design
+from wattzip.model import plan, repeat_design
 from wattzip.model.study import Study
 from wattzip.workload import codec_registry
 
@@ -101,12 +101,12 @@ def print_study_summary(study: Study, estimate_path: str, out: TextIO) -> None:
     """The study's size in one paragraph, and how long it takes here once planned."""
     testbed = study.first_testbed
     measured = [j for j in study.jobs(testbed) if j.file_type != "dutycycle"]
-    plans = [study.repeat_plan(j) for j in measured]
-    # A write and a read per arm and repeat (two arms under the verdict design).
-    lo = sum(2 * p.arms * p.min for p in plans)
-    hi = sum(2 * p.arms * p.max for p in plans)
+    # A write and a read per arm and repeat, each arm as the plan counts it.
+    arms = [p for _, p in plan.measured_arms(study, measured)]
+    lo, hi = sum(2 * p.min for p in arms), sum(2 * p.max for p in arms)
     runs = f"{lo}" if lo == hi else f"{lo}-{hi}"
-    plain = "(each with its own plain arm)" if study.verdict_design else "(+ plain baseline)"
+    plain = ("(+ one plain arm per setting and file type)" if study.moderated_design else
+             "(each with its own plain arm)" if study.verdict_design else "(+ plain baseline)")
     duty = ""
     if study.duty:
         duty = (f", and {len(study.settings) * len(study.duty.codecs)} duty-cycle job(s) of "
