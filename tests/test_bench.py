@@ -27,6 +27,8 @@ from wattzip.measure.idle import QuietCheck
 from wattzip.measure.runner import cpu_busy_jiffies
 from wattzip.workload import inputs
 
+from .sysfs import publish
+
 MAX_RANGE = 262143328850  # a real package zone's max_energy_range_uj
 # Interleaved, so that a neighbour's changing load falls on both commands alike.
 UNTIL_DECIDED = ("--until-decided", "--looks", "4,8,12")
@@ -65,9 +67,7 @@ class FakeRapl:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _write(self) -> None:
-        tmp = self.zone / "energy_uj.tmp"
-        tmp.write_text(f"{int(self.energy_uj) % MAX_RANGE}\n")
-        os.replace(tmp, self.zone / "energy_uj")
+        publish(self.zone / "energy_uj", f"{int(self.energy_uj) % MAX_RANGE}\n")
 
     def _run(self) -> None:
         last = time.monotonic()

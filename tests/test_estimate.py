@@ -14,6 +14,7 @@ from wattzip.analysis import robustness, run_tables
 from wattzip.measure import repeats
 from wattzip.meters import coefficients
 
+from .sysfs import publish
 from .test_meters import powercap  # noqa: F401 (a fake RAPL tree, as the kernel has it)
 from .test_runner import make_job
 
@@ -57,7 +58,7 @@ def test_the_formula_on_a_constant_load(tmp_path):
                                                   interval_s=10))
     assert meter.model.row == "Skylake"
     meter.start()
-    stat.write_text("cpu  1200 0 1050 8750 0 0 0 0 0 0\n")  # busy +250 of +1000
+    publish(stat, "cpu  1200 0 1050 8750 0 0 0 0 0 0\n")  # busy +250 of +1000
     time.sleep(0.2)
     reading = meter.stop()
     n, t, m = os.cpu_count(), reading.elapsed_s, meter.model
@@ -77,10 +78,8 @@ def test_a_real_meter_beside_the_model_gives_the_comparison(small_inputs, tmp_pa
     def draw():  # 20 W on the package while the runs go on (the counter a meter reads)
         start, t0 = int(zone.read_text()), time.monotonic()
         wrap = int((zone.parent / "max_energy_range_uj").read_text())
-        while not done:  # replaced whole, as a sysfs read never sees half a number
-            fresh = zone.with_name("energy_uj.new")
-            fresh.write_text(f"{(start + int(20e6 * (time.monotonic() - t0))) % wrap}\n")
-            os.replace(fresh, zone)
+        while not done:
+            publish(zone, f"{(start + int(20e6 * (time.monotonic() - t0))) % wrap}\n")
             time.sleep(0.005)
 
     import threading

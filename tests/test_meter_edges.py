@@ -24,6 +24,8 @@ from wattzip.errors import MeterError
 from wattzip.measure import runner
 from wattzip.meters import wattsup
 
+from .sysfs import publish
+
 
 def step_energy(t0, t1, step_at, before_w, after_w):
     """The exact energy of [t0, t1] under a power step at step_at."""
@@ -209,7 +211,7 @@ def test_ipmi_power_step_inside_a_run(tmp_path):
     meter.start()
     t0 = time.monotonic()
     time.sleep(0.5)
-    watts.write_text("300\n")
+    publish(watts, "300\n")
     step_at = time.monotonic()
     time.sleep(0.5)
     t1 = time.monotonic()

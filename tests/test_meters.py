@@ -13,6 +13,8 @@ import pytest
 from wattzip import meters
 from wattzip.errors import MeterError
 
+from .sysfs import publish
+
 MAX_RANGE = 262143328850  # a real package zone's max_energy_range_uj
 
 
@@ -65,10 +67,10 @@ def test_rapl_counter_wrap_during_run(powercap):
     meter.start()
     for value in (MAX_RANGE - 10_000_000, 30_000_000, 80_000_000):
         time.sleep(0.05)
-        pkg0.write_text(f"{value}\n")
-    (powercap / "intel-rapl:0" / "intel-rapl:0:0" / "energy_uj").write_text("3000000\n")
-    (powercap / "intel-rapl:1" / "energy_uj").write_text("5000000\n")
-    (powercap / "intel-rapl:1" / "intel-rapl:1:0" / "energy_uj").write_text("99000000\n")
+        publish(pkg0, f"{value}\n")
+    publish(powercap / "intel-rapl:0" / "intel-rapl:0:0" / "energy_uj", "3000000\n")
+    publish(powercap / "intel-rapl:1" / "energy_uj", "5000000\n")
+    publish(powercap / "intel-rapl:1" / "intel-rapl:1:0" / "energy_uj", "99000000\n")
     time.sleep(0.05)
     reading = meter.stop()
     assert reading.energy_j == pytest.approx(130 + 2 + 3)
@@ -142,7 +144,7 @@ def test_model_known_coefficients_and_load(tmp_path):
                                proc_stat=str(stat_file), interval_s=10)
     meter = meters.ModelMeter(opts)
     meter.start()
-    stat_file.write_text("cpu  1200 0 1050 8750 0 0 0 0 0 0\n")  # busy +250, idle +750
+    publish(stat_file, "cpu  1200 0 1050 8750 0 0 0 0 0 0\n")  # busy +250, idle +750
     time.sleep(0.2)
     reading = meter.stop()
     assert reading.method == "estimated"
@@ -207,7 +209,7 @@ def test_rapl_multi_die_zones_and_a_subzone_both_flat_and_nested(tmp_path):
     for zone in ("intel-rapl:0", "intel-rapl:1", "intel-rapl:0:0"):
         for where in (root / zone, d0 / zone):
             if (where / "energy_uj").exists():
-                (where / "energy_uj").write_text("3000000\n")  # +2 J on every zone
+                publish(where / "energy_uj", "3000000\n")  # +2 J on every zone
     time.sleep(0.03)
     assert meter.stop().energy_j == pytest.approx(3 * 2.0)
 
@@ -220,7 +222,7 @@ def test_model_does_not_count_steal_as_busy(tmp_path):
                                proc_stat=str(stat_file), interval_s=10)
     meter = meters.ModelMeter(opts)
     meter.start()
-    stat_file.write_text("cpu  1200 0 1050 8250 0 0 0 500 0 0\n")
+    publish(stat_file, "cpu  1200 0 1050 8250 0 0 0 500 0 0\n")
     time.sleep(0.1)
     reading = meter.stop()
     assert reading.mean_power_w == pytest.approx(50 + 100 * 0.25)
