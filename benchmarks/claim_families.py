@@ -39,6 +39,7 @@ import csv
 from collections import Counter
 from pathlib import Path
 
+from arguments import existing_dir, existing_file
 from guard_replay import CODEC_OPS, GROUPED, job_runs, journals, pricer, replay, up_to
 
 from wattzip.analysis import breakeven, family
@@ -151,9 +152,10 @@ def print_ways(study, base, fams, stops, beyond, price) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--results", required=True, help="results/<study>/<testbed>")
-    p.add_argument("--cache", required=True, help="the plan's cached pilot (pilot.json)")
-    p.add_argument("--configfile", nargs="+", required=True)
+    p.add_argument("--results", required=True, type=existing_dir, help="results/<study>/<testbed>")
+    p.add_argument("--cache", required=True, type=existing_file,
+                   help="the plan's cached pilot (pilot.json)")
+    p.add_argument("--configfile", nargs="+", required=True, type=existing_file)
     p.add_argument("--kinds", default=None, metavar="M,...",
                    help="verdict.kind_metrics to replay in place of the study's")
     a = p.parse_args()

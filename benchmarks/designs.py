@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import yaml
+from arguments import file_under
 
 from wattzip.model.study import Study
 from wattzip.resources import load_schema
@@ -110,7 +111,7 @@ def agreement(a: dict, b: dict, what: str = "verdicts") -> tuple[int, int]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--configfile", nargs="+", default=["config.yaml"])
+    p.add_argument("--configfile", nargs="+", default=["config.yaml"], type=file_under(REPO))
     p.add_argument("--out", default="build/bench-designs")
     p.add_argument("--paper-repeats", default="5,10", help="min,max of the paper's rule")
     defaults = load_schema()["properties"]["repeats"]["properties"]

@@ -28,6 +28,8 @@ import statistics
 from datetime import datetime
 from pathlib import Path
 
+from arguments import existing_dir
+
 from wattzip import records
 from wattzip.measure.drift import REFERENCE_SUFFIX, back_to_back, compare, pool_phases
 from wattzip.resources import schema_default
@@ -88,7 +90,7 @@ def quantiles(values: list[float]) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--journal", required=True, type=Path,
+    p.add_argument("--journal", required=True, type=existing_dir,
                    help="a study's journal folder (results/<study>/<testbed>/journal)")
     p.add_argument("--max-change", type=float, default=schema_default("drift.max_change"))
     a = p.parse_args()

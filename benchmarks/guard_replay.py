@@ -49,6 +49,8 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 
+from arguments import existing_dir, existing_file
+
 from wattzip import records
 from wattzip.analysis import moderated
 from wattzip.analysis.stopping import PLAIN_OPS, VerdictLooks
@@ -187,9 +189,11 @@ def replay(study: Study, folder: str, ways: list[tuple]
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--journals", required=True, help="results/<study>/<testbed>/journal/<setting>")
-    p.add_argument("--cache", required=True, help="the plan's cached pilot (pilot.json)")
-    p.add_argument("--configfile", nargs="+", required=True)
+    p.add_argument("--journals", required=True, type=existing_dir,
+                   help="results/<study>/<testbed>/journal/<setting>")
+    p.add_argument("--cache", required=True, type=existing_file,
+                   help="the plan's cached pilot (pilot.json)")
+    p.add_argument("--configfile", nargs="+", required=True, type=existing_file)
     p.add_argument("--top", type=int, default=0, help="also name the N cells the guards "
                    "price most differently")
     p.add_argument("--looks", nargs="*", default=[], metavar="N,N,...",

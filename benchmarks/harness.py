@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from arguments import existing_file
+
 from wattzip import meters
 from wattzip.measure import runner
 from wattzip.workload import codec_registry, inputs
@@ -59,14 +61,15 @@ def fake_powercap(root: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--input", help="input file (default: 64 MiB of generated text)")
+    p.add_argument("--input", type=existing_file,
+                   help="input file (default: 64 MiB of generated text)")
     p.add_argument("--pairs", type=int, default=7)
     p.add_argument("--codec", default="gz-6")
     p.add_argument("--sampling-seconds", type=float, default=10.0)
     a = p.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="wattzip-bench-", dir=os.getcwd()))
-    src = a.input or str(work / "text.bin")
+    src = str(a.input or work / "text.bin")
     if not a.input:
         inputs.generate("text", 64 << 20, src, progress=False)
     codec = codec_registry.get(a.codec)

@@ -21,6 +21,7 @@ import csv
 import math
 from pathlib import Path
 
+from arguments import existing_dir, existing_file
 from claim_families import cell_p
 from guard_replay import job_runs, journals, up_to
 
@@ -30,8 +31,8 @@ from wattzip.model.study import Study
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--results", required=True, help="results/<study>/<testbed>")
-    p.add_argument("--configfile", nargs="+", required=True)
+    p.add_argument("--results", required=True, type=existing_dir, help="results/<study>/<testbed>")
+    p.add_argument("--configfile", nargs="+", required=True, type=existing_file)
     a = p.parse_args()
     study = Study.from_files(a.configfile)
     every = journals(str(Path(a.results, "journal", study.primary.name)))

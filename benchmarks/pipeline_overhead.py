@@ -1,10 +1,10 @@
 """Where a finished study's wall time went: measured runs against the pipeline's own time.
 
-    .venv/bin/python benchmarks/pipeline_overhead.py [WORKFLOW_DIR] [--testbed default]
-        [--wall SECONDS]
+    .venv/bin/python benchmarks/pipeline_overhead.py [WORKFLOW_DIR]
+        [--runs results/default/local/runs.csv] [--wall SECONDS]
 
 Reads the Snakemake log of the last invocation (.snakemake/log/, job start and
-finish times per rule) and the run records (results/<testbed>/runs.csv: every
+finish times per rule) and the run records (results/<study>/<testbed>/runs.csv: every
 run's measured interval), and prints the wall time over the sum of measured
 elapsed times, then the pipeline's own time per stage: rules outside
 measurement, and inside the measurement jobs the gaps before, between and after
@@ -20,6 +20,8 @@ import datetime as dt
 import re
 from collections import defaultdict
 from pathlib import Path
+
+from arguments import existing_dir
 
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]")
 
@@ -66,15 +68,21 @@ def stamp(text: str) -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("workflow", nargs="?", default=".")
-    p.add_argument("--testbed", default="default")
+    p.add_argument("workflow", nargs="?", default=".", type=existing_dir)
+    p.add_argument("--runs", default="results/default/local/runs.csv",
+                   help="the study's runs.csv, under the workflow folder")
     p.add_argument("--wall", type=float, help="the invocation's wall time, if measured outside")
     a = p.parse_args()
-    root = Path(a.workflow)
-    log = sorted((root / ".snakemake" / "log").glob("*.snakemake.log"))[-1]
+    root = a.workflow
+    logs = sorted((root / ".snakemake" / "log").glob("*.snakemake.log"))
+    if not logs:
+        p.error(f"no Snakemake log in {root / '.snakemake' / 'log'}: run the study there first")
+    if not (root / a.runs).is_file():
+        p.error(f"no such file: {root / a.runs}")
+    log = logs[-1]
     per_rule, intervals, first, last = parse_log(log)
     wall = a.wall or (last - first)
-    with open(root / "results" / a.testbed / "runs.csv", newline="") as f:
+    with open(root / a.runs, newline="") as f:
         runs = [r for r in csv.DictReader(f) if r["started_at"]]
     measured = sum(float(r["elapsed_s"]) for r in runs)
     print(f"log: {log}")

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from arguments import file_under  # noqa: E402
 from designs import REPO, copy_workflow  # noqa: E402
 
 from wattzip.model.study import Study  # noqa: E402
@@ -44,7 +45,7 @@ def run(argv: list[str], cwd: Path) -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--configfile", nargs="+",
+    p.add_argument("--configfile", nargs="+", type=file_under(REPO),
                    default=["config.yaml", "benchmarks/emulated-disk.yaml"])
     p.add_argument("--out", default="build/bench-plan")
     a = p.parse_args()

@@ -8,15 +8,18 @@ SYSTOR '09 Table 3 text value, so the paper's ordering can be checked.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
 import tempfile
 
-from wattzip.analysis.reference import read_reference
-from wattzip.workload import codec_registry
+from arguments import existing_file
 
-TABLE3 = "paper/reference/systor09_table3_ratios.csv"
+from wattzip.analysis.reference import read_reference
+from wattzip.errors import WattzipError
+from wattzip.resources import reference_file
+from wattzip.workload import codec_registry
 
 
 def compressed_size(codec: codec_registry.Codec, path: str) -> int:
@@ -32,11 +35,17 @@ def compressed_size(codec: codec_registry.Codec, path: str) -> int:
 
 
 def main() -> None:
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    path = sys.argv[1]
-    chosen = codec_registry.resolve(sys.argv[2:] or ["paper"])
-    _, ref = read_reference(TABLE3)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", type=existing_file,
+                        help="the input to compress, e.g. an inputs/text.bin")
+    parser.add_argument("codecs", nargs="*", default=["paper"], help="codecs or sets")
+    args = parser.parse_args()
+    path = args.file
+    try:
+        chosen = codec_registry.resolve(args.codecs)
+    except WattzipError as err:
+        sys.exit(f"ratios.py: {err}")
+    _, ref = read_reference(reference_file("systor09_table3_ratios.csv"))
     paper = {r["codec"]: r["display"] for r in ref if r["file_type"] == "text"}
     size = os.path.getsize(path)
     rows = [(size / compressed_size(c, path), c) for c in chosen]

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import yaml
+from arguments import file_under
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = ("Snakefile", "config.yaml", "config", "rules", "scripts", "profiles", "envs",
@@ -54,7 +55,7 @@ def rehearse(overlay: str, cores: str) -> tuple[float, int, int]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("overlays", nargs="*", default=["config/paper.yaml"])
+    p.add_argument("overlays", nargs="*", default=["config/paper.yaml"], type=file_under(REPO))
     p.add_argument("--cores", default="2")
     a = p.parse_args()
     print(f"{'overlay':<28} {'wall':>8} {'jobs':>5} {'pages':>6}")

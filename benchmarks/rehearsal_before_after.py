@@ -28,6 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from arguments import file_under
+
 REPO = Path(__file__).resolve().parent.parent
 SKIPPED = {".log", ".png", ".aux", ".fls", ".fdb_latexmk", ".out", ".toc"}
 
@@ -99,7 +101,8 @@ def main() -> int:
     parser.add_argument("--rev", default="HEAD~1", help="the revision before (default HEAD~1)")
     parser.add_argument("--renamed", action="append", default=[], metavar="OLD=NEW",
                         help="read OLD in the files before as NEW (a moved module's name)")
-    parser.add_argument("configs", nargs="*", help="overlays (default: every shipped one)")
+    parser.add_argument("configs", nargs="*", type=file_under(REPO),
+                        help="overlays (default: every shipped one)")
     a = parser.parse_args()
     overlays = a.configs or shipped_overlays()
     renamed = dict(pair.split("=", 1) for pair in a.renamed)

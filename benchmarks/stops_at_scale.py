@@ -25,15 +25,19 @@ import csv
 import json
 from collections import Counter
 
+from arguments import existing_file
+
 from wattzip.model import plan
 from wattzip.model.study import Study
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cache", required=True, help="the plan's cached pilot (pilot.json)")
-    p.add_argument("--runs", required=True, help="a smaller measured run's runs.csv")
-    p.add_argument("--configfile", nargs="+", required=True)
+    p.add_argument("--cache", required=True, type=existing_file,
+                   help="the plan's cached pilot (pilot.json)")
+    p.add_argument("--runs", required=True, type=existing_file,
+                   help="a smaller measured run's runs.csv")
+    p.add_argument("--configfile", nargs="+", required=True, type=existing_file)
     p.add_argument("--top", type=int, default=0, help="also name the N costliest cells")
     a = p.parse_args()
     study = Study.from_files(a.configfile)

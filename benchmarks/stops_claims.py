@@ -26,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from arguments import existing_dir, existing_file
 from guard_replay import CODEC_OPS, GROUPED, journals, replay, up_to
 
 from wattzip import records
@@ -75,9 +76,9 @@ def analyze(study: Study, results: Path, rows: list[dict], out: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--results", required=True, type=Path,
+    p.add_argument("--results", required=True, type=existing_dir,
                    help="results/<study>/<testbed> of a measured moderated study")
-    p.add_argument("--configfile", nargs="+", required=True)
+    p.add_argument("--configfile", nargs="+", required=True, type=existing_file)
     p.add_argument("--kinds", nargs="+", required=True, metavar="M,...",
                    help="sets of break-even kinds to replay beside the study's (E, T,E)")
     p.add_argument("--keep", type=Path, help="write each way's analysis here")

@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from arguments import existing_dir
+
 from wattzip.model.layout import BREAKEVEN_ORIGINALS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -267,7 +269,7 @@ def differences(before: Path, after: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rev", default="main", help="the revision before (default: main)")
-    p.add_argument("--results", type=Path, default=FIXTURE)
+    p.add_argument("--results", type=existing_dir, default=FIXTURE)
     p.add_argument("--looks", type=int, default=0)
     p.add_argument("--keep", type=Path, help="keep both builds here")
     a = p.parse_args(argv)

@@ -1,4 +1,5 @@
-"""Shared fixtures: small real input files of every type, generated once per session."""
+"""Shared fixtures, made once per session: small real input files of every type, and the
+workflow tests' tiny study."""
 
 from __future__ import annotations
 
@@ -26,6 +27,17 @@ def small_inputs(tmp_path_factory):
         path = root / f"{file_type}.bin"
         made[file_type] = (path, inputs.generate(file_type, SMALL, path, seed=7, progress=False))
     return made
+
+
+@pytest.fixture(scope="session")
+def tiny_study(tmp_path_factory):
+    """tests/data/tiny.yaml's study, measured once in a fresh copy of the workflow: what the
+    workflow tests and the benchmarks that read a finished study look at."""
+    from .test_workflow import snakemake, workflow_copy
+
+    root = workflow_copy(tmp_path_factory.mktemp("study") / "wf")
+    snakemake(root)
+    return root
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -73,13 +73,6 @@ def read_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-@pytest.fixture(scope="module")
-def tiny_study(tmp_path_factory):
-    root = workflow_copy(tmp_path_factory.mktemp("study") / "wf")
-    snakemake(root)
-    return root
-
-
 def quiet_runs(all_runs):
     """The runs every statistic uses: a run disturbed by other load on the machine is
     kept in runs.csv, flagged with its reason, and measured again (wattzip.measure.disturbance)."""
@@ -340,29 +333,6 @@ def test_appendix_commands_reproduce_every_claims_row(tiny_study):
         want = [r for r in claims if r["claim_id"] == claim.id]
         assert [(r["setting"], r["verdict"], r["evidence"]) for r in got] == \
                [(r["setting"], r["verdict"], r["evidence"]) for r in want], claim.id
-
-
-def test_drift_pairs_reads_the_study_s_journals(tiny_study):
-    """docs/statistics.md's command: each job's measurement (a drifted job's two)."""
-    every_run = read_csv(tiny_study / "results/tiny/tiny/runs.csv")
-    jobs, drifted = ({(r["setting"], r["file_type"], r["codec"]) for r in every_run
-                      if r["disturbed"].startswith(start)} for start in ("", "drift: "))
-    out = subprocess.run([sys.executable, "benchmarks/drift_pairs.py", "--journal",
-                          tiny_study / "results/tiny/tiny/journal"], cwd=REPO, text=True,
-                         capture_output=True, check=True).stdout
-    n = len(jobs) + len(drifted)
-    assert out.startswith(f"{n} measured jobs;")
-    jobs_judged = r"Welch's interval \d+ of {0} .*, by them pooled with .* job read (\d+) of {0} "
-    across = re.search("^across a job .*" + jobs_judged.format(n), out, re.M)  # as the jobs did:
-    warned = {(r["setting"], r["file_type"], r["codec"]) for r in every_run if r["drift_warning"]}
-    assert across and int(across[1]) == len(drifted) + len(warned), out
-    first = {}
-    for r in every_run:  # each measurement (a drifted job's two) by its first run
-        m = (r["setting"], r["file_type"], r["codec"], r["disturbed"].startswith("drift: "))
-        first[m] = min(first.get(m, r["started_at"]), r["started_at"])
-    order = [m[0] for m in sorted(first, key=first.get)]
-    same = sum(a == b for a, b in zip(order, order[1:], strict=False))  # one setting's pairs
-    assert re.search(rf"^back to back, .*Welch's interval \d+ of {same} \(", out, re.M), out
 
 
 def test_plan_estimates_the_study(tiny_study):

@@ -1,0 +1,150 @@
+"""The benchmark scripts of docs/benchmarks.md, run as its commands run them: each reads its
+command line, a wrong path is named in a usage error, the quick ones run to the end, and
+those that read a finished study read the tiny one."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wattzip.analysis.reference import read_reference
+from wattzip.resources import reference_file
+
+from .test_workflow import read_csv
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPTS = sorted(p.name for p in (REPO / "benchmarks").glob("*.py")
+                 if '__name__ == "__main__"' in p.read_text())
+MISSING = {  # a path each script requires, named wrong
+    "claim_families.py": ["--results", "/nx", "--cache", "/nx.json", "--configfile", "c.yaml"],
+    "designs.py": ["--configfile", "nx.yaml"],
+    "drift_pairs.py": ["--journal", "/nx"],
+    "guard_replay.py": ["--journals", "/nx", "--cache", "/nx.json", "--configfile", "c.yaml"],
+    "harness.py": ["--input", "/nx"],
+    "looks_vs_report.py": ["--results", "/nx", "--configfile", "c.yaml"],
+    "pipeline_overhead.py": ["/nx"],
+    "plan_accuracy.py": ["--configfile", "nx.yaml"],
+    "ratios.py": ["/nx"],
+    "rehearsal.py": ["nx.yaml"],
+    "rehearsal_before_after.py": ["nx.yaml"],
+    "stops_at_scale.py": ["--cache", "/nx.json", "--runs", "/nx", "--configfile", "c.yaml"],
+    "stops_claims.py": ["--results", "/nx", "--configfile", "c.yaml", "--kinds", "energy"],
+    "tables_before_after.py": ["--results", "/nx"],
+}
+
+
+PARSE_ONLY = """import argparse, runpy, sys
+sys.path.insert(0, sys.argv[1].rsplit("/", 1)[0])
+import arguments
+arguments.existing_file = arguments.existing_dir = str
+arguments.file_under = lambda root: str
+parse = argparse.ArgumentParser.parse_args
+def parse_only(self, *args, **kwargs):
+    parse(self, *args, **kwargs)
+    sys.exit(0)
+argparse.ArgumentParser.parse_args = parse_only
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def documented_commands() -> list[tuple[str, str, list[str]]]:
+    """Every benchmark command line the docs show: (doc, script, its arguments), with a
+    placeholder (<the wall seconds>) set to 1 and an optional part ([--kinds E]) left out."""
+    found = []
+    for doc in sorted((REPO / "docs").glob("*.md")):
+        text = re.sub(r"\\\n\s*", " ", doc.read_text())
+        for m in re.finditer(r"\.venv/bin/python benchmarks/(\w+\.py)([^`\n#]*)", text):
+            args = re.sub(r"\[[^]]*\]", "", re.sub(r"<[^>]*>", "1", m[2])).split()
+            if (doc.name, m[1], args) not in found:
+                found.append((doc.name, m[1], args))
+    return found
+
+
+@pytest.mark.parametrize("doc, script, args", documented_commands())
+def test_every_documented_command_line_parses(doc, script, args):
+    """The flags the docs show are the script's: each line parses (paths not looked for)."""
+    proc = subprocess.run([sys.executable, "-c", PARSE_ONLY, str(REPO / "benchmarks" / script),
+                           *args], cwd=REPO, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, f"{doc}: {script} {' '.join(args)}\n{proc.stderr}"
+
+
+def bench(script: str, *args, cwd=REPO, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *map(str, args)],
+                          cwd=cwd, capture_output=True, text=True, check=check)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_benchmark_reads_its_command_line(script):
+    assert bench(script, "--help").stdout.startswith(f"usage: {script}")
+
+
+@pytest.mark.parametrize("script", sorted(MISSING))
+def test_a_wrong_path_is_named_not_a_traceback(script, tmp_path):
+    proc = bench(script, *MISSING[script], cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert re.search(r"error: argument \S+: no such (file|folder)", proc.stderr), proc.stderr
+
+
+def test_ratios_beside_table_3(small_inputs, tmp_path):
+    """Run from elsewhere than the clone: the original's values are the package's."""
+    path = small_inputs["text"][0]
+    out = bench("ratios.py", path, "gz-1", "lzo-1", cwd=tmp_path).stdout.splitlines()
+    _, table3 = read_reference(reference_file("systor09_table3_ratios.csv"))
+    paper = {r["codec"]: r["display"] for r in table3 if r["file_type"] == "text"}
+    rows = {line.split()[0]: line.split() for line in out[2:]}
+    assert sorted(rows) == ["gz-1", "lzo-1"]
+    for codec, (_, ratio, original, tool, _version) in rows.items():
+        assert original == paper[codec] and float(ratio) > 1 and tool in ("gzip", "lzop")
+
+
+@pytest.mark.parametrize("script, args", [
+    ("coverage_budget.py", ["--studies", "20"]),
+    ("coverage_moderated.py", ["--studies", "2"]),
+])
+def test_the_simulations_run_small(script, args):
+    out = bench(script, *args).stdout
+    assert "simulated" in out or "| drifting machine |" in out, out
+
+
+def test_inputs_beside_dd(tmp_path):
+    out = bench("inputs.py", "--size", "1MiB", "--dir", tmp_path, "zero", "text").stdout
+    assert [line.split()[0] for line in out.splitlines()[2:]] == ["zero", "text"]
+
+
+@pytest.mark.workflow
+def test_pipeline_overhead_reads_the_study_s_log(tiny_study):
+    """docs/benchmarks.md's command, on the tiny study's last invocation."""
+    out = bench("pipeline_overhead.py", tiny_study, "--runs", "results/tiny/tiny/runs.csv").stdout
+    runs = [r for r in read_csv(tiny_study / "results/tiny/tiny/runs.csv") if r["started_at"]]
+    set_aside = sum(bool(r["failure"]) for r in runs)  # failed, or measured again on drift
+    assert f"runs: {len(runs)}, failed or unverified: {set_aside}" in out
+    ratio = float(re.search(r"ratio (\d+\.\d+)", out)[1])
+    assert ratio > 1, out  # the runs never overlap: the invocation took longer than them
+    assert re.search(r"^rule idle_power ", out, re.M), out
+
+
+@pytest.mark.workflow
+def test_drift_pairs_reads_the_study_s_journals(tiny_study):
+    """docs/statistics.md's command: each job's measurement (a drifted job's two)."""
+    every_run = read_csv(tiny_study / "results/tiny/tiny/runs.csv")
+    jobs, drifted = ({(r["setting"], r["file_type"], r["codec"]) for r in every_run
+                      if r["disturbed"].startswith(start)} for start in ("", "drift: "))
+    out = bench("drift_pairs.py", "--journal", tiny_study / "results/tiny/tiny/journal").stdout
+    n = len(jobs) + len(drifted)
+    assert out.startswith(f"{n} measured jobs;")
+    jobs_judged = r"Welch's interval \d+ of {0} .*, by them pooled with .* job read (\d+) of {0} "
+    across = re.search("^across a job .*" + jobs_judged.format(n), out, re.M)  # as the jobs did:
+    warned = {(r["setting"], r["file_type"], r["codec"]) for r in every_run if r["drift_warning"]}
+    assert across and int(across[1]) == len(drifted) + len(warned), out
+    first = {}
+    for r in every_run:  # each measurement (a drifted job's two) by its first run
+        m = (r["setting"], r["file_type"], r["codec"], r["disturbed"].startswith("drift: "))
+        first[m] = min(first.get(m, r["started_at"]), r["started_at"])
+    order = [m[0] for m in sorted(first, key=first.get)]
+    same = sum(a == b for a, b in zip(order, order[1:], strict=False))  # one setting's pairs
+    assert re.search(rf"^back to back, .*Welch's interval \d+ of {same} \(", out, re.M), out
