@@ -18,7 +18,7 @@ import argparse
 import csv
 import datetime as dt
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from arguments import existing_dir
@@ -62,6 +62,15 @@ def union_length(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
+def set_aside(runs: list[dict]) -> str:
+    """The runs the analysis leaves out, by why: a drift or a disturbance is measured
+    again, a failure is not, so the three cost the study differently."""
+    why = Counter(r["failure"].split(":")[0] for r in runs if r["verified"] != "true")
+    kinds = {"drift": why.pop("drift", 0), "disturbed": why.pop("disturbed", 0)}
+    return (f"set aside: {sum(kinds.values()) + sum(why.values())} (failed or unverified "
+            f"{sum(why.values())}, disturbed {kinds['disturbed']}, drift {kinds['drift']})")
+
+
 def stamp(text: str) -> float:
     return dt.datetime.fromisoformat(text).timestamp()
 
@@ -86,7 +95,7 @@ def main() -> None:
         runs = [r for r in csv.DictReader(f) if r["started_at"]]
     measured = sum(float(r["elapsed_s"]) for r in runs)
     print(f"log: {log}")
-    print(f"runs: {len(runs)}, failed or unverified: {sum(r['verified'] != 'true' for r in runs)}")
+    print(f"runs: {len(runs)}, {set_aside(runs)}")
     print(f"wall time: {wall:.1f} s; measured elapsed: {measured:.1f} s; "
           f"ratio {wall / measured:.3f}; own time {wall - measured:.1f} s "
           f"({(wall - measured) / measured:.1%} of measured)")

@@ -44,7 +44,7 @@ def main() -> None:
     try:
         chosen = codec_registry.resolve(args.codecs)
     except WattzipError as err:
-        sys.exit(f"ratios.py: {err}")
+        parser.error(str(err))
     _, ref = read_reference(reference_file("systor09_table3_ratios.csv"))
     paper = {r["codec"]: r["display"] for r in ref if r["file_type"] == "text"}
     size = os.path.getsize(path)

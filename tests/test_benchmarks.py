@@ -102,6 +102,12 @@ def test_ratios_beside_table_3(small_inputs, tmp_path):
         assert original == paper[codec] and float(ratio) > 1 and tool in ("gzip", "lzop")
 
 
+def test_an_unknown_codec_is_a_usage_error(tmp_path):
+    proc = bench("ratios.py", REPO / "README.md", "gz-1", "gzip-1", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "error: unknown codec or codec set 'gzip-1'" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("script, args", [
     ("coverage_budget.py", ["--studies", "20"]),
     ("coverage_moderated.py", ["--studies", "2"]),
@@ -121,8 +127,10 @@ def test_pipeline_overhead_reads_the_study_s_log(tiny_study):
     """docs/benchmarks.md's command, on the tiny study's last invocation."""
     out = bench("pipeline_overhead.py", tiny_study, "--runs", "results/tiny/tiny/runs.csv").stdout
     runs = [r for r in read_csv(tiny_study / "results/tiny/tiny/runs.csv") if r["started_at"]]
-    set_aside = sum(bool(r["failure"]) for r in runs)  # failed, or measured again on drift
-    assert f"runs: {len(runs)}, failed or unverified: {set_aside}" in out
+    why = [r["failure"].split(":")[0] for r in runs if r["failure"]]
+    drift, disturbed = why.count("drift"), why.count("disturbed")
+    assert (f"runs: {len(runs)}, set aside: {len(why)} (failed or unverified "
+            f"{len(why) - drift - disturbed}, disturbed {disturbed}, drift {drift})") in out
     ratio = float(re.search(r"ratio (\d+\.\d+)", out)[1])
     assert ratio > 1, out  # the runs never overlap: the invocation took longer than them
     assert re.search(r"^rule idle_power ", out, re.M), out
