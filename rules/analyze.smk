@@ -33,15 +33,8 @@ rule analyze:
     params:
         settings=RULES.settings_flag,
         stage=RULES.stage_flag,
-        ci_target=REPEATS["ci_target"],
-        margin=STUDY.config["verdict"]["margin"],
-        reads=STUDY.config["verdict"]["reads_per_write"],
-        effect=STUDY.config["verdict"]["effect"],
-        looks=len(STUDY.looks) if STUDY.verdict_design else 0,
-        moderated="--moderated" if STUDY.moderated_design else "",
+        options=STUDY.analysis_options.flags(),
     shell:
         "wattzip analyze {input.runs:q} {params.settings} --out {wildcards.root:q}/{wildcards.testbed:q} "
-        "--expect {params.stage} --testbed {wildcards.testbed:q} --reference paper/reference --ci-target {params.ci_target} "
-        "--margin {params.margin} --reads-per-write {params.reads} --looks {params.looks} "
-        "--effect {params.effect} {params.moderated} "
-        "2> {log:q}"
+        "--expect {params.stage} --testbed {wildcards.testbed:q} --reference paper/reference "
+        "{params.options} 2> {log:q}"

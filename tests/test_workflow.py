@@ -162,13 +162,14 @@ def test_editing_an_unrelated_key_reruns_no_measurement(tiny_study):
     overlay = tiny_study / "unrelated.yaml"
     overlay.write_text("verdict: {margin: 0.05}\n"
                        "testbed: {name: tiny, description: another description}\n")
-    proc = snakemake(tiny_study, "-n", targets=("runs", "claims.csv"), overlays=[overlay])
+    proc = snakemake(tiny_study, "-n", "-p", targets=("runs", "claims.csv"), overlays=[overlay])
     text = proc.stdout + proc.stderr
 
     def scheduled(rule):
         return re.search(rf"^\s*(local)?rule {rule}:", text, re.M) is not None
 
     assert scheduled("analyze"), text[-2000:]  # the margin is the analysis's
+    assert "wattzip analyze " in text and "--margin 0.05 " in text, text[-2000:]
     for rule in ("measure_runs", "idle_power", "preflight", "manifest", "runs_table"):
         assert not scheduled(rule), text[-3000:]
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from wattzip import units
 from wattzip.analysis.claims import load_claims
 from wattzip.analysis.claims.registry import kinds_read
+from wattzip.analysis.options import AnalysisOptions
 from wattzip.analysis.stopping import METRICS as JUDGED_METRICS
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
@@ -252,6 +253,11 @@ class Study:
     def looks(self) -> list[int]:
         """The planned looks of the verdict or the moderated design."""
         return self.repeats["moderated_looks" if self.moderated_design else "looks"]
+
+    @cached_property
+    def analysis_options(self) -> AnalysisOptions:
+        """How this study's cells are decided (margin, workload, looks, confidence)."""
+        return AnalysisOptions.of_study(self.repeats, self.config["verdict"])
 
     # --- each job's slice --------------------------------------------------------------
 

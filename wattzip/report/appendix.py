@@ -34,8 +34,7 @@ def _stamp(text):
 def analysis_options(configfiles: list[str]) -> AnalysisOptions:
     """The options the analysis decided the claims with, from the study's config (the
     verdict design's looks among them): a claim decided again decides the same way."""
-    study = Study.from_files(list(dict.fromkeys(["config.yaml", *configfiles])))
-    return AnalysisOptions.of_study(study.repeats, study.config["verdict"])
+    return Study.from_files(list(dict.fromkeys(["config.yaml", *configfiles]))).analysis_options
 
 
 def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]) -> list:
