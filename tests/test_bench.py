@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -22,7 +23,7 @@ from wattzip.bench.errors import (
     EmptyParameterRangeError,
 )
 from wattzip.bench.progress import BenchProgress
-from wattzip.errors import MeterError
+from wattzip.errors import MeterError, WattzipError
 from wattzip.measure.idle import QuietCheck
 from wattzip.measure.runner import cpu_busy_jiffies
 from wattzip.workload import inputs
@@ -291,9 +292,33 @@ def test_bad_input_gets_a_named_error_before_any_run(argv, error):
         bench_options.run(run_args(*argv))
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["--confidence", "95"], "--confidence 95"),
+    (["--margin", "-0.5"], "--margin -0.5"),
+    (["--idle-power-w", "-3"], "--idle-power-w -3"),
+    (["--setup", " "], "--setup command is empty"),
+    (["--prepare", "true", "--cleanup", ""], "--cleanup command is empty"),
+    (["--export-csv", "."], "--export-csv ."),
+    (["--export-json", "{tmp}/absent/out.json"], "not a file in an existing folder"),
+    (["--export-markdown", "{tmp}"], "not a file in an existing folder"),
+    (["--runs", "5", "--max-runs", "2"], "--max-runs 2"),
+])
+def test_what_would_fail_after_the_runs_is_refused_before_them(argv, message, tmp_path):
+    """hyperfine checks these first; here too, so no measured benchmark is lost to them."""
+    marks = tmp_path / "marks"
+    argv = [arg.replace("{tmp}", str(tmp_path)) for arg in argv]
+    with pytest.raises(WattzipError, match=re.escape(message)):
+        bench_options.run(run_args("--meter", "none", "--runs", "2", *argv,
+                                   f"echo run >> {marks}"))
+    assert not marks.exists() and not (tmp_path / "absent").exists()
+
+
 def test_a_failing_command_and_a_missing_meter_are_named(tmp_path):
     with pytest.raises(CommandFailedError, match="exit code 3"):
         bench_options.run(run_args("--runs", "2", "--meter", "none", "exit 3"))
+    with pytest.raises(CommandFailedError, match="in a warm-up run: no such input$|no such input;"):
+        bench_options.run(run_args("--runs", "2", "--warmup", "1", "--meter", "none",
+                                   "echo no such input >&2; exit 1"))
     with pytest.raises(MeterError, match="powercap"):
         bench_options.run(run_args("--runs", "2", "--meter", "powercap", "--powercap-root",
                                    str(tmp_path / "none"), "true"))

@@ -135,9 +135,10 @@ class Bench:
             self.hook(self.plan.prepare_for(index), "prepare", command)
             out = None if self.plan.show_output else subprocess.DEVNULL
             proc = subprocess.run(command.argv(self.plan.shell), stdin=subprocess.DEVNULL,
-                                  stdout=out, stderr=subprocess.DEVNULL, check=False)
+                                  stdout=out, stderr=subprocess.PIPE, check=False)
             if proc.returncode != 0 and not self.plan.ignore_failure:
-                raise self.failed(command, proc.returncode, "a warm-up run", None)
+                raise self.failed(command, proc.returncode, "a warm-up run",
+                                  proc.stderr.decode(errors="replace").strip()[-500:])
 
     def failed(self, command: Command, code: int, which: str, error: str | None):
         return CommandFailedError(

@@ -106,7 +106,34 @@ def looks_of(text: str) -> tuple[int, ...]:
     return looks
 
 
+def check_before_runs(a: argparse.Namespace) -> None:
+    """What would otherwise fail, or say nonsense, only after every run was measured."""
+    if not 0 < a.confidence < 1:
+        raise WattzipError(f"--confidence {a.confidence:g}: give a level between 0 and 1, "
+                           "e.g. 0.95")
+    if not 0 <= a.margin < 1:
+        raise WattzipError(f"--margin {a.margin:g}: give a share of the reference from 0 to "
+                           "below 1, e.g. 0.02")
+    if a.idle_power_w is not None and a.idle_power_w < 0:
+        raise WattzipError(f"--idle-power-w {a.idle_power_w:g}: a power is not negative")
+    if a.warmup < 0 or a.idle_windows is not None and a.idle_windows < 1:
+        raise WattzipError("--warmup must be at least 0, --idle-windows at least 1")
+    if a.max_runs is not None and a.max_runs < (a.runs or a.min_runs):
+        raise WattzipError(f"--max-runs {a.max_runs} is below the runs asked for "
+                           f"({a.runs or a.min_runs})")
+    for what, line in [*(("prepare", p) for p in a.prepare or ()),
+                       ("setup", a.setup), ("cleanup", a.cleanup)]:
+        if line is not None:
+            commands.argv_of(line, a.shell, f"--{what} command")
+    for kind in ("json", "csv", "markdown"):
+        path = getattr(a, f"export_{kind}")
+        if path is not None and (os.path.isdir(path) or not os.path.basename(path)
+                                 or not os.path.isdir(os.path.dirname(path) or ".")):
+            raise WattzipError(f"--export-{kind} {path}: not a file in an existing folder")
+
+
 def plan_of(a: argparse.Namespace) -> Plan:
+    check_before_runs(a)
     cmds = commands.expand(a.command_lines, a.command_name, parameters_of(a))
     for cmd in cmds:
         cmd.argv(a.shell)  # an empty or unsplittable command fails before any run

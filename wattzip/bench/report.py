@@ -53,8 +53,8 @@ def result_block(number: int, result: dict, method: str) -> list[str]:
         lines.append(f"  Mean power:           {label}{result['mean_power_w']:.2f} W")
     if result["outlier_runs"]:
         runs = ", ".join(str(r) for r in result["outlier_runs"])
-        lines.append(f"  Warning: outlier run(s) {runs}: flagged, measured again, and kept "
-                     "in every number above")
+        lines.append(f"  Warning: outlier run(s) {runs}: flagged and kept in every number "
+                     "above (each cost one more run, unless at the last look or --max-runs)")
     earlier = [r for r in result.get("flagged_runs", ()) if r not in result["outlier_runs"]]
     if earlier:
         lines.append(f"  Note: run(s) {', '.join(map(str, earlier))} looked like outliers "
