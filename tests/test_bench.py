@@ -190,6 +190,9 @@ def test_a_power_step_inside_a_run(tmp_path):
     for elapsed, energy in zip(result["times"], result["energies_j"], strict=True):
         assert energy == pytest.approx(20 * 0.2 + 80 * (elapsed - 0.2), rel=0.1)
     assert 20 < result["mean_power_w"] < 80
+    runs = doc["runs"][0]  # the power over the interval the energy covers, not the command's
+    assert result["mean_power_w"] == pytest.approx(sum(r["energy_j"] for r in runs)
+                                                   / sum(r["meter_interval_s"] for r in runs))
     assert doc["meter"]["source"] == "trace" and doc["meter"]["method"] == "measured"
 
 

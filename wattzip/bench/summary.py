@@ -41,6 +41,14 @@ def _spread(xs: Sequence[float]) -> dict:
             "min": min(xs) if xs else None, "max": max(xs) if xs else None}
 
 
+def _mean_power(runs: list[dict]) -> float | None:
+    """Energy over the time it covers: the meter's interval, which brackets the command
+    (its elapsed time alone would overstate the power)."""
+    pairs = [(r["energy_j"], r.get("meter_interval_s")) for r in runs
+             if r.get("energy_j") is not None and r.get("meter_interval_s")]
+    return sum(e for e, _ in pairs) / sum(t for _, t in pairs) if pairs else None
+
+
 def summarize(command, runs: list[dict], confidence: float = 0.95,
               flagged: Iterable[int] = ()) -> dict:
     """One command's result: hyperfine's fields (command, mean, stddev, median, user,
@@ -61,8 +69,7 @@ def summarize(command, runs: list[dict], confidence: float = 0.95,
     out["energy_confidence"] = confidence
     out["energy_active_mean_j"] = _or_none(stats.mean(active))
     out["energy_passive_mean_j"] = _or_none(stats.mean(passive))
-    out["mean_power_w"] = (energy["mean"] / out["mean"]
-                           if energy["mean"] is not None and out["mean"] else None)
+    out["mean_power_w"] = _mean_power(runs)
     out["energies_j"], out["energies_active_j"] = energies, active
     out["energies_passive_j"] = passive
     out["outlier_runs"] = sorted({o.repeat for o in outliers(runs, [runs[0]["op"]])}
