@@ -305,6 +305,9 @@ def test_bad_input_gets_a_named_error_before_any_run(argv, error):
     (["--export-json", "{tmp}/absent/out.json"], "not a file in an existing folder"),
     (["--export-markdown", "{tmp}"], "not a file in an existing folder"),
     (["--runs", "5", "--max-runs", "2"], "--max-runs 2"),
+    (["--until-decided"], "--runs and --until-decided"),
+    (["--looks", "3,5"], "--looks applies only with --until-decided"),
+    (["-P", "a", "1", "2", "-P", "b", "1", "2"], "-P/--parameter-scan is given twice"),
 ])
 def test_what_would_fail_after_the_runs_is_refused_before_them(argv, message, tmp_path):
     """hyperfine checks these first; here too, so no measured benchmark is lost to them."""
@@ -314,6 +317,16 @@ def test_what_would_fail_after_the_runs_is_refused_before_them(argv, message, tm
         bench_options.run(run_args("--meter", "none", "--runs", "2", *argv,
                                    f"echo run >> {marks}"))
     assert not marks.exists() and not (tmp_path / "absent").exists()
+
+
+def test_an_unsplittable_line_is_shown_once_and_a_misspelled_flag_in_bench_s_usage(capsys):
+    with pytest.raises(WattzipError) as error:
+        bench_options.run(run_args("--meter", "none", "-N", "echo 'a"))
+    assert str(error.value).count("echo 'a") == 1
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["bench", "--meter", "none", "-n", "a", "--runz", "2", "true"])
+    assert exit_.value.code == 2
+    assert "wattzip bench: error: unrecognized arguments: --runz" in capsys.readouterr().err
 
 
 def test_a_failing_command_and_a_missing_meter_are_named(tmp_path):

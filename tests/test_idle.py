@@ -117,6 +117,15 @@ def test_the_drift_reference_s_phases_go_to_the_json_the_jobs_read(tmp_path, win
     assert calibrate(tmp_path, journal=journal)["reference_phases"] is None and calls == [3, 3]
 
 
+def test_an_estimated_meter_s_windows_say_estimated(tmp_path, windows):
+    windows(QUIET)
+    lines: list[str] = []
+    idle.calibrate(type("Model", (FakeMeter,), {"method": "estimated"})(), count=3,
+                   seconds=0.01, setting="s", target_dir=str(tmp_path / "target"),
+                   min_count=3, ci_target=0.02, log=lines.append)
+    assert lines[0].startswith("idle window 1/3: 40.00 W ESTIMATED; mean 40.00 W")
+
+
 def test_a_quiet_machine_stops_at_the_first_look(tmp_path, windows):
     fake = windows(QUIET)
     lines: list[str] = []

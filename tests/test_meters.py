@@ -164,16 +164,21 @@ def test_model_sees_real_cpu_load():
 
 
 def test_model_coefficients_are_both_or_neither():
-    with pytest.raises(MeterError, match="give both meter.model.idle_power_w and max_power_w"):
+    with pytest.raises(MeterError, match="give both coefficients"):
         meters.ModelMeter(meters.MeterOptions(model_idle_power_w=40))
+    with pytest.raises(MeterError, match=r"full-load power \(20 W\) is below the idle power"):
+        meters.ModelMeter(meters.MeterOptions(model_idle_power_w=40, model_max_power_w=20))
 
 
 def test_required_measured_meter_fails_instead_of_falling_back(tmp_path):
     opts = meters.MeterOptions(powercap_root=str(tmp_path / "none"), model_idle_power_w=10,
                                model_max_power_w=20)
     assert meters.open_meter(["powercap", "model"], opts).name == "model"
-    with pytest.raises(MeterError, match="requires a measured meter"):
+    with pytest.raises(MeterError, match="model: gives estimated energy, not measured; this "
+                       "study requires a measured meter"):
         meters.open_meter(["powercap", "model"], opts, require_measured=True)
+    with pytest.raises(MeterError, match="leave out --require-measured"):
+        meters.open_meter(["model"], opts, require_measured=True, required_by="flag")
 
 
 def test_idle_calibration_mean_and_spread(tmp_path):

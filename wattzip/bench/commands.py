@@ -27,7 +27,8 @@ class Command:
     parameters: dict[str, str] = field(default_factory=dict)
 
     def argv(self, shell: str) -> list[str]:
-        return argv_of(self.line, shell, what=f"command {self.name!r}")
+        named = self.name != self.line  # -n NAME; else the message shows the line once
+        return argv_of(self.line, shell, what=f"command {self.name!r}" if named else "command")
 
 
 def argv_of(line: str, shell: str, what: str = "command") -> list[str]:
@@ -39,7 +40,7 @@ def argv_of(line: str, shell: str, what: str = "command") -> list[str]:
         try:
             argv = shlex.split(line)
         except ValueError as exc:
-            raise WattzipError(f"--shell none: cannot split the {what} {line!r}: {exc}") \
+            raise WattzipError(f"--shell none: cannot split the {what}: {exc}: {line!r}") \
                 from None
         if not argv or not argv[0]:
             raise EmptyCommandError(f"the {what} {line!r} has no program to run")

@@ -15,6 +15,7 @@ from wattzip.bench.progress import BenchProgress
 from wattzip.errors import WattzipError
 from wattzip.measure import options
 
+DEFAULT_LOOKS = "3,5,8,13"
 SHELL_HELP = ("the shell that runs each command line, as hyperfine does (default: "
               "%(default)s, i.e. `sh -c CMD`; the line is your own, run as you typed it); "
               "'none' splits it with shlex and runs it without a shell")
@@ -40,8 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--drop-caches", action="store_true",
                    help="empty the page cache before every run: globally as root, else only "
                         "the files the command names (said once)")
-    r.add_argument("-P", "--parameter-scan", nargs=3, metavar=("NAME", "MIN", "MAX"),
-                   help="substitute {NAME} by MIN..MAX")
+    r.add_argument("-P", "--parameter-scan", nargs=3, action="append",
+                   metavar=("NAME", "MIN", "MAX"),
+                   help="substitute {NAME} by MIN..MAX (once; more parameters with -L)")
     r.add_argument("-D", "--parameter-step-size", metavar="STEP",
                    help="the scan's step (default 1; needed for decimal bounds)")
     r.add_argument("-L", "--parameter-list", nargs=2, action="append",
@@ -65,9 +67,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("--until-decided", action="store_true",
                    help="run the commands interleaved and stop at the first planned look "
                         "(--looks) that decides every pair")
-    c.add_argument("--looks", default="3,5,8,13", metavar="N,N,...",
-                   help="runs per command at which --until-decided looks (default: "
-                        "%(default)s; each look at alpha / looks)")
+    c.add_argument("--looks", metavar="N,N,...",
+                   help=f"runs per command at which --until-decided looks (default: "
+                        f"{DEFAULT_LOOKS}; each look at alpha / looks)")
     e = p.add_argument_group("energy")
     e.add_argument("--meter-order", dest="meter", help="same as --meter")
     e.add_argument("--idle-power-w", type=float, metavar="W",
@@ -89,7 +91,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def parameters_of(a: argparse.Namespace) -> list[tuple[str, list[str]]]:
     params = []
     if a.parameter_scan:
-        name, lo, hi = a.parameter_scan
+        if len(a.parameter_scan) > 1:
+            raise WattzipError("-P/--parameter-scan is given twice: scan one parameter, and "
+                               "list the others with -L NAME a,b,c")
+        name, lo, hi = a.parameter_scan[0]
         params.append((name, commands.scan_values(name, lo, hi, a.parameter_step_size)))
     for name, values in a.parameter_list or []:
         params.append((name, commands.list_values(name, values)))
@@ -118,6 +123,11 @@ def check_before_runs(a: argparse.Namespace) -> None:
         raise WattzipError(f"--idle-power-w {a.idle_power_w:g}: a power is not negative")
     if a.warmup < 0 or a.idle_windows is not None and a.idle_windows < 1:
         raise WattzipError("--warmup must be at least 0, --idle-windows at least 1")
+    if a.until_decided and a.runs is not None:
+        raise WattzipError("--runs and --until-decided: the looks decide how many runs; give "
+                           "the runs per command at each look with --looks, e.g. --looks 3,5,8")
+    if a.looks is not None and not a.until_decided:
+        raise WattzipError("--looks applies only with --until-decided")
     if a.max_runs is not None and a.max_runs < (a.runs or a.min_runs):
         raise WattzipError(f"--max-runs {a.max_runs} is below the runs asked for "
                            f"({a.runs or a.min_runs})")
@@ -154,7 +164,8 @@ def plan_of(a: argparse.Namespace) -> Plan:
                 warmup=a.warmup, prepare=a.prepare or [], setup=a.setup, cleanup=a.cleanup,
                 show_output=a.show_output, ignore_failure=a.ignore_failure,
                 drop_caches=a.drop_caches,
-                looks=looks_of(a.looks) if a.until_decided else None, margin=a.margin,
+                looks=looks_of(a.looks or DEFAULT_LOOKS) if a.until_decided else None,
+                margin=a.margin,
                 confidence=a.confidence, reference=reference, idle_power_w=a.idle_power_w)
 
 

@@ -44,9 +44,10 @@ def add_analysis_options(s) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wattzip", description=__doc__)
     p.add_argument("--version", action="version", version=f"wattzip {__version__}")
-    sub = p.add_subparsers(dest="command_name", required=True)
+    sub = p.add_subparsers(dest="subcommand", required=True)
     for add_command in COMMANDS:
         add_command(sub)
+    p.command_parsers = sub.choices  # main() names a misspelled flag in its command's usage
     return p
 
 
@@ -360,7 +361,10 @@ def _at_least_one(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would print wattzip's usage, not the command's
+        parser.command_parsers[args.subcommand].error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     if getattr(args, "command", None) and args.command[:1] == ["--"]:
         args.command = args.command[1:]
     try:

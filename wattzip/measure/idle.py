@@ -122,7 +122,8 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
         if journal:
             path, key = journal
             records.append_journal(path, {"key": key, "watts": watts, "at": stamps[-1]})
-        log(f"idle window {len(windows)}/{rule.count}: {watts:.2f} W; "
+        estimated = " ESTIMATED" if meter.method == "estimated" else ""
+        log(f"idle window {len(windows)}/{rule.count}: {watts:.2f} W{estimated}; "
             f"{rule.describe(windows)}")
         reason = rule.stop(windows)
     return reason

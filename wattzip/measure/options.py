@@ -113,7 +113,8 @@ def meter_options_of(a: argparse.Namespace) -> meters.MeterOptions:
 
 
 def open_meter(a: argparse.Namespace) -> meters.Meter:
-    meter = meters.open_meter(a.meter.split(","), meter_options_of(a), a.require_measured)
+    meter = meters.open_meter(a.meter.split(","), meter_options_of(a), a.require_measured,
+                              required_by="flag")
     if meter.method == "estimated":
         log(f"note: energy comes from the {meter.name} meter and is ESTIMATED, not measured")
     if meter.method == "none":

@@ -64,7 +64,19 @@ def probe_all(options: MeterOptions) -> dict[str, str | None]:
     return {name: cls.probe(options) for name, cls in METERS.items()}
 
 
-def open_meter(order: list[str], options: MeterOptions, require_measured: bool = False) -> Meter:
+# Where the requirement of a measured meter came from, and how to lift it, in the words of
+# whoever set it: a study's config or a command's flag.
+REQUIREMENT_HINTS = {
+    "config": ("this study requires a measured meter (meter.require_measured: true): run it on "
+               "a machine with RAPL, IPMI or an external meter, or set require_measured: false "
+               "to accept estimated energy"),
+    "flag": ("--require-measured asks for a measured meter: run it on a machine with RAPL, IPMI "
+             "or an external meter, or leave out --require-measured to accept estimated energy"),
+}
+
+
+def open_meter(order: list[str], options: MeterOptions, require_measured: bool = False,
+               required_by: str = "config") -> Meter:
     """The first usable meter of `order`; a clear error naming every reason otherwise."""
     reasons = []
     for name in order:
@@ -72,17 +84,14 @@ def open_meter(order: list[str], options: MeterOptions, require_measured: bool =
         if cls is None:
             raise MeterError(f"unknown meter {name!r}; valid: {', '.join(METERS)}")
         if require_measured and cls.method != "measured":
-            reasons.append(f"{name}: gives {cls.method} energy, and this study requires a "
-                           "measured meter")
+            reasons.append(f"{name}: gives {cls.method} energy, not measured")
             continue
         reason = cls.probe(options)
         if reason is None:
             return cls(options)
         reasons.append(reason)
     if require_measured:
-        hint = ("; this study requires a measured meter (meter.require_measured: true): run it "
-                "on a machine with RAPL, IPMI or an external meter, or set require_measured: "
-                "false to accept estimated energy")
+        hint = "; " + REQUIREMENT_HINTS[required_by]
     else:
         hint = "; for time only, without energy, use --meter none"
     raise MeterError("no usable energy meter: " + "; ".join(reasons) + hint)

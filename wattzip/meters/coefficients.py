@@ -126,8 +126,12 @@ def configured(idle_power_w: float | None, max_power_w: float | None,
     threads = threads or os.cpu_count() or 1
     if idle_power_w is None and max_power_w is None:
         return match(cpu_model_name(cpuinfo), threads)
-    if idle_power_w is None or max_power_w is None or max_power_w < idle_power_w:
-        raise MeterError("model: give both meter.model.idle_power_w and max_power_w (max not "
-                         "below idle), or neither to use the cited table")
+    if idle_power_w is None or max_power_w is None:
+        raise MeterError("model: give both coefficients, or neither to use the cited table "
+                         "(meter.model.idle_power_w and max_power_w in a config, --model-idle-w "
+                         "and --model-max-w on the command line)")
+    if max_power_w < idle_power_w:
+        raise MeterError(f"model: the full-load power ({max_power_w:g} W) is below the idle "
+                         f"power ({idle_power_w:g} W)")
     return Coefficients("config", idle_power_w / threads, max_power_w / threads, threads,
                         "the testbed config (not a cited source)", "config")

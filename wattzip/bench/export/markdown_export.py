@@ -3,6 +3,8 @@ energy and its ratio beside it; the header says ESTIMATED where energy is estima
 
 from __future__ import annotations
 
+import math
+
 
 def _unit(results: list[dict]) -> tuple[str, float]:
     """hyperfine's choice: the first result's mean picks seconds or milliseconds."""
@@ -18,6 +20,19 @@ def _relative(row: dict | None) -> str:
     return f"{row['ratio']:.2f} [{row['ratio_lo']:.2f}, {row['ratio_hi']:.2f}]"
 
 
+def _plus_minus(mean: float, half_width: float | None) -> str:
+    """The half-width to two significant figures, the mean to the same decimal places."""
+    if not half_width:
+        return f"{mean:.3g} ± 0"
+    places = max(0, 1 - math.floor(math.log10(abs(half_width))))
+    return f"{mean:.{places}f} ± {half_width:.{places}f}"
+
+
+def _code(command: str) -> str:
+    """A command as a code span in a table cell: a `|` would end the cell."""
+    return "`" + command.replace("|", "\\|") + "`"
+
+
 def render(document: dict) -> str:
     results = document["results"]
     unit, scale = _unit(results)
@@ -26,28 +41,34 @@ def render(document: dict) -> str:
     label = " ESTIMATED" if method == "estimated" else ""
     head = f"| Command | Mean [{unit}] | Min [{unit}] | Max [{unit}] | Relative |"
     rule = "|:---|---:|---:|---:|---:|"
-    if energy:
-        head += f" Energy [J]{label} | Energy relative | Verdict |"
-        rule += "---:|---:|:---|"
+    head += f" Energy [J]{label} | Energy relative | Verdict |" if energy else " Verdict |"
+    rule += "---:|---:|:---|" if energy else ":---|"
     by_index = {row["index"]: row for row in document.get("comparisons", [])}
     lines = [head, rule]
     for i, r in enumerate(results):
         row = by_index.get(i)
         sd = r["stddev"] if r["stddev"] is not None else 0.0
-        line = (f"| `{r['command']}` | {r['mean'] * scale:.1f} ± {sd * scale:.1f} | "
+        line = (f"| {_code(r['command'])} | {r['mean'] * scale:.1f} ± {sd * scale:.1f} | "
                 f"{r['min'] * scale:.1f} | {r['max'] * scale:.1f} | "
                 f"{_relative(row['time'] if row else None)} |")
         if energy:
-            hw = r["energy_half_width_j"]
-            verdict = (row["energy"]["verdict_text"] if row and row["energy"] else
-                       "reference" if not row else "-")
-            line += (f" {r['energy_mean_j']:.3g} ± {hw if hw is not None else 0:.2g} | "
-                     f"{_relative(row['energy'] if row else None)} | {verdict} |")
+            line += (f" {_plus_minus(r['energy_mean_j'], r['energy_half_width_j'])} | "
+                     f"{_relative(row['energy'] if row else None)} |")
+        metric = row and row["energy" if energy else "time"]
+        line += f" {metric['verdict_text'] if metric else 'reference' if not row else '-'} |"
         lines.append(line)
     lines.append("")
-    if energy and results:
-        level = f"{100 * results[0]['energy_confidence']:.4g}%"
-        lines.append(f"Energy: mean ± the {level} half-width; ratios of means with "
-                     f"Fieller's {level} interval; verdicts within "
-                     f"±{document['margin']:.0%} of the reference.")
+    if results:
+        lines.append(_footnote(document, results[0], energy))
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _footnote(document: dict, first: dict, energy: bool) -> str:
+    """What the ± and the intervals are, and what 'the same' means."""
+    level = f"{100 * first['energy_confidence']:.4g}%"
+    within = f"verdicts within ±{document['margin']:.0%} of the reference."
+    if energy:
+        return (f"Energy: mean ± the {level} half-width; ratios of means with Fieller's "
+                f"{level} interval; {within}")
+    return f"Time: mean ± standard deviation; ratios of means with Fieller's {level} " \
+           f"interval; {within}"
