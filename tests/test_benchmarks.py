@@ -134,6 +134,14 @@ def test_pipeline_overhead_reads_the_study_s_log(tiny_study):
     ratio = float(re.search(r"ratio (\d+\.\d+)", out)[1])
     assert ratio > 1, out  # the runs never overlap: the invocation took longer than them
     assert re.search(r"^rule idle_power ", out, re.M), out
+    assert len(own_times(out)) > 5 and min(own_times(out)) >= 0, out
+
+
+def own_times(out: str) -> list[float]:
+    """pipeline_overhead.py's seconds per stage: none is negative when each job's gaps are
+    its own (a cell's duty-cycle runs, or a drifted job's first attempt, are not)."""
+    return [float(n) for n in re.findall(r"^(?:measure_runs|rule) .* (-?\d+\.\d) +-?[\d.]+%$",
+                                         out, re.M)]
 
 
 @pytest.mark.workflow

@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from .test_benchmarks import bench, own_times
 from .test_workflow import SNAKEMAKE, why_failed, workflow_copy
 
 pytestmark = pytest.mark.workflow
@@ -51,6 +52,9 @@ def test_kick_the_tires_is_measured_end_to_end(tmp_path):
     text = pdf_text(study / "paper.pdf")
     assert "SIMULATED" not in text and "kick-the-tires" in text
     assert len(list((root / "figures" / "kick-the-tires" / "local").glob("*.pdf"))) >= 15
+    # docs/benchmarks.md's account of the pipeline's own time, on a study with duty cycles
+    out = bench("pipeline_overhead.py", root, "--runs", "results/kick-the-tires/local/runs.csv")
+    assert min(own_times(out.stdout)) >= 0, out.stdout
 
 
 def test_two_studies_on_one_machine_give_two_reports_of_one_testbed(tmp_path):

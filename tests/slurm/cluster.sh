@@ -49,7 +49,9 @@ NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=17001 CPUs=$cpus RealMemo
 NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=17002 CPUs=$cpus RealMemory=4000 Features=beta State=UNKNOWN
 PartitionName=main Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 EOT
-  /usr/sbin/slurmctld
+  # -c: a clean cluster, without the jobs a killed test run left queued in the saved
+  # state (recovered, they would hold the nodes, or run again beside the tests).
+  /usr/sbin/slurmctld -c
   /usr/sbin/slurmd -N n1
   /usr/sbin/slurmd -N n2
   for _ in $(seq 1 120); do
