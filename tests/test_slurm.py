@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -39,6 +40,8 @@ def cluster():
         yield
     finally:
         subprocess.run(["bash", str(CLUSTER), "down"], check=False)
+        conf = Path("/etc/slurm/slurm.conf")  # left, it makes every snakemake wait 10 s
+        assert not (conf.exists() and "ClusterName=wattzip-test" in conf.read_text())
 
 
 STUDY_ARGV = [*SNAKEMAKE, "--profile", "profiles/slurm", "--slurm-status-command", "squeue",

@@ -22,6 +22,11 @@ up)
   mkdir -p /var/spool/slurmd
   host=$(hostname -s)
   cpus=$(nproc)
+  # A slurm.conf that is not this cluster's is kept aside and put back by down.
+  if [ -e /etc/slurm/slurm.conf ] && ! grep -qx 'ClusterName=wattzip-test' /etc/slurm/slurm.conf \
+      && [ ! -e "$state/slurm.conf.before" ]; then
+    cp -p /etc/slurm/slurm.conf "$state/slurm.conf.before"
+  fi
   cat > /etc/slurm/slurm.conf <<EOT
 ClusterName=wattzip-test
 SlurmctldHost=$host(127.0.0.1)
@@ -80,6 +85,13 @@ down)
     p=$(cat "$f"); kill "$p" 2>/dev/null && while kill -0 "$p" 2>/dev/null; do sleep 0.2; done
     rm -f "$f"
   done
-  rm -rf /var/spool/slurmctld/* /var/spool/slurmd/* ;;
+  rm -rf /var/spool/slurmctld/* /var/spool/slurmd/*
+  # Our slurm.conf goes too: with it and no controller, every `scontrol show config`
+  # (which Snakemake's Slurm plugin runs as it loads, in every snakemake command)
+  # retries for 10 s.
+  if grep -qsx 'ClusterName=wattzip-test' /etc/slurm/slurm.conf; then
+    rm -f /etc/slurm/slurm.conf
+    [ ! -e "$state/slurm.conf.before" ] || mv "$state/slurm.conf.before" /etc/slurm/slurm.conf
+  fi ;;
 *) echo "usage: $0 up|down" >&2; exit 2 ;;
 esac
