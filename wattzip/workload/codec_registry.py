@@ -16,8 +16,6 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-import yaml
-
 from wattzip import resources
 from wattzip.errors import ConfigError, MissingToolError
 
@@ -80,7 +78,8 @@ FILESYSTEM_COPY = ("dd", "bs=131072", "status=none")
 
 def _entries() -> list[Codec]:
     """The registry's entries from its data file, in its order."""
-    families = yaml.safe_load(resources.data().joinpath("codecs.yaml").read_text())
+    families = resources.load_package_yaml(
+        resources.data().joinpath("codecs.yaml").read_text())
     return [codec for family in families["families"] for codec in _family(family)]
 
 
