@@ -24,7 +24,9 @@ def _plus_minus(mean: float, half_width: float | None) -> str:
     """The half-width to two significant figures, the mean to the same decimal places."""
     if not half_width:
         return f"{mean:.3g} ± 0"
-    places = max(0, 1 - math.floor(math.log10(abs(half_width))))
+    # The places of the rounded half-width: 0.0996 rounds to 0.10, not 0.100.
+    rounded = float(f"{half_width:.2g}")
+    places = max(0, 1 - math.floor(math.log10(abs(rounded))))
     return f"{mean:.{places}f} ± {half_width:.{places}f}"
 
 
