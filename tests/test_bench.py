@@ -22,7 +22,6 @@ from wattzip.bench.errors import (
     EmptyCommandError,
     EmptyParameterRangeError,
 )
-from wattzip.bench.export import markdown_export
 from wattzip.bench.progress import BenchProgress
 from wattzip.errors import MeterError, WattzipError
 from wattzip.measure.idle import QuietCheck
@@ -278,19 +277,6 @@ def test_exports_parse_and_match_hyperfines_layout(tmp_path):
     assert our_md[0].startswith(their_md[0].rstrip("|").rstrip()[:-len(" Relative")])
     assert "ESTIMATED" in our_md[0]
     assert len([line for line in our_md if line.startswith("| `")]) == 2
-
-
-@pytest.mark.parametrize("mean, half_width, shown", [
-    (0.559, 0.27, "0.56 ± 0.27"),
-    (12.3456, 0.0996, "12.35 ± 0.10"),  # rounds up to a power of ten: still 2 figures
-    (1.0, 0.1, "1.00 ± 0.10"),
-    (3.14159, 0.00999, "3.142 ± 0.010"),
-    (523.4, 123.4, "523 ± 123"),
-    (4.2, 0.0, "4.2 ± 0"),
-])
-def test_the_markdown_plus_minus_has_two_figures_and_the_mean_its_places(mean, half_width,
-                                                                        shown):
-    assert markdown_export._plus_minus(mean, half_width) == shown
 
 
 def run_args(*argv: str):
