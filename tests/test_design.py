@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
-from wattzip import cli
+from wattzip import cli, resources
 from wattzip.errors import ConfigError
 from wattzip.model.config import merge_configs, with_defaults
 from wattzip.model.study import Study
@@ -182,3 +183,18 @@ def test_an_emulated_disk_holds_its_inputs_by_default_and_says_so():
 def test_inputs_on_a_medium_that_is_not_an_image_are_refused():
     with pytest.raises(ConfigError, match="on-medium needs kind image"):
         study(factors={"medium": {"t": {**MEDIA["tmpfs"], "inputs": "on-medium"}}})
+
+
+@pytest.mark.parametrize("name", ["schema.yaml", "codecs.yaml"])
+def test_the_package_s_yaml_reads_as_pyyaml_s_own_parser_reads_it(name):
+    text = resources.data().joinpath(name).read_text(encoding="utf-8")
+    assert resources.load_package_yaml(text) == yaml.safe_load(text)
+
+
+def test_a_caller_cannot_change_the_schema_another_caller_reads():
+    first = load_schema()
+    first["properties"]["verdict"]["properties"]["margin"]["default"] = 0.5
+    schema_default("verdict.kind_metrics").append("ET")
+    assert load_schema() != first
+    assert schema_default("verdict.margin") != 0.5
+    assert schema_default("verdict.kind_metrics") == ["T", "E"]
