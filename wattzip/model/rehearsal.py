@@ -293,7 +293,8 @@ def _side_files(study: Study, testbed: str, out: Path, runs: list[dict],
     records.write_text_atomically(idle_path, json.dumps(idle, indent=2) + "\n")
     measured = sum(r["elapsed_s"] for r in runs)
     estimate = {"runs_min": len(runs), "runs_max": len(runs), "measured_min_s": measured,
-                "measured_max_s": measured, "overhead_s": 0.0, "wall_min_s": measured,
+                "measured_max_s": measured, "overhead_min_s": 0.0,
+                "overhead_max_s": 0.0, "wall_min_s": measured,
                 "wall_max_s": measured, "simulated": True,
                 "text": f"SIMULATED study '{study.name}': {len(runs)} simulated runs"}
     est_path = out / "plan" / "estimate.json"
