@@ -21,6 +21,19 @@ def existing_dir(text: str) -> Path:
     return path
 
 
+def setting_journals(text: str) -> Path:
+    """One setting's journal folder (journal/<setting>/<file type>/<codec>.jsonl), not the
+    journal root above it, whose idle calibrations and other settings are no job's runs."""
+    path = existing_dir(text)
+    settings = sorted(d.name for d in path.iterdir()
+                      if d.is_dir() and d.name != "idle" and any(d.glob("*/*.jsonl")))
+    if (path / "idle").is_dir() or settings:
+        raise argparse.ArgumentTypeError(
+            f"{text} is a study's journal root: give one setting's folder, "
+            + " or ".join(str(path / s) for s in settings or ["<setting>"]))
+    return path
+
+
 def file_under(root: Path):
     """A file named relative to `root` (an overlay the script copies with the workflow)."""
 

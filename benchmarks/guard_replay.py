@@ -49,7 +49,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 
-from arguments import existing_dir, existing_file
+from arguments import existing_file, setting_journals
 
 from wattzip import records
 from wattzip.analysis import moderated
@@ -189,7 +189,7 @@ def replay(study: Study, folder: str, ways: list[tuple]
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--journals", required=True, type=existing_dir,
+    p.add_argument("--journals", required=True, type=setting_journals,
                    help="results/<study>/<testbed>/journal/<setting>")
     p.add_argument("--cache", required=True, type=existing_file,
                    help="the plan's cached pilot (pilot.json)")

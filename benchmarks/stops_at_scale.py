@@ -28,7 +28,15 @@ from collections import Counter
 from arguments import existing_file
 
 from wattzip.model import plan
+from wattzip.model.jobs import Job
 from wattzip.model.study import Study
+
+
+def pair_at_scale(study: Study, rates: dict, setting: str, file_type: str, codec: str) -> float:
+    """One write-read pair of the cell in its setting (its copies, its disk's bandwidth and
+    layout), at the study's file size and the pilot's rates, as `wattzip plan` prices it."""
+    job = Job(study.first_testbed, setting, file_type, codec, study.root())
+    return plan.cell_seconds(study, rates)(job) + 2 * plan.RUN_PREPARE_S
 
 
 def main() -> None:
@@ -43,25 +51,27 @@ def main() -> None:
     study = Study.from_files(a.configfile)
     with open(a.cache, encoding="utf-8") as f:
         rates = json.load(f)
-    measured, kept = Counter(), Counter()  # (file type, codec) -> writes
+    measured, kept = Counter(), Counter()  # (setting, file type, codec) -> writes
     with open(a.runs, newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
             if r["op"] in ("plain-write", "compress-write"):
-                measured[(r["file_type"], r["codec"])] += 1
-                kept[(r["file_type"], r["codec"])] += not r.get("disturbed")
+                cell = (r["setting"], r["file_type"], r["codec"])
+                measured[cell] += 1
+                kept[cell] += not r.get("disturbed")
     hours = {}
     for what, pairs in (("every run measured", measured), ("the runs kept", kept)):
-        cost = {cell: n * (plan.pair_s(rates["|".join(cell)], study.file_size_bytes, None, False)
-                           + 2 * plan.RUN_PREPARE_S) for cell, n in pairs.items() if n}
+        cost = {cell: n * pair_at_scale(study, rates, *cell) for cell, n in pairs.items() if n}
         hours[what] = sum(cost.values()) / 3600
-        codecs = Counter(n for (_, codec), n in pairs.items() if codec != "plain" and n)
+        codecs = Counter(n for (*_, codec), n in pairs.items() if codec != "plain" and n)
         print(f"{what}: {sum(codecs.values())} codec cells, stopped at "
               + ", ".join(f"{n} runs: {k}" for n, k in sorted(codecs.items()))
-              + f"; plain pairs {sum(n for (_, c), n in pairs.items() if c == 'plain')}")
+              + f"; plain pairs {sum(n for (*_, c), n in pairs.items() if c == 'plain')}")
         print(f"  at {study.file_size_bytes >> 20} MiB files: {hours[what]:.2f} h of "
               "measurement at those runs")
-        for (file_type, codec), s in sorted(cost.items(), key=lambda kv: -kv[1])[:a.top]:
-            print(f"    {file_type}/{codec}: {pairs[(file_type, codec)]} pairs, {s / 60:.1f} min")
+        for (setting, file_type, codec), s in sorted(cost.items(), key=lambda kv: -kv[1])[:a.top]:
+            where = "" if len(study.settings) == 1 else f"{setting} "
+            print(f"    {where}{file_type}/{codec}: {pairs[(setting, file_type, codec)]} pairs, "
+                  f"{s / 60:.1f} min")
     print(f"every run measured / the runs kept: "
           f"{hours['every run measured'] / hours['the runs kept']:.2f}")
 

@@ -2,14 +2,15 @@
 break-even kinds against another, on the same measured runs.
 
     .venv/bin/python benchmarks/stops_claims.py --results DIR
-        --configfile config.yaml config/paper.yaml ... [--kinds T,E] [--keep OUT]
+        --configfile config.yaml config/paper.yaml ... --kinds E [T,E ...] [--keep OUT]
 
 DIR is a measured moderated study's testbed results (runs.csv, settings.csv and
-journal/<setting>/). For the kinds the study asks of each job (wattzip.model.study.
-Study.kinds) and for each set given with --kinds, this replays every codec job's looks
-on its own runs (benchmarks/guard_replay.replay, the guard the jobs run), keeps of
-runs.csv the runs each job had measured when it would have stopped (its codec's runs and
-the plain pairs it added, up to that repeat), and analyses them as rule analyze does.
+journal/<setting>/ of its primary setting, whose runs alone it keeps). For the kinds
+the study asks of each job (wattzip.model.study.Study.kinds) and for each set given
+with --kinds, this replays every codec job's looks on its own runs
+(benchmarks/guard_replay.replay, the guard the jobs run), keeps of runs.csv the runs
+each job had measured when it would have stopped (its codec's runs and the plain pairs
+it added, up to that repeat), and analyses them as rule analyze does.
 It prints each claim's verdict side by side, and counts the T and E verdicts and
 break-even kinds each way decides and whether those both decide agree.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import subprocess
 import sys
 import tempfile
@@ -66,12 +68,16 @@ def analyze(study: Study, results: Path, rows: list[dict], out: Path) -> None:
         writer.writeheader()
         writer.writerows(rows)
     verdict = study.config["verdict"]
-    subprocess.run([sys.executable, "-m", "wattzip", "analyze", str(runs), "--out", str(out),
-                    "--settings", str(results / "settings.csv"), "--reference",
-                    "paper/reference", "--looks", str(len(study.looks)), "--moderated",
-                    "--margin", str(verdict["margin"]), "--reads-per-write",
-                    str(verdict["reads_per_write"]), "--effect", str(verdict["effect"])],
-                   cwd=REPO, check=True, stderr=subprocess.DEVNULL)
+    # Run from the repository (its paper/reference): every path absolute.
+    proc = subprocess.run(
+        [sys.executable, "-m", "wattzip", "analyze", str(runs.resolve()), "--out",
+         str(out.resolve()), "--settings", str((results / "settings.csv").resolve()),
+         "--reference", "paper/reference", "--looks", str(len(study.looks)), "--moderated",
+         "--margin", str(verdict["margin"]), "--reads-per-write",
+         str(verdict["reads_per_write"]), "--effect", str(verdict["effect"])],
+        cwd=REPO, check=False, stderr=subprocess.PIPE, text=True)
+    if proc.returncode:
+        sys.exit(f"stops_claims.py: wattzip analyze failed on {runs}:\n{proc.stderr[-2000:]}")
 
 
 def main() -> None:
@@ -86,9 +92,14 @@ def main() -> None:
     study = Study.from_files(a.configfile)
     if not study.moderated_design:
         sys.exit("stops_claims.py: the study is not of the moderated design")
-    every = read_csv(a.results / "runs.csv")
-    [folder] = [str(d) for d in (a.results / "journal").iterdir()
-                if d.is_dir() and d.name != "idle"]
+    # The primary setting's jobs, as the report's verdicts: another setting's runs would
+    # be analysed with none of their stops replayed.
+    setting = study.primary.name
+    folder = str(a.results / "journal" / setting)
+    if not os.path.isdir(folder):
+        sys.exit(f"stops_claims.py: no journals of the primary setting {setting} in {folder}")
+    every = [r for r in read_csv(a.results / "runs.csv") if r["setting"] == setting]
+    print(f"the primary setting {setting}")
     ways = [("asked", None), *((f"kinds {k}", tuple(m for m in k.split(",") if m))
                                for k in a.kinds)]
     base = a.keep or Path(tempfile.mkdtemp(prefix="stops-claims-"))

@@ -40,7 +40,7 @@ MISSING = {  # a path each script requires, named wrong
 PARSE_ONLY = """import argparse, runpy, sys
 sys.path.insert(0, sys.argv[1].rsplit("/", 1)[0])
 import arguments
-arguments.existing_file = arguments.existing_dir = str
+arguments.existing_file = arguments.existing_dir = arguments.setting_journals = str
 arguments.file_under = lambda root: str
 parse = argparse.ArgumentParser.parse_args
 def parse_only(self, *args, **kwargs):

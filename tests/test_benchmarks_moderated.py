@@ -1,0 +1,86 @@
+"""The benchmark scripts that read a finished moderated study, run to the end as
+docs/benchmarks.md runs them, on the tiny study under the moderated design: two settings
+(the bandwidth factor), so a script that reads one setting's journals is given, or picks,
+the primary setting's, and one that prices every cell keeps the settings apart."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .test_benchmarks import bench
+from .test_workflow import TINY, read_csv, snakemake, workflow_copy
+
+pytestmark = pytest.mark.workflow
+
+RESULTS = "results/tiny/tiny"
+
+
+@pytest.fixture(scope="module")
+def moderated_study(tmp_path_factory):
+    """The tiny study measured under the moderated design, through its claims and plan."""
+    root = workflow_copy(tmp_path_factory.mktemp("moderated") / "wf")
+    overlay = root / "moderated.yaml"
+    overlay.write_text("repeats:\n  design: moderated\n")
+    snakemake(root, targets=["claims.csv", "breakeven.csv", "plan/estimate.json"],
+              overlays=[overlay])
+    return root
+
+
+def config(root):
+    return ["--configfile", "config.yaml", TINY, root / "moderated.yaml"]
+
+
+def primary(root) -> str:
+    return read_csv(root / RESULTS / "settings.csv")[0]["setting"]
+
+
+def test_stops_at_scale_prices_each_setting_s_cells_apart(moderated_study):
+    root = moderated_study
+    out = bench("stops_at_scale.py", "--cache", f"{RESULTS}/plan/pilot.json", "--runs",
+                f"{RESULTS}/runs.csv", *config(root), "--top", "2", cwd=root).stdout
+    writes = {}
+    for r in read_csv(root / RESULTS / "runs.csv"):
+        if r["op"] == "compress-write":
+            key = (r["setting"], r["file_type"], r["codec"])
+            writes[key] = writes.get(key, 0) + 1
+    assert len({s for s, _, _ in writes}) == 2
+    stops = ", ".join(f"{n} runs: {k}" for n, k in sorted(
+        {n: list(writes.values()).count(n) for n in writes.values()}.items()))
+    assert f"every run measured: {len(writes)} codec cells, stopped at {stops}" in out, out
+    assert "every run measured / the runs kept:" in out
+
+
+def test_guard_replay_reads_one_setting_and_names_the_settings_at_the_root(moderated_study):
+    root = moderated_study
+    args = ["--cache", f"{RESULTS}/plan/pilot.json", *config(root)]
+    out = bench("guard_replay.py", "--journals", f"{RESULTS}/journal/{primary(root)}", *args,
+                cwd=root)
+    assert "Traceback" not in out.stderr and out.stdout.strip(), out.stderr
+    proc = bench("guard_replay.py", "--journals", f"{RESULTS}/journal", *args, cwd=root,
+                 check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "journal root: give one setting's folder" in proc.stderr
+    assert f"{RESULTS}/journal/{primary(root)}" in proc.stderr
+
+
+def test_looks_vs_report_and_claim_families_replay_the_primary_setting(moderated_study):
+    root = moderated_study
+    out = bench("looks_vs_report.py", "--results", RESULTS, *config(root), cwd=root).stdout
+    cells = re.search(r"(\d+) break-even cells \(T, E\) of (\S+): (\d+) decided", out)
+    assert cells and cells[2] == primary(root) and int(cells[1]) > 0, out
+    out = bench("claim_families.py", "--results", RESULTS, "--cache",
+                f"{RESULTS}/plan/pilot.json", *config(root), cwd=root).stdout
+    assert "codec cells replayed" in out and "per cell" in out, out
+
+
+def test_stops_claims_analyses_the_primary_setting_s_kept_runs(moderated_study, tmp_path):
+    root = moderated_study
+    proc = bench("stops_claims.py", "--results", RESULTS, *config(root), "--kinds", "T,E",
+                 "--keep", tmp_path / "ways", cwd=root)
+    assert f"the primary setting {primary(root)}" in proc.stdout
+    kept = read_csv(tmp_path / "ways" / "asked" / "runs.csv")
+    assert kept and {r["setting"] for r in kept} == {primary(root)}
+    both = re.findall(r"of (\d+) verdicts both decided (\d+) agree", proc.stdout)
+    assert len(both) == 2 and all(n == agree for n, agree in both), proc.stdout
