@@ -43,3 +43,53 @@ def test_copies_zero_in_a_spec_is_refused_too():
                          capture_output=True, text=True, check=False)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "copies 0; give at least 1" in out.stderr
+
+
+def plan_in(cwd, *configfiles):
+    return subprocess.run([sys.executable, "-m", "wattzip", "plan", "--quiet", "--configfile",
+                           *map(str, configfiles)], cwd=cwd, capture_output=True, text=True,
+                          check=False)
+
+
+@pytest.mark.parametrize("text, said", [
+    ("repeats:\n  min: three\n", "at repeats.min: 'three' is not of type 'integer'"),
+    ("file_types: [text\n", "is not YAML: while parsing a flow sequence"),
+    ("- text\n", "a mapping of keys was expected, not list"),
+    ("idle: {count: 3, window: 5}\n", "at idle: Additional properties are not allowed"),
+])
+def test_a_bad_overlay_given_to_plan_is_named_by_its_file_and_key(tmp_path, text, said):
+    """wattzip plan reads the overlays on config.yaml as snakemake does, and validates them
+    against the schema as the Snakefile does: a named error, not a KeyError later on."""
+    from .test_workflow import REPO
+
+    overlay = tmp_path / "mine.yaml"
+    overlay.write_text(text)
+    out = plan_in(REPO, overlay)
+    assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+    assert str(overlay) in out.stderr and said in out.stderr, out.stderr
+
+
+def test_plan_outside_a_checkout_needs_the_whole_study(tmp_path):
+    """With no config.yaml in the current directory, an overlay alone lacks the study's
+    required keys, and a missing file is named."""
+    from .test_workflow import TINY
+
+    out = plan_in(tmp_path, TINY)
+    assert "at top level: 'meter' is a required property" in out.stderr, out.stderr
+    out = plan_in(tmp_path, tmp_path / "nx.yaml")
+    assert f"config file {tmp_path / 'nx.yaml'}: No such file" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_an_overlay_alone_is_read_on_config_yaml_as_snakemake_reads_it(monkeypatch):
+    """`wattzip plan --configfile config/kick-the-tires.yaml`, as the README's snakemake
+    command names it: the checkout's config.yaml first, then the overlay."""
+    from wattzip.model.config import study_files
+    from wattzip.model.study import Study
+
+    from .test_workflow import REPO
+
+    monkeypatch.chdir(REPO)
+    files = study_files(["config/kick-the-tires.yaml"])
+    assert files == ["config.yaml", "config/kick-the-tires.yaml"]
+    assert Study.from_files(files).name == "kick-the-tires"

@@ -278,8 +278,9 @@ def _add_claims(sub) -> None:
 
 def _add_plan(sub) -> None:
     s = sub.add_parser("plan", help="how long a study will take here (a short pilot, cached)")
-    s.add_argument("--configfile", nargs="+", default=["config.yaml"],
-                   help="config.yaml and overlays, as given to snakemake")
+    s.add_argument("--configfile", nargs="+", default=[],
+                   help="overlays, read after the current directory's config.yaml as "
+                        "snakemake reads them")
     s.add_argument("--config-json", help="the merged config itself (what the workflow passes)")
     s.add_argument("--cache", help="pilot cache (default: "
                                    "results/<study>/<testbed>/plan/pilot.json)")

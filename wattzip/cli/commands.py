@@ -261,10 +261,11 @@ def cmd_claims(a) -> int:
 
 def cmd_plan(a) -> int:
     from wattzip.model import plan
+    from wattzip.model.config import study_files
     from wattzip.model.study import Study
 
     study = (Study.from_config(json.loads(a.config_json)) if a.config_json
-             else Study.from_files(a.configfile))
+             else Study.from_files(study_files(a.configfile)))
     text = plan.run(study, a.cache, a.out, a.lock_wait, progress=None if a.quiet else log)
     print(text)
     return 0

@@ -22,7 +22,7 @@ from wattzip.analysis.stopping import METRICS as JUDGED_METRICS
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
 from wattzip.measure.idle import first_look
-from wattzip.model.config import merge_configs, with_defaults
+from wattzip.model.config import merge_configs, validate, with_defaults
 from wattzip.model.jobs import RESULTS, STAGES, Job, RepeatPlan
 from wattzip.model.scope import CellScope
 from wattzip.model.testbed import FACTORS, DutyCycleWorkload, Setting, Testbed, medium_fields
@@ -63,7 +63,9 @@ class Study:
 
     @classmethod
     def from_files(cls, paths: list[str | Path]) -> Study:
-        return cls(merge_configs(paths))
+        config = merge_configs(paths)
+        validate(config, " + ".join(map(str, paths)))
+        return cls(config)
 
     # --- building -------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from wattzip.analysis.claims import load_claims
 from wattzip.analysis.options import AnalysisOptions
 from wattzip.latex import tex
+from wattzip.model.config import study_files
 from wattzip.model.study import Study
 
 SIMULATED = ("SIMULATED: a rehearsal's runs, synthesised from the study's design; nothing "
@@ -34,7 +35,7 @@ def _stamp(text):
 def analysis_options(configfiles: list[str]) -> AnalysisOptions:
     """The options the analysis decided the claims with, from the study's config (the
     verdict design's looks among them): a claim decided again decides the same way."""
-    return Study.from_files(list(dict.fromkeys(["config.yaml", *configfiles]))).analysis_options
+    return Study.from_files(study_files(configfiles)).analysis_options
 
 
 def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]) -> list:
