@@ -117,6 +117,21 @@ def test_the_simulations_run_small(script, args):
     assert "simulated" in out or "| drifting machine |" in out, out
 
 
+@pytest.mark.parametrize("script, args, said", [
+    ("harness.py", ["--input", "README.md", "--pairs", "1"],
+     r"ratio A/B median [\d.]+ .*\n.*sampler model at 10 Hz: [\d.]+% of one core"),
+    ("bench_overhead.py", ["--runs", "2", "--rounds", "1", "--size", "1MiB"],
+     r"\| `gzip -1 -c TEXT` \|( [\d.]+ \|){7}"),
+    ("onedisk.py", ["--size", "4MiB", "--pairs", "1"],
+     r"A one budget, unmount +median [\d.]+ s .*\n(.*\n)*  A / B [\d.]+, A / C [\d.]+"),
+])
+def test_the_machine_s_benchmarks_run_small(script, args, said):
+    """The benchmarks that time this machine (the harness against the bare command,
+    wattzip bench against hyperfine, the emulated disk's budgets), at their smallest."""
+    out = bench(script, *args).stdout
+    assert re.search(said, out), out
+
+
 def test_inputs_beside_dd(tmp_path):
     out = bench("inputs.py", "--size", "1MiB", "--dir", tmp_path, "zero", "text").stdout
     assert [line.split()[0] for line in out.splitlines()[2:]] == ["zero", "text"]
@@ -164,3 +179,22 @@ def test_drift_pairs_reads_the_study_s_journals(tiny_study):
     order = [m[0] for m in sorted(first, key=first.get)]
     same = sum(a == b for a, b in zip(order, order[1:], strict=False))  # one setting's pairs
     assert re.search(rf"^back to back, .*Welch's interval \d+ of {same} \(", out, re.M), out
+
+
+@pytest.mark.workflow
+def test_the_before_and_after_benchmarks_find_no_change_against_head(tmp_path):
+    """What a refactoring is checked with (docs/benchmarks.md, issue 31), run to the end in
+    a clone of HEAD (whatever this work tree holds): HEAD against itself differs in nothing."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", REPO, clone], check=True)
+
+    def run(script, *args):
+        return subprocess.run([sys.executable, clone / "benchmarks" / script, *args], cwd=clone,
+                              capture_output=True, text=True, check=True).stdout
+
+    out = run("tables_before_after.py", "--rev", "HEAD")
+    assert re.search(r"tables of \S+ \(looks 0\): \w+ against the work tree: 0 difference",
+                     out), out
+    out = run("rehearsal_before_after.py", "--rev", "HEAD", "tests/data/tiny.yaml")
+    assert re.search(r"2 studies rehearsed at HEAD and in the work tree: \d+ files identical, "
+                     r"0 differ", out), out
