@@ -53,13 +53,15 @@ def main() -> None:
     shutil.rmtree(root, ignore_errors=True)
     copy_workflow(root)
     configs = [str(REPO / c) for c in a.configfile]
-    testbed = Study.from_files(configs).first_testbed
-    estimate_path = root / "results" / testbed / "plan" / "estimate.json"
+    study = Study.from_files(configs)
+    testbed = study.first_testbed
+    results = root / study.root() / testbed  # results/<study>/<testbed>, as the rules write it
+    estimate_path = results / "plan" / "estimate.json"
     snakemake = [str(BIN / "snakemake"), "--cores", "all", "--configfile", *configs]
     pilot_s = run([*snakemake, "--", str(estimate_path.relative_to(root))], root)
     estimate = json.loads(estimate_path.read_text())
     wall_s = run(snakemake, root)
-    with open(root / "results" / testbed / "runs.csv", newline="") as f:
+    with open(results / "runs.csv", newline="") as f:
         measured_s = sum(float(r["elapsed_s"] or 0) for r in csv.DictReader(f))
     design = estimate["designs"][estimate["design"]]
     print(f"study: {' '.join(a.configfile)} (testbed {testbed})")

@@ -198,3 +198,16 @@ def test_the_before_and_after_benchmarks_find_no_change_against_head(tmp_path):
     out = run("rehearsal_before_after.py", "--rev", "HEAD", "tests/data/tiny.yaml")
     assert re.search(r"2 studies rehearsed at HEAD and in the work tree: \d+ files identical, "
                      r"0 differ", out), out
+
+
+@pytest.mark.workflow
+def test_the_plan_s_accuracy_and_a_design_run_on_the_tiny_study(tmp_path):
+    """plan_accuracy.py and designs.py, which each run a whole study in a fresh copy of the
+    workflow, on the tiny study at its smallest: the plan beside the wall time, and the
+    moderated design's own line."""
+    config = ["--configfile", "config.yaml", "tests/data/tiny.yaml"]
+    out = bench("plan_accuracy.py", *config, "--out", tmp_path / "plan").stdout
+    assert re.search(r"wall: plan \d+-\d+ s, study \d+ s, study / plan [\d.]+", out), out
+    out = bench("designs.py", "--designs", "moderated", "--moderated-looks", "2,3", *config,
+                "--file-size", "1MiB", "--out", tmp_path / "designs").stdout
+    assert re.search(r"\nmoderated +[\d.]+s +[\d.]+s +\d+ +\d+ +\d+ of 8 ", out), out
