@@ -84,3 +84,27 @@ def test_stops_claims_analyses_the_primary_setting_s_kept_runs(moderated_study, 
     assert kept and {r["setting"] for r in kept} == {primary(root)}
     both = re.findall(r"of (\d+) verdicts both decided (\d+) agree", proc.stdout)
     assert len(both) == 2 and all(n == agree for n, agree in both), proc.stdout
+
+
+def test_stops_at_scale_prices_a_cell_behind_its_setting_s_disk(moderated_study, tmp_path):
+    """At 2 GiB behind the tiny study's emulated 50 MB/s disk, a pair costs what the disk
+    lets through, whatever the CPU: the input read and the output written through one
+    budget (the input on the image, as the study lays it out), then the stored file read
+    back. The costliest cell is that setting's, at that price."""
+    import json
+
+    root = moderated_study
+    cache = tmp_path / "pilot.json"
+    cache.write_text(json.dumps({f"{t}|{c}": {
+        "write_s_per_byte": 1e-10, "read_s_per_byte": 1e-10,
+        "stored_per_byte": 1.0 if c == "plain" else 0.5}
+        for t in ("text", "random") for c in ("plain", "gz-1", "lzo-1")}))
+    overlay = tmp_path / "scale.yaml"
+    overlay.write_text("file_size: 2GiB\n")
+    out = bench("stops_at_scale.py", "--cache", cache, "--runs", f"{RESULTS}/runs.csv",
+                *config(root), overlay, "--top", "1", cwd=root).stdout
+    top = re.search(r"\n    (\S+) (\w+)/(\S+): (\d+) pairs, ([\d.]+) min", out)
+    assert top and top[1].endswith(".bw-50MBps"), out
+    stored = 1.0 if top[3] == "plain" else 0.5
+    pair_s = (1 + 2 * stored) * 2**31 / 50e6 + 0.1  # bytes through the disk; preparing
+    assert float(top[5]) == pytest.approx(int(top[4]) * pair_s / 60, abs=0.05), out
