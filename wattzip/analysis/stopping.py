@@ -78,10 +78,16 @@ class Outlier:
     op: str
     repeat: int
     scores: tuple[tuple[str, float, float], ...]  # ("T" or "E", value, modified Z)
+    estimated: bool = False  # its E comes from the estimated model, and says so
 
     def describe(self) -> str:
-        said = "; ".join(f"{metric} {value:.4g} {'s' if metric == 'T' else 'J'}, modified Z "
-                         f"{z:+.1f}" for metric, value, z in self.scores)
+        def value(metric: str, x: float) -> str:
+            if metric == "T":
+                return f"{x:.4g} s"
+            return f"{'ESTIMATED ' if self.estimated else ''}{x:.4g} J"
+
+        said = "; ".join(f"{metric} {value(metric, x)}, modified Z {z:+.1f}"
+                         for metric, x, z in self.scores)
         return f"r{self.repeat} {self.op} is an outlier ({said})"
 
 
@@ -91,6 +97,7 @@ def outliers(runs: list[dict], ops: Sequence[str]) -> list[Outlier]:
     out = []
     for op in ops:
         scores: dict[int, list] = {}
+        estimated = any(r.get("meter_method") == "estimated" for r in runs if r["op"] == op)
         for metric, key in METRICS.items():
             mine = [r for r in first_runs(runs, op, None) if r.get(key) is not None]
             if len(mine) < OUTLIER_MIN_RUNS:
@@ -98,7 +105,7 @@ def outliers(runs: list[dict], ops: Sequence[str]) -> list[Outlier]:
             for r, z in zip(mine, modified_z([r[key] for r in mine]), strict=True):
                 if abs(z) > OUTLIER_Z:
                     scores.setdefault(r["repeat"], []).append((metric, r[key], z))
-        out += [Outlier(op, repeat, tuple(s)) for repeat, s in sorted(scores.items())]
+        out += [Outlier(op, repeat, tuple(s), estimated) for repeat, s in sorted(scores.items())]
     return out
 
 

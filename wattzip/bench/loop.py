@@ -124,9 +124,10 @@ class Bench:
             self._said_cache = True
             named = ", ".join(files) or "none"
             self.progress.line(
-                f"note: not root, so the page cache cannot be dropped (writing "
-                f"{runner.DROP_CACHES} needs root); evicting only the files the command "
-                f"names ({named}); everything else starts as cached")
+                f"note: {runner.DROP_CACHES} cannot be written here (a container's "
+                f"read-only /proc/sys, or not root), so the page cache cannot be dropped; "
+                f"evicting only the files the command names ({named}); everything else "
+                "starts as cached")
         return how
 
     def warmup(self, index: int) -> None:

@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from wattzip import __version__, machine
+from wattzip import __version__, machine, records
 from wattzip.bench import commands, export, report, summary
 from wattzip.bench.loop import Bench, Plan
 from wattzip.bench.progress import BenchProgress
@@ -21,30 +21,45 @@ SHELL_HELP = ("the shell that runs each command line, as hyperfine does (default
               "'none' splits it with shlex and runs it without a shell")
 
 
+class Once(argparse.Action):
+    """An option of one value that refuses a second: hyperfine's options do, and the
+    second would otherwise replace the first without a word."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, f"_{self.dest}_given", False):
+            parser.error(f"{option_string} is given twice: give it once")
+        setattr(namespace, f"_{self.dest}_given", True)
+        setattr(namespace, self.dest, values)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("command_lines", nargs="+", metavar="CMD",
                    help="command lines to benchmark; {NAME} is replaced by a parameter")
     r = p.add_argument_group("runs")
-    r.add_argument("-r", "--runs", type=int, metavar="N", help="exactly N timed runs each")
-    r.add_argument("-m", "--min-runs", type=int, default=10, metavar="N",
+    r.add_argument("-r", "--runs", action=Once, type=int, metavar="N",
+                   help="exactly N timed runs each")
+    r.add_argument("-m", "--min-runs", action=Once, type=int, default=10, metavar="N",
                    help="at least N runs (default: %(default)s; without --runs, enough for "
                         "about 3 s)")
-    r.add_argument("-M", "--max-runs", type=int, metavar="N",
+    r.add_argument("-M", "--max-runs", action=Once, type=int, metavar="N",
                    help="at most N runs (re-measured outliers included; default: twice the "
                         "planned runs)")
-    r.add_argument("-w", "--warmup", type=int, default=0, metavar="N",
+    r.add_argument("-w", "--warmup", action=Once, type=int, default=0, metavar="N",
                    help="N untimed runs before the timed ones (default: %(default)s)")
     r.add_argument("-p", "--prepare", action="append", metavar="CMD",
                    help="run before every run (once for all, or once per command line)")
-    r.add_argument("-s", "--setup", metavar="CMD", help="run once before each command's runs")
-    r.add_argument("-c", "--cleanup", metavar="CMD", help="run once after each command's runs")
+    r.add_argument("-s", "--setup", action=Once, metavar="CMD",
+                   help="run once before each command's runs")
+    r.add_argument("-c", "--cleanup", action=Once, metavar="CMD",
+                   help="run once after each command's runs")
     r.add_argument("--drop-caches", action="store_true",
-                   help="empty the page cache before every run: globally as root, else only "
-                        "the files the command names (said once)")
+                   help="empty the page cache before every run: globally, or where "
+                        "drop_caches cannot be written (a container) only the files the "
+                        "command names (said once)")
     r.add_argument("-P", "--parameter-scan", nargs=3, action="append",
                    metavar=("NAME", "MIN", "MAX"),
                    help="substitute {NAME} by MIN..MAX (once; more parameters with -L)")
-    r.add_argument("-D", "--parameter-step-size", metavar="STEP",
+    r.add_argument("-D", "--parameter-step-size", action=Once, metavar="STEP",
                    help="the scan's step (default 1; needed for decimal bounds)")
     r.add_argument("-L", "--parameter-list", nargs=2, action="append",
                    metavar=("NAME", "VALUES"), help="substitute {NAME} by each of a,b,c")
@@ -57,35 +72,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="print each run's standard output after it (outside the timing)")
     r.add_argument("-n", "--command-name", action="append", metavar="NAME",
                    help="a name per command line for the results")
+    _add_comparison_energy_export(p)
+    options.add_meter_options(p, options.DEFAULT_METER_ORDER + ",none")
+    options.add_lock_option(p)
+
+
+def _add_comparison_energy_export(p: argparse.ArgumentParser) -> None:
     c = p.add_argument_group("comparison")
-    c.add_argument("--reference", metavar="CMD",
+    c.add_argument("--reference", action=Once, metavar="CMD",
                    help="the command the others are compared with (default: the first)")
-    c.add_argument("--margin", type=float, default=0.02, metavar="SHARE",
+    c.add_argument("--margin", action=Once, type=float, default=0.02, metavar="SHARE",
                    help="'the same' within this share of the reference (default: %(default)s)")
-    c.add_argument("--confidence", type=float, default=0.95, metavar="LEVEL",
+    c.add_argument("--confidence", action=Once, type=float, default=0.95, metavar="LEVEL",
                    help="of every interval and verdict, over all looks (default: %(default)s)")
     c.add_argument("--until-decided", action="store_true",
                    help="run the commands interleaved and stop at the first planned look "
                         "(--looks) that decides every pair")
-    c.add_argument("--looks", metavar="N,N,...",
+    c.add_argument("--looks", action=Once, metavar="N,N,...",
                    help=f"runs per command at which --until-decided looks (default: "
                         f"{DEFAULT_LOOKS}; each look at alpha / looks)")
     e = p.add_argument_group("energy")
     e.add_argument("--meter-order", dest="meter", help="same as --meter")
-    e.add_argument("--idle-power-w", type=float, metavar="W",
+    e.add_argument("--idle-power-w", action=Once, type=float, metavar="W",
                    help="idle power for the active / passive split, given")
-    e.add_argument("--idle-windows", type=int, metavar="N",
+    e.add_argument("--idle-windows", action=Once, type=int, metavar="N",
                    help="calibrate idle power first: N windows of --idle-seconds")
-    e.add_argument("--idle-seconds", type=float, default=10.0, metavar="S",
+    e.add_argument("--idle-seconds", action=Once, type=options.seconds(0, above=True), default=10.0,
+                   metavar="S",
                    help="length of one idle window (default: %(default)s)")
     x = p.add_argument_group("export")
-    x.add_argument("--export-json", metavar="FILE", help="hyperfine's JSON, with energy")
-    x.add_argument("--export-csv", metavar="FILE")
-    x.add_argument("--export-markdown", metavar="FILE")
+    x.add_argument("--export-json", action=Once, metavar="FILE",
+                   help="hyperfine's JSON, with energy")
+    x.add_argument("--export-csv", action=Once, metavar="FILE")
+    x.add_argument("--export-markdown", action=Once, metavar="FILE")
     p.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto",
                    help="a bar with ETA on a terminal, plain lines otherwise (default: auto)")
-    options.add_meter_options(p, options.DEFAULT_METER_ORDER + ",none")
-    options.add_lock_option(p)
 
 
 def parameters_of(a: argparse.Namespace) -> list[tuple[str, list[str]]]:
@@ -98,6 +119,10 @@ def parameters_of(a: argparse.Namespace) -> list[tuple[str, list[str]]]:
         params.append((name, commands.scan_values(name, lo, hi, a.parameter_step_size)))
     for name, values in a.parameter_list or []:
         params.append((name, commands.list_values(name, values)))
+    for name, _ in params:
+        if not any(f"{{{name}}}" in line for line in a.command_lines):
+            raise WattzipError(f"the parameter {name!r} is used by no command line: write "
+                               f"{{{name}}} where its value goes")
     return params
 
 
@@ -137,9 +162,24 @@ def check_before_runs(a: argparse.Namespace) -> None:
             commands.argv_of(line, a.shell, f"--{what} command")
     for kind in ("json", "csv", "markdown"):
         path = getattr(a, f"export_{kind}")
-        if path is not None and (os.path.isdir(path) or not os.path.basename(path)
-                                 or not os.path.isdir(os.path.dirname(path) or ".")):
-            raise WattzipError(f"--export-{kind} {path}: not a file in an existing folder")
+        if path is not None:
+            check_export(kind, path)
+
+
+def check_export(kind: str, path: str) -> None:
+    """That the export can be written where it goes, as it will be (beside its place,
+    then renamed): a file that cannot be written fails now, not after every run."""
+    if (os.path.isdir(path) or not os.path.basename(path)
+            or not os.path.isdir(os.path.dirname(path) or ".")):
+        raise WattzipError(f"--export-{kind} {path}: not a file in an existing folder")
+    partial = path + ".partial"
+    try:
+        with open(partial, "w", opener=records.nofollow):
+            pass
+        os.unlink(partial)
+    except OSError as exc:
+        raise WattzipError(f"--export-{kind} {path}: cannot be written there "
+                           f"({exc.strerror})") from None
 
 
 def plan_of(a: argparse.Namespace) -> Plan:
@@ -171,6 +211,9 @@ def plan_of(a: argparse.Namespace) -> Plan:
 
 def idle_of(a, meter, log) -> tuple[float | None, str]:
     """The idle power the passive energy subtracts: given, calibrated here, or none."""
+    if meter.method == "none" and (a.idle_windows or a.idle_power_w is not None):
+        raise WattzipError("--idle-power-w and --idle-windows split energy, and the meter is "
+                           "'none' (time only): give a meter, or neither option")
     if a.idle_windows:
         if a.idle_power_w is not None:
             raise WattzipError("give --idle-power-w or --idle-windows, not both")
@@ -232,6 +275,10 @@ def run(a: argparse.Namespace) -> int:
     for kind in ("json", "csv", "markdown"):
         path = getattr(a, f"export_{kind}")
         if path:
-            export.write(kind, path, document)
+            try:
+                export.write(kind, path, document)
+            except OSError as exc:
+                raise WattzipError(f"--export-{kind} {path}: not written ({exc.strerror}); "
+                                   "the results above are every run's") from None
     sys.stdout.flush()
     return 0

@@ -33,7 +33,8 @@ def meter_line(meter: Meter, idle_power_w: float | None, idle_how: str) -> str:
     return f"Meter: {meter.name} ({meter.scope}), {method}; {idle}"
 
 
-def result_block(number: int, result: dict, method: str) -> list[str]:
+def result_block(number: int, result: dict, method: str,
+                 idle_power_w: float | None = None) -> list[str]:
     lines = [f"Benchmark {number}: {result['command']}"]
     sd = f" ± {seconds(result['stddev'])}" if result["stddev"] is not None else ""
     lines.append(f"  Time (mean ± σ):      {seconds(result['mean'])}{sd}    "
@@ -51,6 +52,12 @@ def result_block(number: int, result: dict, method: str) -> list[str]:
         lines.append(f"  Energy (mean ± {level}): {label}"
                      f"{joules(result['energy_mean_j'])}{hw}{split}")
         lines.append(f"  Mean power:           {label}{result['mean_power_w']:.2f} W")
+        if (result["energy_active_mean_j"] or 0) < 0 and idle_power_w is not None:
+            lines.append(f"  Note: the active energy is negative: the mean power "
+                         f"({result['mean_power_w']:.2f} W) is below the idle power "
+                         f"({idle_power_w:.2f} W). The "
+                         "idle power is too high for this command, or it differs from idle "
+                         "by less than the idle power's own spread")
     if result["outlier_runs"]:
         runs = ", ".join(str(r) for r in result["outlier_runs"])
         lines.append(f"  Warning: outlier run(s) {runs}: flagged and kept in every number "
@@ -69,6 +76,8 @@ def result_block(number: int, result: dict, method: str) -> list[str]:
 def ratio_text(cell: dict | None) -> str:
     if cell is None:
         return "-"
+    if cell.get("one_run"):
+        return f"{cell['ratio']:.3f} [no interval from one run]"
     if cell["ratio_lo"] is None:
         return f"{cell['ratio']:.3f} [interval unbounded]"
     return f"{cell['ratio']:.3f} [{cell['ratio_lo']:.3f}, {cell['ratio_hi']:.3f}]"
@@ -95,7 +104,7 @@ def render(results: list[dict], rows: list[dict], meter: Meter, idle_power_w: fl
            idle_how: str, stopped: str) -> str:
     lines = [meter_line(meter, idle_power_w, idle_how), ""]
     for number, result in enumerate(results, 1):
-        lines += [*result_block(number, result, meter.method), ""]
+        lines += [*result_block(number, result, meter.method, idle_power_w), ""]
     lines += comparison_lines(rows, meter.method)
     lines.append(f"Stopped: {stopped}.")
     return "\n".join(lines)

@@ -99,9 +99,15 @@ def compare(runs: list[dict], ref_runs: list[dict], metric: str, margin: float,
     difference (the reference's mean minus the command's) within the margin."""
     key = METRIC_KEYS[metric]
     x, ref = _values(runs, key), _values(ref_runs, key)
-    if len(x) < 2 or len(ref) < 2:
-        return None  # no meter (energy), or one run: nothing to decide
+    if not x or not ref:
+        return None  # no meter: no energy to compare
     ratio, lo, hi = ratio_interval(x, ref, confidence)
+    if len(x) < 2 or len(ref) < 2:  # one run has no spread: the ratio, and no verdict
+        return {"ratio": ratio, "ratio_lo": None, "ratio_hi": None, "one_run": True,
+                "verdict": verdicts.UNDECIDED,
+                "verdict_text": "undecided (one run: a verdict needs at least 2 per command)",
+                "more_runs": None, "difference": stats.mean(x) - stats.mean(ref),
+                "difference_lo": None, "difference_hi": None}
     # As one cell of the study with no reads: S = M_ref - M_cmd, its baseline M_ref.
     v = verdicts.decide(ref, x, ref, ref, reads_per_write=0.0, margin=margin,
                         confidence=confidence)

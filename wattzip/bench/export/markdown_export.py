@@ -15,6 +15,8 @@ def _unit(results: list[dict]) -> tuple[str, float]:
 def _relative(row: dict | None) -> str:
     if row is None:
         return "1.00"
+    if row.get("one_run"):
+        return f"{row['ratio']:.2f}"
     if row["ratio_lo"] is None:
         return f"{row['ratio']:.2f} (unbounded)"
     return f"{row['ratio']:.2f} [{row['ratio_lo']:.2f}, {row['ratio_hi']:.2f}]"
@@ -22,6 +24,8 @@ def _relative(row: dict | None) -> str:
 
 def _plus_minus(mean: float, half_width: float | None) -> str:
     """The half-width to two significant figures, the mean to the same decimal places."""
+    if half_width is None:  # one run: no interval
+        return f"{mean:.3g}"
     if not half_width:
         return f"{mean:.3g} ± 0"
     # The places of the rounded half-width: 0.0996 rounds to 0.10, not 0.100.
