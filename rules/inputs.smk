@@ -8,6 +8,9 @@ Manifests live with the results; the bytes on the testbed's disk (input_dir).
 
 if STUDY.multi:
 
+    localrules:
+        input_master,
+
     rule input_master:
         """One input file for every testbed, generated once (not measured)."""
         input:

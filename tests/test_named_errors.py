@@ -35,14 +35,22 @@ def test_copies_below_one_is_refused_before_anything_runs(copies):
     assert "--copies" in out.stderr and "at least 1" in out.stderr
 
 
-def test_copies_zero_in_a_spec_is_refused_too():
-    """A spec's value becomes a default, which argparse does not check."""
-    spec = '{"testbed": "t", "codec": "gz-1", "copies": 0}'
+@pytest.mark.parametrize("spec, said", [
+    ('{"testbed": "t", "codec": "gz-1", "copies": 0}',
+     "--spec: copies: 0: give a whole number of at least 1"),
+    ('{"testbed": "t", "codec": "gz-1", "interval": -1}', "--spec: interval: -1: give more"),
+    ('{"testbed": "t", "codec": ["gz-1"]}', "--spec: codec is list; one value was expected"),
+    ('{"testbed": "t", "codec": "gz-1", "flush": "never"}', "flush 'never' is none of"),
+    ('[{"copies": 1}]', "--spec [{\"copies\": 1}]: No such file"),
+    ('{"testbed": "t", "codec": "gz-1", "copies": 1', "--spec: not a JSON object"),
+])
+def test_a_spec_s_values_are_checked_as_their_flags_are(spec, said):
+    """A spec's value becomes a default, which argparse alone would not check."""
     out = subprocess.run([sys.executable, "-m", "wattzip", "job", "--spec", spec,
                           "--manifest", "m.json", "--journal", "j.jsonl", "--out", "o.json"],
                          capture_output=True, text=True, check=False)
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert "copies 0; give at least 1" in out.stderr
+    assert said in out.stderr, out.stderr
 
 
 def plan_in(cwd, *configfiles):

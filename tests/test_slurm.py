@@ -142,6 +142,13 @@ def test_one_report_holds_both_testbeds(study):
     assert "test node n2 (feature beta)" in text
 
 
+def test_the_inputs_are_generated_once_where_the_workflow_runs(study):
+    """input_master writes to the shared filesystem, on no testbed: a local rule."""
+    logs = "".join(p.read_text() for p in (study / ".snakemake" / "log").glob("*.log"))
+    assert "localrule input_master:" in logs
+    assert not any(line.startswith("rule input_master:") for line in logs.splitlines())
+
+
 def test_a_job_on_another_node_is_an_error(monkeypatch):
     monkeypatch.setenv("SLURMD_NODENAME", "n2")
     with pytest.raises(ConfigError, match="belongs on Slurm node n1, but runs on n2"):

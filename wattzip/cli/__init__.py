@@ -19,20 +19,25 @@ SETTINGS_HELP = ("the study's settings.csv (results/<study>/<testbed>/settings.c
                  "several settings")
 
 
+MARGIN = options.number(0, at_most=0.99)  # a share of the baseline
+CI_TARGET = options.number(0, above=True)  # a half-width's share of the mean
+REPEATS_OR_NONE = options.number(0, whole=True)  # 0: no drift check
+
+
 def add_analysis_options(s) -> None:
     """The flags of the analysis's one options object (analyze and claims decide alike)."""
-    s.add_argument("--margin", type=float, default=schema_default("verdict.margin"),
+    s.add_argument("--margin", type=MARGIN, default=schema_default("verdict.margin"),
                    help="a cell's saving is negligible within this share of its baseline "
                         "(default: %(default)s, the schema's verdict.margin)")
-    s.add_argument("--reads-per-write", type=float,
+    s.add_argument("--reads-per-write", type=options.number(0),
                    default=schema_default("verdict.reads_per_write"),
                    help="the workload a cell's verdict is about (default: %(default)s)")
-    s.add_argument("--looks", type=int, default=0,
+    s.add_argument("--looks", type=options.number(0, whole=True), default=0,
                    help="the verdict design's number of planned looks: each verdict at "
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
-    s.add_argument("--ci-target", type=float, default=0.05)
-    s.add_argument("--effect", type=float, default=schema_default("verdict.effect"),
+    s.add_argument("--ci-target", type=CI_TARGET, default=0.05)
+    s.add_argument("--effect", type=options.number(0), default=schema_default("verdict.effect"),
                    help="the smallest saving worth reporting, a share of the baseline: an "
                         "undecided cell says whether it could have seen one (default: "
                         "%(default)s, the schema's verdict.effect)")
@@ -62,26 +67,27 @@ def _add_idle(sub) -> None:
     s = sub.add_parser("idle", help="measure the average idle power (paper: up to 10 x 10 "
                                     "min, until its interval is narrow enough)")
     options.add_meter_options(s)
-    s.add_argument("--count", type=int, default=10,
+    s.add_argument("--count", type=options.COUNT, default=10,
                    help="the most windows (default: %(default)s)")
-    s.add_argument("--min-count", type=int, default=schema_default("idle.min_count"),
+    s.add_argument("--min-count", type=options.COUNT, default=schema_default("idle.min_count"),
                    metavar="N", help="windows before the first look at the interval "
                                      "(default: the config schema's %(default)s)")
-    s.add_argument("--ci-target", type=float, default=schema_default("idle.ci_target"),
+    s.add_argument("--ci-target", type=CI_TARGET, default=schema_default("idle.ci_target"),
                    metavar="SHARE",
                    help="stop once the 95%% interval's half-width is at most this share of "
                         "the mean; each of the count - min-count + 1 looks is at 1 - 0.05 / "
                         "looks (default: the config schema's %(default)s)")
-    s.add_argument("--seconds", type=float, default=600.0)
+    s.add_argument("--seconds", type=options.seconds(0, above=True), default=600.0)
     s.add_argument("--out", metavar="JSON")
     s.add_argument("--journal", metavar="JSONL",
                    help="keep each window as it finishes; a rerun reuses them")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--max-other-load", type=float,
+    s.add_argument("--max-other-load", type=options.SHARE,
                    default=schema_default("idle.max_other_load"), metavar="SHARE",
                    help="refuse a window in which other processes used more than this "
                         "share of all CPUs (default: %(default)s)")
-    s.add_argument("--drift-repeats", type=int, default=schema_default("drift.repeats"),
+    s.add_argument("--drift-repeats", type=REPEATS_OR_NONE,
+                   default=schema_default("drift.repeats"),
                    metavar="N",
                    help="also measure the jobs' drift reference in phases of N, seconds "
                         "apart: the noise between phases their drift check compares with "
@@ -96,7 +102,7 @@ def _add_idle(sub) -> None:
 def _add_measure(sub) -> None:
     s = sub.add_parser("measure", help="run one command under the meter; print its run record")
     options.add_meter_options(s, options.DEFAULT_METER_ORDER + ",none")
-    s.add_argument("--idle-power", type=float, metavar="W",
+    s.add_argument("--idle-power", type=options.WATTS, metavar="W",
                    help="idle power for the passive/active split")
     s.add_argument("--stdin", default=os.devnull, metavar="FILE")
     s.add_argument("--stdout", metavar="FILE", help="output file, flushed inside the region")
@@ -150,14 +156,15 @@ def _add_job(sub) -> None:
     s.add_argument("--journal", required=True, help="append-only JSONL that survives a kill")
     s.add_argument("--out", required=True, help="this job's runs (JSONL), written at the end")
     s.add_argument("--idle", help="idle calibration JSON")
-    s.add_argument("--idle-power", type=float)
-    s.add_argument("--min-repeats", type=int, default=3)
-    s.add_argument("--max-repeats", type=int, default=10)
-    s.add_argument("--ci-target", type=float, default=0.05)
+    s.add_argument("--idle-power", type=options.WATTS)
+    s.add_argument("--min-repeats", type=options.COUNT, default=3)
+    s.add_argument("--max-repeats", type=options.COUNT, default=10)
+    s.add_argument("--ci-target", type=CI_TARGET, default=0.05)
     _add_design_options(s)
-    s.add_argument("--copies", type=_at_least_one, default=1,
+    s.add_argument("--copies", type=options.COUNT, default=1,
                    help="copies compressed at once (at least 1)")
-    s.add_argument("--threads", type=int, default=schema_default("threads"),
+    s.add_argument("--threads", type=options.number(0, whole=True),
+                   default=schema_default("threads"),
                    help="threads of multi-threaded codecs (default 0: every core here)")
     _add_quiet_options(s)
     s.add_argument("--trace-dir")
@@ -194,15 +201,15 @@ def _add_design_options(s) -> None:
                    help="the moderated design: the folder of the setting's journals "
                         "(<file type>/<codec>.jsonl), whose other cells' runs written so far "
                         "the prior is fitted over")
-    s.add_argument("--margin", type=float, default=schema_default("verdict.margin"),
+    s.add_argument("--margin", type=MARGIN, default=schema_default("verdict.margin"),
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
-    s.add_argument("--reads-per-write", type=float,
+    s.add_argument("--reads-per-write", type=options.number(0),
                    default=schema_default("verdict.reads_per_write"),
                    help="the verdicts' workload (--looks; default: %(default)s)")
 
 
 def _add_quiet_wait(s) -> None:
-    s.add_argument("--quiet-wait", type=float, metavar="SECONDS",
+    s.add_argument("--quiet-wait", type=options.seconds(0), metavar="SECONDS",
                    help="after a disturbed run or idle window, wait up to this long for the "
                         "machine to be quiet before measuring again; longer is refused "
                         "(default: config quiet.wait_s)")
@@ -210,16 +217,16 @@ def _add_quiet_wait(s) -> None:
 
 def _add_quiet_options(s) -> None:
     """What makes a run disturbed, and the drift check around a job."""
-    s.add_argument("--max-other-cpu", type=float,
+    s.add_argument("--max-other-cpu", type=options.SHARE,
                    help="a run in which other processes used more than this share of the "
                         "CPUs is disturbed and measured again (default: config quiet:)")
-    s.add_argument("--max-steal", type=float,
+    s.add_argument("--max-steal", type=options.SHARE,
                    help="likewise for a hypervisor's steal time (default: config quiet:)")
     _add_quiet_wait(s)
-    s.add_argument("--drift-repeats", type=int,
+    s.add_argument("--drift-repeats", type=REPEATS_OR_NONE,
                    help="the reference operation's repeats before and after the job (0: no "
                         "drift check; default: config drift:)")
-    s.add_argument("--drift-max-change", type=float,
+    s.add_argument("--drift-max-change", type=options.number(0),
                    help="a change of the reference beyond its noise and this share flags "
                         "the job's runs and measures them again (default: config drift:)")
     s.add_argument("--drift-pool", metavar="DIR",
@@ -230,10 +237,12 @@ def _add_quiet_options(s) -> None:
 
 def _add_duty_options(s) -> None:
     """HPC '14's duty cycle: write phases between compute phases."""
-    s.add_argument("--duty-phases", type=int, default=0, metavar="K",
+    s.add_argument("--duty-phases", type=options.number(0, whole=True), default=0,
+                   metavar="K",
                    help="HPC '14's workload instead of write/read runs: K write phases "
                         "between compute phases, measured as one run")
-    s.add_argument("--duty-compute-s", type=float, default=10.0, metavar="S",
+    s.add_argument("--duty-compute-s", type=options.seconds(0, above=True), default=10.0,
+                   metavar="S",
                    help="length of each compute phase (default: %(default)s)")
     s.add_argument("--duty-compute", choices=("idle", "busy"), default="idle",
                    help="compute phases idle or busy on one core (default: %(default)s)")
@@ -349,17 +358,6 @@ COMMANDS = (_add_meters, _add_idle, _add_measure, _add_gen, _add_stage, _add_cod
             _add_rehearse, _add_simulate, _add_restore, _add_analyze, _add_bench)
 
 
-def _at_least_one(text: str) -> int:
-    """A count of copies: 0 would record "verified" runs that wrote nothing."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
-    return n
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -374,4 +372,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.fn(args)
     except WattzipError as exc:
         print(f"wattzip: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file given, or written, that the system refused: named
+        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f)
+        print(f"wattzip: error: {where + ': ' if where else ''}{exc.strerror or exc}",
+              file=sys.stderr)
         return 2

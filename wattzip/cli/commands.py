@@ -142,9 +142,9 @@ def cmd_job(a) -> int:
 
     if not a.testbed or not a.codec:
         raise WattzipError("wattzip job: give --testbed and --codec, or a --spec holding them")
-    if not isinstance(a.copies, int) or a.copies < 1:  # a spec's value skips argparse
-        raise WattzipError(f"wattzip job: copies {a.copies!r}; give at least 1 (0 would "
-                           "record verified runs that wrote nothing)")
+    if a.max_repeats < a.min_repeats:
+        raise WattzipError(f"wattzip job: --max-repeats {a.max_repeats} is below "
+                           f"--min-repeats {a.min_repeats}")
     system.check_host(a.expect_node, a.expect_host)
     manifest = measurement.read_input(a.manifest)
     medium = options.medium_of(a)
@@ -185,6 +185,9 @@ def cmd_job(a) -> int:
 
 
 def cmd_collect(a) -> int:
+    missing = [j for j in a.journals if not os.path.isfile(j)]
+    if missing:  # a journal not yet written is empty, but one named here must be there
+        raise WattzipError(f"no such journal: {', '.join(missing)}")
     runs = records.read_jsonl(a.journals)
     n = records.write_runs_csv(runs, a.out)
     failed = sum(not r.get("verified") for r in runs)
@@ -261,10 +264,10 @@ def cmd_claims(a) -> int:
 
 def cmd_plan(a) -> int:
     from wattzip.model import plan
-    from wattzip.model.config import study_files
+    from wattzip.model.config import config_from_json, study_files
     from wattzip.model.study import Study
 
-    study = (Study.from_config(json.loads(a.config_json)) if a.config_json
+    study = (Study.from_config(config_from_json(a.config_json)) if a.config_json
              else Study.from_files(study_files(a.configfile)))
     text = plan.run(study, a.cache, a.out, a.lock_wait, progress=None if a.quiet else log)
     print(text)
@@ -273,9 +276,10 @@ def cmd_plan(a) -> int:
 
 def cmd_simulate(a) -> int:
     from wattzip.model import rehearsal
+    from wattzip.model.config import config_from_json
     from wattzip.model.study import Study
 
-    study = Study.from_config(json.loads(a.config_json))
+    study = Study.from_config(config_from_json(a.config_json))
     written = rehearsal.synthesize(study, a.testbed or study.first_testbed, a.runs)
     log(f"SIMULATED runs of study {study.name} on testbed {a.testbed}: {written}")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -18,6 +19,34 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def number(at_least: float = 0, *, above: bool = False, at_most: float | None = None,
+           whole: bool = False, unit: str = ""):
+    """An argparse type: a finite number from `at_least` (or above it) to `at_most`, so that
+    a nonsense value is a usage error before anything runs, not a run that says nonsense."""
+    bound = (f"give {'a whole number of ' if whole else ''}"
+             f"{'more than' if above else 'at least'} {at_least:g}{unit}"
+             + (f" and at most {at_most:g}{unit}" if at_most is not None else ""))
+
+    def parse(text: str) -> float:
+        try:
+            value = int(text) if whole else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: {bound}") from None
+        if not math.isfinite(value) or value < at_least or above and value == at_least \
+                or at_most is not None and value > at_most:
+            raise argparse.ArgumentTypeError(f"{text}: {bound}")
+        return value
+    return parse
+
+
+def seconds(at_least: float, above: bool = False):
+    """An argparse type: a time in seconds (see `number`)."""
+    return number(at_least, above=above, unit=" s")
+
+
+SHARE = number(0, at_most=1)  # a share of the CPUs, of a mean, ...
+WATTS = number(0, unit=" W")
+COUNT = number(1, whole=True)  # windows, repeats: at least one
 def add_meter_options(p: argparse.ArgumentParser, default_order=DEFAULT_METER_ORDER) -> None:
     g = p.add_argument_group("energy meter")
     g.add_argument("--meter", default=default_order,
@@ -34,13 +63,13 @@ def add_meter_options(p: argparse.ArgumentParser, default_order=DEFAULT_METER_OR
     g.add_argument("--ipmi-command", metavar="ARGV",
                    help="command printing a DCMI power reading (default: ipmitool dcmi power "
                         "reading)")
-    g.add_argument("--model-idle-w", type=float, metavar="W",
+    g.add_argument("--model-idle-w", type=WATTS, metavar="W",
                    help="estimated model: idle power coefficient")
-    g.add_argument("--model-max-w", type=float, metavar="W",
+    g.add_argument("--model-max-w", type=WATTS, metavar="W",
                    help="estimated model: full-load power coefficient")
-    g.add_argument("--interval", type=float, default=0.1, metavar="S",
+    g.add_argument("--interval", type=seconds(0, above=True), default=0.1, metavar="S",
                    help="sampling period of polled meters (default: %(default)s)")
-    g.add_argument("--trace-wait", type=float, default=5.0, metavar="S",
+    g.add_argument("--trace-wait", type=seconds(0), default=5.0, metavar="S",
                    help="how long to wait after a run for a lagging power logger to cover it "
                         "(default: %(default)s)")
 
@@ -123,7 +152,7 @@ def open_meter(a: argparse.Namespace) -> meters.Meter:
 
 
 def add_lock_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--lock-wait", type=float, default=machine.DEFAULT_LOCK_WAIT_S,
+    p.add_argument("--lock-wait", type=seconds(0), default=machine.DEFAULT_LOCK_WAIT_S,
                    metavar="S", help="how long to wait for another wattzip command that "
                                      "holds this machine (default: %(default)s)")
 
@@ -139,15 +168,41 @@ def add_spec_option(p: argparse.ArgumentParser) -> None:
 def with_spec(parser: argparse.ArgumentParser, argv: list[str] | None,
               args: argparse.Namespace) -> argparse.Namespace:
     """The arguments again, the spec's values as the subcommand's defaults."""
-    text = args.spec if args.spec.lstrip().startswith("{") else Path(args.spec).read_text()
     try:
+        text = (args.spec if args.spec.lstrip().startswith("{")
+                else Path(args.spec).read_text(encoding="utf-8"))
         spec = json.loads(text)
+    except OSError as exc:
+        raise ConfigError(f"--spec {args.spec}: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"--spec: not a JSON object ({exc})") from exc
+        raise ConfigError(f"--spec: not a JSON object ({exc})") from None
+    if not isinstance(spec, dict):
+        raise ConfigError(f"--spec: a JSON object of this command's options was expected, "
+                          f"not {type(spec).__name__}")
     sub = args.spec_parser
-    known = {a.dest for a in sub._actions}
-    unknown = sorted(set(spec) - known)
-    if not isinstance(spec, dict) or unknown:
+    actions = {a.dest: a for a in sub._actions}
+    unknown = sorted(set(spec) - set(actions))
+    if unknown:
         raise ConfigError(f"--spec: keys this command does not take: {unknown}")
-    sub.set_defaults(**spec)
+    sub.set_defaults(**{key: spec_value(actions[key], value) for key, value in spec.items()})
     return parser.parse_args(argv)
+
+
+def spec_value(action: argparse.Action, value):
+    """A spec's value checked as its flag's would be: its type and its choices."""
+    def one(item):
+        if action.type is not None and item is not None and not isinstance(item, bool):
+            try:
+                item = action.type(str(item))
+            except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
+                raise ConfigError(f"--spec: {action.dest}: {exc}") from None
+        if action.choices is not None and item is not None and item not in action.choices:
+            raise ConfigError(f"--spec: {action.dest} {item!r} is none of "
+                              f"{', '.join(map(str, action.choices))}")
+        return item
+
+    many = action.nargs not in (None, "?") or isinstance(action, argparse._AppendAction)
+    if isinstance(value, dict) or isinstance(value, list) and not many:
+        raise ConfigError(f"--spec: {action.dest} is {type(value).__name__}; one value was "
+                          "expected")
+    return [one(v) for v in value] if isinstance(value, list) else one(value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import yaml
@@ -82,3 +83,17 @@ def validate(config: dict, source: str) -> None:
     if error is not None:
         where = ".".join(map(str, error.absolute_path)) or "top level"
         raise ConfigError(f"the config of {source}, at {where}: {error.message}")
+
+
+def config_from_json(text: str) -> dict:
+    """The merged config a command is given as JSON (what the workflow passes), checked
+    as a config file is: JSON, an object, the schema."""
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--config-json is not JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"--config-json: an object of the config's keys was expected, not "
+                          f"{type(config).__name__}")
+    validate(config, "--config-json")
+    return config

@@ -211,25 +211,34 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
         if file_type != "user":
             raise ConfigError(f"file type {file_type!r} needs a size")
         size = corpus.user_data_size((sources or [""])[0])
+    if size < 1:
+        raise ConfigError(f"{file_type}: an input of at least 1 byte is needed, not {size}"
+                          + (" (the sources hold no data)" if file_type == "user" else ""))
     out = Path(out)
+    if out.is_dir() or not out.name:
+        raise ConfigError(f"{out}: a folder; give the input file's path")
     out.parent.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(out.parent).free
-    if free < size:
-        raise ConfigError(f"{out.parent} has {free / 2**30:.2f} GiB free; the {file_type} file "
-                          f"needs {size / 2**30:.2f} GiB. Free space or set input_dir elsewhere")
     tmp = out.with_name(out.name + ".partial")
     describe: list = []
     digest = hashlib.sha256()
-    bar = GenerationProgress(f"gen {file_type}", size) if progress else None
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     try:
+        free = shutil.disk_usage(out.parent).free
+        if free < size:
+            raise ConfigError(f"{out.parent} has {free / 2**30:.2f} GiB free; the {file_type} "
+                              f"file needs {size / 2**30:.2f} GiB. Free space or set "
+                              "input_dir elsewhere")
+        bar = GenerationProgress(f"gen {file_type}", size) if progress else None
         written = _write_hashed(_chunks_for(file_type, seed, sources, describe), size, fd,
                                 digest, bar)
         if written < size:
             raise ConfigError(f"{file_type}: the sources gave {written} bytes, {size} needed")
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        tmp.unlink(missing_ok=True)  # a failed generation leaves nothing behind
+        raise
+    os.close(fd)
     os.replace(tmp, out)
     if bar:
         bar.finish(written)

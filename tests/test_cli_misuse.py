@@ -1,0 +1,47 @@
+"""A user's slip at the command line is one line naming what is wrong, exit code 2, and
+nothing left behind: never a traceback, never a run measured first."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def wattzip(cwd, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "wattzip", *argv], cwd=cwd,
+                          capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["gen", "text", "--size", "64KiB", "--out", "adir"], "adir: a folder"),
+    (["gen", "text", "--size", "64KiB", "--out", "/proc/wattzip-x"],
+     "/proc/wattzip-x.partial: No such file or directory"),
+    (["gen", "text", "--size", "0", "--out", "z.bin"], "at least 1 byte"),
+    (["collect", "--out", "c.csv", "absent.jsonl"], "no such journal: absent.jsonl"),
+    (["analyze", "--out", "o", "absent.csv"], "absent.csv: No such file or directory"),
+    (["check-overlap", "adir"], "adir: Is a directory"),
+    (["plan", "--config-json", "{bad"], "--config-json is not JSON"),
+    (["plan", "--config-json", "[1]"], "an object of the config's keys was expected"),
+    (["simulate", "--config-json", "{}", "--runs", "r.csv"], "'testbed' is a required"),
+    (["idle", "--count", "0"], "--count: 0: give a whole number of at least 1"),
+    (["idle", "--seconds", "-5"], "--seconds: -5: give more than 0 s"),
+    (["idle", "--max-other-load", "-1"], "give at least 0 and at most 1"),
+    (["job", "--manifest", "m", "--journal", "j", "--out", "o", "--testbed", "t",
+      "--codec", "gz-1", "--min-repeats", "5", "--max-repeats", "2"],
+     "--max-repeats 2 is below --min-repeats 5"),
+    (["job", "--threads", "-1"], "--threads: -1: give a whole number of at least 0"),
+    (["measure", "--meter", "model", "--model-max-w", "nan", "--", "true"],
+     "--model-max-w: nan: give at least 0 W"),
+    (["measure", "--meter", "model", "--stdin", "absent", "--", "true"],
+     "absent: No such file or directory"),
+    (["analyze", "--out", "o", "--margin", "1.5", "r.csv"], "--margin: 1.5: give at least"),
+])
+def test_a_slip_is_one_named_line_and_exit_2(tmp_path, argv, said):
+    (tmp_path / "adir").mkdir()
+    out = wattzip(tmp_path, *argv)
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and said in out.stderr, out.stderr
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["adir"] and not list((tmp_path / "adir").iterdir()), left
