@@ -27,7 +27,7 @@ if STUDY.multi:
             seed=config["seed"],
             sources=RULES.input_sources,
         shell:
-            "wattzip gen {wildcards.ftype:q} --size {params.size:q} --seed {params.seed} "
+            "wattzip gen {wildcards.ftype:q} --size {params.size:q} --seed {params.seed:q} "
             "{params.sources} --out {output.data:q} --manifest {output.manifest:q} 2> {log:q}"
 
     rule input_file:
@@ -73,7 +73,7 @@ else:
             seed=config["seed"],
             sources=RULES.input_sources,
         shell:
-            "wattzip gen {wildcards.ftype:q} --size {params.size:q} --seed {params.seed} "
+            "wattzip gen {wildcards.ftype:q} --size {params.size:q} --seed {params.seed:q} "
             "{params.sources} --out {params.data:q} --manifest {output.manifest:q} 2> {log:q}"
 
 

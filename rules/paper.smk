@@ -52,6 +52,6 @@ rule paper:
     conda:
         "../envs/latex.yaml"
     shell:
-        "cp {input.source:q} {wildcards.root:q}/main.tex && cd {wildcards.root:q} && "
-        "latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=paper-build main.tex "
-        "> logs/paper.log 2>&1 && cp paper-build/main.pdf paper.pdf"
+        "exec > {log:q} 2>&1; cp {input.source:q} {wildcards.root:q}/main.tex && "
+        "cd {wildcards.root:q} && latexmk -pdf -interaction=nonstopmode -halt-on-error "
+        "-outdir=paper-build main.tex && cp paper-build/main.pdf paper.pdf"

@@ -45,8 +45,9 @@ for (line in marks[, sprintf("compression starts to pay: %s %s %s from %s", metr
 }
 
 estimated_e <- any(be[metric == "E", estimated])
-panels <- c(T = "T: time (measured)",
-            E = if (estimated_e) "E: energy, ESTIMATED" else "E: energy (measured)")
+measured <- if (is_simulated()) "SIMULATED" else "measured"
+panels <- c(T = sprintf("T: time (%s)", measured),
+            E = if (estimated_e) "E: energy, ESTIMATED" else sprintf("E: energy (%s)", measured))
 be[, panel := factor(panels[metric], levels = panels)]
 marks[, panel := factor(panels[metric], levels = panels)]
 

@@ -10,6 +10,9 @@ dt[, op_class := op_class(op)]
 dt <- merge(dt, plain, by = c("testbed", "file_type", "op_class"))
 dt[, relative := mean_energy_j / plain_j]
 dt[, codec := order_codecs(dt)]
+# Each testbed says whether its own energy is estimated: the subtitle alone cannot.
+estimated_testbeds <- dt[meter_method == "estimated", unique(testbed)]
+dt[testbed %in% estimated_testbeds, testbed := paste(testbed, "(ESTIMATED)")]
 plot <- ggplot(dt, aes(x = codec, y = relative, fill = testbed)) +
   geom_col(position = position_dodge(width = 0.8), width = 0.75) +
   geom_hline(yintercept = 1, linewidth = 0.3, linetype = "dashed") +

@@ -10,6 +10,9 @@ if (nrow(be[metric %in% c("E", "T")]) == 0) { # a study without text files (HPC 
                 header = "Tool")
   quit(save = "no")
 }
+# Each testbed's column says whether its own energy is estimated: one note cannot.
+estimated_testbeds <- be[estimated == TRUE, unique(testbed)]
+be[testbed %in% estimated_testbeds, testbed := paste(testbed, "(ESTIMATED)")]
 cells <- dcast(be[metric %in% c("E", "T")], testbed + codec ~ metric, value.var = "display_tex")
 cells[, cell := paste(E, T, sep = " / ")]
 originals <- rbindlist(lapply(snakemake@input[["slides"]], function(path) {

@@ -61,3 +61,27 @@ def test_the_settings_flag_is_quoted_and_absent_without_a_table():
 
 def test_a_job_claims_every_core_of_a_testbed_outside_slurm():
     assert lookups().threads(lambda: 7)(Wildcards(testbed="tb")) == 7
+
+
+def test_a_testbed_s_slurm_options_reach_sbatch_s_shell_as_words(tmp_path):
+    """The executor plugin runs its sbatch line in a shell: a config value is its words."""
+    import shlex
+    import subprocess
+
+    import pytest
+
+    from wattzip.errors import ConfigError
+    from wattzip.model.config import validate
+
+    mark = tmp_path / "ran"
+    config = {**BASE, "testbeds": [{"name": "tb", "slurm": {
+        "nodelist": "n1", "extra": f"--time=1:00:00 --comment=$(touch {mark})"}}]}
+    extra = RuleLookups(Study.from_config(config), config, []).slurm["slurm_extra"](
+        Wildcards(testbed="tb"))
+    assert shlex.split(extra) == ["--exclusive", "--nodelist=n1", "--time=1:00:00",
+                                  "--comment=$(touch", f"{mark})"]  # words, as typed
+    subprocess.run(f"echo {extra}", shell=True, check=True, capture_output=True)
+    assert not mark.exists()
+    bad = {**BASE, "testbeds": [{"name": "tb", "slurm": {"nodelist": f"n1; touch {mark}"}}]}
+    with pytest.raises(ConfigError, match="nodelist"):
+        validate(bad, "my-cluster.yaml")

@@ -41,6 +41,9 @@ def test_every_overlay_rehearses_to_its_pdf_marked_simulated(overlay, tmp_path):
     tree = root / "rehearsal" / study_name(overlay)
     pages = pdf_pages(tree / "paper.pdf")
     assert len(pages) > 5 and all("SIMULATED" in page for page in pages)
+    prose = " ".join(" ".join(pages).split())  # the text never calls these runs measured
+    assert "runs were SIMULATED" in prose and "runs were measured" not in prose
+    assert "Energy is SIMULATED in place of the" in prose
     from wattzip.model.study import Study
 
     unmeasured = Study.from_files([root / "config.yaml", root / "config" / overlay]).scope

@@ -145,6 +145,23 @@ def test_a_varied_bandwidth_gets_its_section_and_says_the_disks_are_emulated(tab
 def test_the_testbed_list_says_estimated(tables):
     text = passages.testbed_list(["tiny"], [TINY / "summary.csv"], {"tiny": "a test box"})
     assert "tiny & a test box" in text and "ESTIMATED" in text
+    rehearsed = passages.testbed_list(["tiny"], [TINY / "summary.csv"], {}, simulated=True)
+    assert "& SIMULATED, ESTIMATED &" in rehearsed
+
+
+def test_a_claim_on_estimated_energy_says_so_wherever_its_verdict_is_printed():
+    """As the claims table marks it: in the factor sections and the appendix too."""
+    claim = {"claim_id": "c", "claim": "a claim", "source": "SYSTOR '11 6.3",
+             "verdict": "holds", "evidence": "E ...", "estimated": "true",
+             "model_robustness": "robust to the model", "factor": "io_scheduler"}
+    assert passages.claim_mark(claim) == " (on ESTIMATED energy; robust to the model)"
+    assert passages.claim_mark({**claim, "estimated": "false"}) == ""
+    text = passages.factor_sections([claim], {**PARAMS, "varied_factors": ["io_scheduler"],
+                                              "factor_values": {"io_scheduler": ["a", "b"]}},
+                                    True)
+    assert "\\textbf{holds} (on ESTIMATED energy; robust to the model)." in text
+    assert passages.testbeds_figure("", True) == ""
+    assert "ESTIMATED" in passages.testbeds_figure("../figures/s/testbeds.pdf", True)
 
 
 def test_write_makes_every_output(tmp_path):

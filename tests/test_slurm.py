@@ -140,6 +140,9 @@ def test_one_report_holds_both_testbeds(study):
                           capture_output=True, text=True, check=True).stdout
     assert "node-a" in text and "node-b" in text
     assert "test node n2 (feature beta)" in text
+    # their figure side by side is in the report, each testbed's estimate named
+    assert "compress-write and decompress-read energy relative to plain I/O" in text
+    assert "node-b (ESTIMATED)" in text
 
 
 def test_the_inputs_are_generated_once_where_the_workflow_runs(study):

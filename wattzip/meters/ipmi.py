@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from wattzip.errors import MeterError
-from wattzip.meters.base import Poller, PowerSampleMeter
+from wattzip.meters.base import MeterOptions, Poller, PowerSampleMeter
 
 _WATTS = re.compile(r"Instantaneous power reading:\s*([\d.]+)\s*Watts", re.IGNORECASE)
 _STATE = re.compile(r"Power reading state is:\s*(\w+)", re.IGNORECASE)
@@ -63,8 +63,14 @@ class IpmiMeter(PowerSampleMeter):
 
     @classmethod
     def probe(cls, options):
-        if shutil.which(options.ipmi_command[0]) is None:
-            return f"ipmi: {options.ipmi_command[0]} is not installed (apt-get install ipmitool)"
+        if not options.ipmi_command:
+            return "ipmi: the command that reads power is empty (meter.ipmi_command)"
+        tool = options.ipmi_command[0]
+        if shutil.which(tool) is None:
+            if options.ipmi_command == MeterOptions.ipmi_command:
+                return f"ipmi: {tool} is not installed (apt-get install ipmitool)"
+            return (f"ipmi: {tool}, the command given to read power, is not found or not "
+                    "executable (--ipmi-command, meter.ipmi_command)")
         try:
             parse_ipmi_dcmi(cls._query(options))
         except (MeterError, OSError, subprocess.SubprocessError) as exc:

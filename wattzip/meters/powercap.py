@@ -60,6 +60,9 @@ def discover_rapl_zones(root: str, psys: bool = False) -> tuple[list[RaplZone], 
     used alone when asked for.
     """
     base = Path(root)
+    if base.exists() and not base.is_dir():
+        raise MeterError(f"powercap: {root} is not a folder; --powercap-root takes the "
+                         "powercap tree's folder (e.g. /sys/class/powercap)")
     if not base.is_dir():
         raise MeterError(f"powercap: {root} does not exist (no RAPL here: a VM, a container, "
                          "or a CPU without RAPL); pass --powercap-root DIR if it lives elsewhere")

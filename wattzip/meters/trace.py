@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import os
 import time
 import zoneinfo
 
 from wattzip.errors import MeterError
 from wattzip.meters.base import Meter, Reading, integrate_power, missing_path_reason
+
+
+def logger_zone(timezone: str | None) -> zoneinfo.ZoneInfo | None:
+    """The logger's time zone (None without one); a name that is no zone is an error."""
+    if not timezone:
+        return None
+    try:
+        return zoneinfo.ZoneInfo(timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise MeterError(f"trace: time zone {timezone!r} is not an IANA zone name "
+                         "(e.g. UTC, Europe/Berlin)") from None
 
 
 def read_power_trace(path: str, timezone: str | None = None) -> list[tuple[float, float]]:
@@ -19,15 +31,13 @@ def read_power_trace(path: str, timezone: str | None = None) -> list[tuple[float
     without one: guessing UTC would shift every run by the zone's offset.
     A torn last line (the logger is writing it) is skipped.
     """
-    zone = None
-    if timezone:
-        try:
-            zone = zoneinfo.ZoneInfo(timezone)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise MeterError(f"trace: time zone {timezone!r} is not an IANA zone name "
-                             "(e.g. UTC, Europe/Berlin)") from None
+    zone = logger_zone(timezone)
     rows: list[tuple[float, float]] = []
-    with open(path, newline="") as f:
+    try:
+        f = open(path, newline="", encoding="utf-8")
+    except OSError as exc:  # rotated or deleted by its logger during a run
+        raise MeterError(f"trace: cannot read {path}: {exc.strerror}") from None
+    with f:
         for line, row in enumerate(csv.DictReader(f), 2):
             stamp, watts = row.get("timestamp"), row.get("watts")
             if "timestamp" not in row or "watts" not in row:
@@ -73,8 +83,27 @@ class TraceMeter(Meter):
 
     @classmethod
     def probe(cls, options):
-        return missing_path_reason("trace", options.trace_path, "trace_path",
-                                   "power trace file")
+        """Usable: a file (its logger may not have written it yet) whose first line, once
+        written, names the columns timestamp and watts, and a zone that is one."""
+        path = options.trace_path
+        reason = missing_path_reason("trace", path, "trace_path", "power trace file")
+        if reason:
+            return reason
+        if not os.path.isfile(path):
+            return f"trace: {path} is not a file (a power log with timestamp,watts columns)"
+        try:
+            logger_zone(options.trace_timezone)
+            with open(path, newline="", encoding="utf-8") as f:
+                first = f.readline(4096)
+        except MeterError as exc:
+            return str(exc)
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"trace: cannot read {path}: {exc}"
+        header = next(csv.reader([first]), []) if first.endswith("\n") else []
+        if header and not {"timestamp", "watts"} <= set(header):
+            return (f"trace: {path} is not a power log: its first line {first.strip()[:60]!r} "
+                    "does not name the columns timestamp,watts")
+        return None
 
     def start(self) -> None:
         self._wall0 = time.time()

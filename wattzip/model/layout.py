@@ -130,6 +130,7 @@ def report_params(study: Study, testbeds: list[str], stage: str, fig_dir: str) -
     return {
         "stage": stage, "study": study.name, "study_description": study.description,
         "testbed": study.first_testbed, "fig_dir": f"{fig_dir}/{study.first_testbed}",
+        "testbeds_figure": f"{fig_dir}/testbeds.pdf" if len(testbeds) > 1 else "",
         "file_size": study.config["file_size"], "file_types": study.file_types,
         "codecs": study.codecs, "unmeasured_cells": study.scope.describe(),
         "repeats": study.repeats,
@@ -175,6 +176,8 @@ class Tree:
         first = self.study.first_testbed
         out = [f"{self.root}/generated/{first}/{t}.tex" for t in paper_tables(self.study)]
         out += [f"{self.root}/generated/testbeds.tex", f"{self.root}/generated/macros.tex"]
+        if len(self.testbeds) > 1:  # every testbed side by side, beside their table
+            out.append(f"{self.figs}/testbeds.pdf")
         return out + self.figures(first)
 
     def outputs(self) -> list[str]:

@@ -177,9 +177,10 @@ class RuleLookups:
 
         def value(wildcards):
             s = self.testbeds[wildcards.testbed].slurm or {}
-            if key == "slurm_extra":  # its own node, alone on it
-                node = f" --nodelist={s['nodelist']}" if s.get("nodelist") else ""
-                return f"--exclusive{node} {s.get('extra', '')}".strip()
+            if key == "slurm_extra":  # its own node, alone on it; the plugin's sbatch
+                # line runs in a shell, so every word of the config is quoted
+                node = [f"--nodelist={s['nodelist']}"] if s.get("nodelist") else []
+                return shlex.join(["--exclusive", *node, *shlex.split(s.get("extra", ""))])
             return s.get(key.removeprefix("slurm_"), "")
 
         return value

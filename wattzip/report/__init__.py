@@ -22,7 +22,8 @@ def write(inputs: Mapping, params: Mapping, outputs: Mapping) -> dict[str, str]:
         "figures": passages.figure_list(params["file_types"], t.estimated),
         "factors": passages.factor_sections(t.claims, params, t.estimated),
         "testbed_list": passages.testbed_list(params["testbeds"], inputs["summaries"],
-                                              params["descriptions"]),
+                                              params["descriptions"], simulated)
+        + passages.testbeds_figure(params.get("testbeds_figure"), t.estimated),
     }
     for name, text in texts.items():
         write_text_atomically(outputs[name], text)

@@ -18,6 +18,7 @@ from wattzip.analysis.options import AnalysisOptions
 from wattzip.latex import tex
 from wattzip.model.config import study_files
 from wattzip.model.study import Study
+from wattzip.report.passages import claim_mark
 
 SIMULATED = ("SIMULATED: a rehearsal's runs, synthesised from the study's design; nothing "
              "here was measured.")
@@ -38,7 +39,8 @@ def analysis_options(configfiles: list[str]) -> AnalysisOptions:
     return Study.from_files(study_files(configfiles)).analysis_options
 
 
-def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]) -> list:
+def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str],
+            simulated: bool = False) -> list:
     """One entry per claim of the registry: its commands, duration and results."""
     timed = [r for r in runs if r["started_at"]]
     span_min = ((max(_stamp(r["ended_at"]) for r in timed)
@@ -62,7 +64,8 @@ def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]
         verdict = row.get("verdict", "not decided on this testbed")
         tested = bool(row) and not verdict.startswith("not testable")
         if tested:
-            duration = f"{span_min:.1f} min (this study's measurement)"
+            duration = (f"{span_min:.1f} min (this rehearsal's SIMULATED runs)" if simulated
+                        else f"{span_min:.1f} min (this study's measurement)")
         elif claim.overlay in study_files:  # this study's configuration: its runs left it open
             duration = "none: this study's runs do not decide it (see obtained)"
         else:
@@ -78,7 +81,7 @@ def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]
             "duration": duration,
             "expected": claim.claim + (f" (compared with {', '.join(claim.reference)})"
                                        if claim.reference else ""),
-            "obtained": f"{verdict}: {row.get('evidence', '')}".rstrip(": "),
+            "obtained": f"{verdict}{claim_mark(row)}: {row.get('evidence', '')}".rstrip(": "),
         })
     return out
 
@@ -122,6 +125,6 @@ def write(claims_csv: str, runs_csv: str, base: str, testbed: str, configfiles: 
     """Rule appendix: the Markdown and the LaTeX appendix of one testbed of one tree."""
     runs = rows(runs_csv)
     simulated = any(r.get("simulated") == "true" for r in runs)
-    items = entries(claims_csv, runs, base, configfiles)
+    items = entries(claims_csv, runs, base, configfiles, simulated)
     Path(markdown_out).write_text(markdown(testbed, items, simulated))
     Path(latex_out).write_text(latex(items, simulated))

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from wattzip import stats
 from wattzip.analysis.breakeven import format_ratio
 from wattzip.analysis.options import AnalysisOptions, breakeven_levels, percent
+from wattzip.analysis.pareto import PARETO_READS
 from wattzip.analysis.robustness import median_abs_error_pct
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex, tex
@@ -180,6 +181,7 @@ def _testbed_macros(t: ReportTables, params: Mapping) -> dict:
         "MeterSource": tex(meter.get("source", "none")),
         "MeterScope": tex(meter.get("scope", "--")),
         "MeterMethod": tex(meter.get("method", "--")),
+        "ParetoReads": ", ".join(map(str, PARETO_READS[:-1])) + f" and {PARETO_READS[-1]}",
     }
 
 

@@ -13,9 +13,10 @@ from wattzip.report.tables import ReportTables, rows
 
 
 def abstract(t: ReportTables, params: Mapping) -> str:
-    energy_word = "estimated energy" if t.estimated else "measured energy"
     n_failed = sum(r["verified"] != "true" for r in t.runs)
     simulated = params["stage"] == "rehearsal"
+    energy_word = ("estimated energy" if t.estimated else
+                   "SIMULATED energy (not measured)" if simulated else "measured energy")
     runs_word = "SIMULATED runs" if simulated else "measured runs"
     lines = [
         ("\\textbf{SIMULATED: the rehearsal of this study, from runs synthesised by a "
@@ -135,16 +136,27 @@ def factor_sections(claims: list[dict], params: Mapping, estimated: bool) -> str
                           f"to the slowest, the cell is decided $\\forall$ (it saves on the "
                           f"write and on every read).{mark}")
         out += [f"\\paragraph{{Claim ({tex(c['source'])}).}} {tex(c['claim'])}: "
-                f"\\textbf{{{tex(c['verdict'])}}}. {tex(c['evidence'])}"
+                f"\\textbf{{{tex(c['verdict'])}}}{tex(claim_mark(c))}. {tex(c['evidence'])}"
                 for c in claims if c.get("factor") == factor]
     if params["hpc14"]:
         out += HPC14
     return "\n".join(out) + "\n"
 
 
-def testbed_list(testbeds: list[str], summaries: list[str], descriptions: Mapping) -> str:
-    """Every testbed of the report: what it is, its meter, whether its energy is estimated."""
-    out = ["\\begin{tabular}{llllr}", "\\toprule",
+def claim_mark(claim: Mapping) -> str:
+    """What the claims table marks beside a verdict: resting on ESTIMATED energy, and
+    whether it is robust to the model."""
+    if str(claim.get("estimated", "")).lower() != "true":
+        return ""
+    robust = claim.get("model_robustness") or ""
+    return " (on ESTIMATED energy" + (f"; {robust})" if robust else ")")
+
+
+def testbed_list(testbeds: list[str], summaries: list[str], descriptions: Mapping,
+                 simulated: bool = False) -> str:
+    """Every testbed of the report: what it is, its meter, whether its energy is estimated
+    (and, in the rehearsal, that it is SIMULATED)."""
+    out = ["\\begin{center}\\small", "\\begin{tabular}{llllr}", "\\toprule",
            "Testbed & Description & Meter (scope) & Energy & Runs \\\\", "\\midrule"]
     for name, path in zip(testbeds, summaries, strict=True):
         measured = [r for r in rows(path) if int(r["n"] or 0) > 0]
@@ -153,8 +165,20 @@ def testbed_list(testbeds: list[str], summaries: list[str], descriptions: Mappin
                         if r["meter_source"]})
         energy = ("ESTIMATED" if "estimated" in methods else
                   "measured" if "measured" in methods else "none")
+        if simulated and energy != "none":
+            energy = "SIMULATED" + (", ESTIMATED" if energy == "ESTIMATED" else "")
         description = descriptions.get(name) or "results brought in (runs.csv)"
         out.append(f"{tex(name)} & {tex(description)} & {tex(', '.join(meter) or '--')} & "
                    f"{energy} & {sum(int(r['n']) for r in measured)} \\\\")
-    out += ["\\bottomrule", "\\end{tabular}"]
+    out += ["\\bottomrule", "\\end{tabular}", "\\end{center}"]
     return "\n".join(out) + "\n"
+
+
+def testbeds_figure(path: str | None, estimated: bool) -> str:
+    """With several testbeds, their energy side by side (none with one)."""
+    if not path:
+        return ""
+    mark = " A testbed marked ESTIMATED has no power meter." if estimated else ""
+    return "\n".join(figure(path, "Every testbed's compress-write and decompress-read "
+                             "energy relative to plain I/O, primary setting." + mark,
+                             "fig:testbeds")) + "\n"
