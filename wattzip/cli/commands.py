@@ -17,10 +17,7 @@ from wattzip.workload import codec_registry, inputs
 
 
 def cmd_meters(a) -> int:
-    unknown = [n for n in a.meter.split(",") if n not in meters.METERS]
-    if unknown:
-        raise WattzipError(f"--meter: unknown meter {unknown[0]!r}; valid: "
-                           f"{', '.join(meters.METERS)}")
+    meters.check_names(a.meter.split(","))
     opts = options.meter_options_of(a)
     rows = []
     for name, reason in meters.probe_all(opts).items():

@@ -33,7 +33,7 @@ __all__ = [
     "NoMeter", "PerfMeter", "PowerSampleMeter", "PowercapMeter", "RaplZone", "Reading",
     "TraceMeter", "WattsUpMeter", "discover_rapl_zones", "integrate_averages",
     "integrate_power", "measure_idle", "open_meter", "parse_ipmi_dcmi", "parse_perf_stat",
-    "probe_all", "read_cpu_times", "read_power_trace",
+    "check_names", "probe_all", "read_cpu_times", "read_power_trace",
 ]
 
 METERS: dict[str, type[Meter]] = {
@@ -75,14 +75,20 @@ REQUIREMENT_HINTS = {
 }
 
 
+def check_names(order: list[str]) -> None:
+    """Every name of a meter order is a meter's: a misspelling is an error, not skipped."""
+    unknown = [name for name in order if name not in METERS]
+    if unknown:
+        raise MeterError(f"unknown meter {unknown[0]!r}; valid: {', '.join(METERS)}")
+
+
 def open_meter(order: list[str], options: MeterOptions, require_measured: bool = False,
                required_by: str = "config") -> Meter:
     """The first usable meter of `order`; a clear error naming every reason otherwise."""
+    check_names(order)
     reasons = []
     for name in order:
-        cls = METERS.get(name)
-        if cls is None:
-            raise MeterError(f"unknown meter {name!r}; valid: {', '.join(METERS)}")
+        cls = METERS[name]
         if require_measured and cls.method != "measured":
             reasons.append(f"{name}: gives {cls.method} energy, not measured")
             continue
