@@ -45,3 +45,16 @@ def test_a_slip_is_one_named_line_and_exit_2(tmp_path, argv, said):
     assert "Traceback" not in out.stderr and said in out.stderr, out.stderr
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == ["adir"] and not list((tmp_path / "adir").iterdir()), left
+
+
+def test_the_config_allows_the_margin_its_jobs_take():
+    """A job's --margin comes from the config: a value the schema lets through and the
+    flag refuses would stop a study at its first job, hours in."""
+    from wattzip.errors import ConfigError
+    from wattzip.model.config import validate
+
+    from .test_design import BASE
+
+    with pytest.raises(ConfigError, match="verdict.margin"):
+        validate({**BASE, "verdict": {"margin": 0.995}}, "my-testbed.yaml")
+    validate({**BASE, "verdict": {"margin": 0.99}}, "my-testbed.yaml")
