@@ -9,9 +9,10 @@ arm (log-normal around 2%). The moderated design as it runs: one plain arm per f
 type, each codec's job adding a pair to it (plain first or last in turn) and more
 while it is shorter than the job's look, as wattzip.measure.interleaving.repeat_arms
 schedules them. A look compares the codec's n runs with the shared arm's last n
-pairs, the nearest in time. The cells run cheap first; at each planned look (2, 4, 8
-runs per arm, each at alpha / 3) a cell's verdict is moderated by priors fitted over
-the cells measured before it and its own arms (wattzip.analysis.moderated.cell_priors),
+pairs, the latest measured. The cells run cheap first; at each planned look (the
+schema's repeats.moderated_looks, each at alpha / looks) a cell's verdict is moderated
+by priors fitted over the cells measured before it and its own arms
+(wattzip.analysis.moderated.cell_priors),
 as a job does, and the analysis reports the verdict of the look it stopped at. Two
 guards side by side on the same simulated cells: a codec's arms of a kind judged
 together (as the jobs and the analysis now do), and each arm judged alone against the
@@ -19,13 +20,17 @@ study's prior (as they did before); beside them the verdict design (Welch per ce
 looks 3, 5, 8). Printed per scenario: the coverage of the stopping look's interval of
 S = (w + r) - (c + d) (over every cell; and over the noisy codec's cells alone), wrong
 verdicts (saves or costs on the wrong side, negligible outside the margin), undecided
-cells, cells decided at 2 runs per arm, and the runs per arm spent.
+cells, cells decided at 2 runs per arm, and the runs per arm spent; and the coverage of
+the study's first FIRST cells alone, whose priors are fitted from a few arms.
 
 Scenarios: alike (every arm's CV from one distribution), one noisy codec (its
 compress and decompress arms 4x the CV; the plain copies of its job are not
 noisier), heavy tails (Student t with 3 df, same CV), a drifting machine (+6%
 slower, linearly, from the study's first run to its last; the truth of a cell is
-its saving at the time its job ran).
+its saving at the time its job ran), a level step (15% slower from one job on, at a
+random point of the study, between two jobs, where a job's drift check does not see
+it: the shared plain arm's pairs from before the step then meet a codec's runs after
+it).
 """
 
 from __future__ import annotations
@@ -43,7 +48,10 @@ _REPEATS = load_schema()["properties"]["repeats"]["properties"]
 LOOKS = tuple(_REPEATS["moderated_looks"]["default"])  # as a study plans them
 WELCH_LOOKS = tuple(_REPEATS["looks"]["default"])
 MARGIN = 0.02
-SCENARIOS = ("alike", "one noisy codec", "heavy tails", "drifting machine")
+SCENARIOS = ("alike", "one noisy codec", "heavy tails", "drifting machine", "a level step")
+STEP = 1.15  # "a level step": the machine 15% slower from one job on, for good
+# The study's first cells, whose priors are fitted from few arms, scored on their own.
+FIRST = 4
 
 
 def cells(rng: random.Random, codecs: int = 11, file_types: int = 2) -> list[dict]:
@@ -70,16 +78,23 @@ def noise(rng: random.Random, scenario: str) -> float:
     return rng.gauss(0, 1)
 
 
-def measure(rng, cell, scenario, n, clock, span):
+def step_at(rng: random.Random, scenario: str, jobs: int) -> int:
+    """The job from which "a level step" holds (between two jobs, where no job's drift
+    check sees it); past the last job in other scenarios."""
+    return rng.randrange(1, jobs) if scenario == "a level step" else jobs
+
+
+def measure(rng, cell, scenario, n, clock, span, level=1.0):
     """n ABBA repeats of a cell's own four arms: {arm: values}, and the drift factor at
-    its time (the verdict design)."""
+    its time (the verdict design); `level`, the machine's speed level during the job."""
     runs = {k: [] for k in "wcrd"}
     times = []
     for repeat in range(1, n + 1):
         order = ("w", "r", "c", "d") if repeat % 2 else ("c", "d", "w", "r")
         for arm in order:
             clock[0] += 1
-            drift = 1 + 0.06 * clock[0] / span if scenario == "drifting machine" else 1.0
+            drift = (1 + 0.06 * clock[0] / span if scenario == "drifting machine"
+                     else 1.0) * level
             times.append(drift)
             cv = cell["cv"][arm] * (4 if scenario == "one noisy codec" and cell["codec"] == 0
                                     and arm in "cd" else 1)
@@ -102,11 +117,13 @@ def shared_plain_study(rng, scenario: str, study: list[dict], grouped: bool = Tr
     clock, done, out = [0], [], []
     pools = {w: {"w": [], "r": []} for w in ftypes}
     noisy = 4 if scenario == "one noisy codec" else 1
+    step = step_at(rng, scenario, len(study))
 
     def run(cell, arm):
         """One run of an arm at the study's clock: its value, and the machine's drift."""
         clock[0] += 1
-        drift = 1 + 0.06 * clock[0] / span if scenario == "drifting machine" else 1.0
+        drift = (1 + 0.06 * clock[0] / span if scenario == "drifting machine" else 1.0) * (
+            STEP if len(done) >= step else 1.0)
         cv = cell["cv"][arm] * (noisy if cell["codec"] == 0 and arm in "cd" else 1)
         return cell["means"][arm] * drift * max(0.05, 1 + cv * noise(rng, scenario)), drift
 
@@ -141,7 +158,7 @@ def shared_plain_study(rng, scenario: str, study: list[dict], grouped: bool = Tr
         done.append([("compress-write", list(runs["c"]), group),
                      ("decompress-read", list(runs["d"]), group)])
         out.append({"cell": cell, "runs": runs, "n": repeat, "drift": mean(times),
-                    "verdict": v})
+                    "verdict": v, "position": len(done)})
     return out
 
 
@@ -149,24 +166,31 @@ def welch_study(rng, scenario: str, study: list[dict]) -> list[dict]:
     """The verdict design on the same cells: each cell's own Welch interval."""
     span = 4 * WELCH_LOOKS[-1] * len(study) / 2
     clock, out = [0], []
+    step = step_at(rng, scenario, len(study))
     for cell in study:
-        runs, drift = measure(rng, cell, scenario, WELCH_LOOKS[-1], clock, span)
+        runs, drift = measure(rng, cell, scenario, WELCH_LOOKS[-1], clock, span,
+                              STEP if len(out) >= step else 1.0)
         v, n = verdicts.sequential(lambda k, r=runs: (r["w"][:k], r["c"][:k], r["r"][:k],
                                                       r["d"][:k]), WELCH_LOOKS, 1.0, MARGIN)
         clock[0] -= 4 * (WELCH_LOOKS[-1] - n)
-        out.append({"cell": cell, "runs": runs, "n": n, "drift": drift, "verdict": v})
+        out.append({"cell": cell, "runs": runs, "n": n, "drift": drift, "verdict": v,
+                    "position": len(out) + 1})
     return out
 
 
 def score(rows: list[dict]) -> dict:
     """Coverage, wrong and undecided verdicts, runs per arm, over the rows."""
     covered = wrong = undecided = runs = noisy = noisy_covered = at_two = 0
+    first = first_covered = 0
     for row in rows:
         m, v = row["cell"]["means"], row["verdict"]
         truth = row["drift"] * ((m["w"] + m["r"]) - (m["c"] + m["d"]))
         band = MARGIN * row["drift"] * (m["w"] + m["r"])
         hit = v.lo <= truth <= v.hi
         covered += hit
+        if row["position"] <= FIRST:
+            first += 1
+            first_covered += hit
         if row["cell"]["codec"] == 0:
             noisy += 1
             noisy_covered += hit
@@ -177,14 +201,16 @@ def score(rows: list[dict]) -> dict:
         runs += row["n"]
         at_two += row["n"] == 2 and v.verdict != verdicts.UNDECIDED
     k = len(rows)
-    return {"coverage": covered / k, "noisy": noisy_covered / noisy, "wrong": wrong / k,
+    return {"coverage": covered / k, "noisy": noisy_covered / noisy,
+            "first": first_covered / first, "wrong": wrong / k,
             "undecided": undecided / k, "runs": runs / k, "at_two": at_two / k}
 
 
 def table(studies: int, seed: int, file_types: int,
           extra_looks: tuple[tuple[int, ...], ...] = ()) -> list[str]:
-    lines = ["| scenario | design | coverage | coverage, codec 0 | wrong verdicts | "
-             "undecided | decided at 2 runs | runs per arm |", "|---|---|---|---|---|---|---|---|"]
+    lines = [f"| scenario | design | coverage | coverage, codec 0 | coverage, first {FIRST} "
+             "cells | wrong verdicts | undecided | decided at 2 runs | runs per arm |",
+             "|---|---|---|---|---|---|---|---|---|"]
     designs = [("moderated, a codec's arms judged together", shared_plain_study),
                ("moderated, each arm judged alone",
                 lambda *a: shared_plain_study(*a, grouped=False)),
@@ -198,7 +224,7 @@ def table(studies: int, seed: int, file_types: int,
             for _ in range(studies):
                 rows += run(rng, scenario, cells(rng, file_types=file_types))
             s = score(rows)
-            cols = ("coverage", "noisy", "wrong", "undecided", "at_two")
+            cols = ("coverage", "noisy", "first", "wrong", "undecided", "at_two")
             lines.append(f"| {scenario} | {name} | "
                          + " | ".join(f"{s[c]:.3f}" for c in cols) + f" | {s['runs']:.2f} |")
     return lines

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from wattzip import cli
+from wattzip import cli, records
 from wattzip.analysis.stopping import outliers
 from wattzip.bench import options as bench_options
 from wattzip.bench import report
@@ -28,7 +28,7 @@ def test_an_export_that_cannot_be_written_is_refused_before_any_run(tmp_path):
         bench_options.run(run_args("--meter", "none", "--runs", "2", "--export-csv",
                                    "/proc/wattzip-x.csv", f"echo run >> {marks}"))
     assert not marks.exists()
-    bench_options.check_export("json", str(tmp_path / "out.json"))
+    records.check_writable("--export-json", str(tmp_path / "out.json"))
     assert list(tmp_path.iterdir()) == []  # the check leaves nothing behind
 
 

@@ -17,7 +17,9 @@ def wattzip(cwd, *argv: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("argv, said", [
     (["gen", "text", "--size", "64KiB", "--out", "adir"], "adir: a folder"),
     (["gen", "text", "--size", "64KiB", "--out", "/proc/wattzip-x"],
-     "/proc/wattzip-x.partial: No such file or directory"),
+     "manifest /proc/wattzip-x.json: cannot be written there"),
+    (["gen", "text", "--size", "64KiB", "--out", "z.bin", "--manifest", "/proc/m.json"],
+     "manifest /proc/m.json: cannot be written there (No such file or directory)"),
     (["gen", "text", "--size", "0", "--out", "z.bin"], "at least 1 byte"),
     (["collect", "--out", "c.csv", "absent.jsonl"], "no such journal: absent.jsonl"),
     (["analyze", "--out", "o", "absent.csv"], "absent.csv: No such file or directory"),

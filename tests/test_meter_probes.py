@@ -54,3 +54,12 @@ def test_meters_refuses_a_meter_that_is_none():
     out = subprocess.run([sys.executable, "-m", "wattzip", "meters", "--meter", "nosuch"],
                          capture_output=True, text=True, check=False)
     assert out.returncode == 2 and "unknown meter 'nosuch'" in out.stderr
+
+
+def test_a_wattsup_port_must_be_a_serial_device(tmp_path):
+    (tmp_path / "log.txt").write_text("")
+    for given in (tmp_path, tmp_path / "log.txt"):
+        assert "is not a serial port" in probe("wattsup", wattsup_port=str(given))
+    assert "does not exist" in probe("wattsup", wattsup_port=str(tmp_path / "ttyUSB9"))
+    said = probe("wattsup", wattsup_port="/dev/null")  # a character device: it may be one
+    assert said is None or "pyserial" in said

@@ -41,11 +41,26 @@ def test_the_prior_is_recovered_from_many_cells():
 
 def test_alike_cells_share_one_variance_and_too_few_share_none():
     alike = moderated.fit_prior([(1e-4, 3)] * 6)
-    # exp(E[log s^2]) is below s^2 (by digamma(d/2) - log(d/2)): the prior undoes it.
-    unbiased = 1e-4 * math.exp(math.log(1.5) - special.digamma(1.5))
-    assert math.isinf(alike.d0) and alike.s0_sq == pytest.approx(unbiased, rel=1e-6)
+    # Six arms of 3 df: the prior holds at most their 18 df less one arm's 3, never a
+    # variance known exactly. exp(E[log s^2]) is below s^2 (by digamma(d/2) - log(d/2)),
+    # which the prior undoes at each df.
+    unbiased = 1e-4 * math.exp(math.log(1.5) - special.digamma(1.5)
+                               + special.digamma(7.5) - math.log(7.5))
+    assert alike.d0 == 15 and alike.s0_sq == pytest.approx(unbiased, rel=1e-6)
+    assert alike.moderate(1e-4, 3)[1] == 18
     assert moderated.fit_prior([(1e-4, 3)] * 3) is moderated.NO_PRIOR
     assert moderated.NO_PRIOR.moderate(2e-4, 1) == (2e-4, 1.0)
+
+
+def test_a_prior_from_a_study_s_first_arms_knows_no_more_than_they_do():
+    """Four arms of 1 df that happen to agree (as often as not when their variances are
+    equal): before, d0 was infinite and a second cell decided at 2 runs on a normal
+    quantile; now an arm moderated by them has at most their 4 df."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        s2 = 1e-4 * rng.chisquare(1, size=4)
+        prior = moderated.fit_prior([(v, 1) for v in s2])
+        assert prior.d0 <= 3 and prior.moderate(float(s2[0]), 1)[1] <= 4
 
 
 def test_a_cell_is_shrunk_toward_the_prior_unless_it_is_far_noisier():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 
 import pytest
@@ -11,6 +12,7 @@ from wattzip import report
 from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex
+from wattzip.measure import disturbance
 from wattzip.report import macros, passages
 from wattzip.report.tables import ReportTables
 
@@ -42,6 +44,7 @@ PARAMS = {"testbed": "tiny", "primary": PRIMARY, "primary_rule": "the first of t
           "repeat_design": "the paper's rule: at least 2 and at most 2 runs per operation",
           "drift_check": "No drift check: the machine's drift over a job was not measured "
                          "(drift.repeats 0).",
+          "be_intervals": "Welch-$t$", "ci_target_role": "",
           "varied_factors": ["bandwidth"],
           "factor_values": {"bandwidth": ["unthrottled", "50MBps"]}, "hpc14": False,
           "emulated_input_layouts": ["on-medium"],
@@ -106,6 +109,19 @@ def test_macros_are_the_primary_settings_numbers(tables):
     assert values["PaperBeGzOneText"] == "20.2"  # SYSTOR '09 Table 4, as printed
     measured = [r for r in summary if int(r["n"]) > 0]
     assert values["CiMet"].endswith(f"of {len(measured)}")
+
+
+def test_a_run_measured_again_after_a_drift_is_not_counted_as_failed(tables):
+    """A drift's runs are flagged unverified and measured again: the report calls them
+    disturbed (its own sentence), not failed."""
+    runs = tables.runs
+    drifted = [{**r, "verified": "false", "disturbed": "drift: the reference changed"}
+               for r in runs[:3]]
+    failed = [{**runs[3], "verified": "false"}]
+    values = macros.macro_values(dataclasses.replace(tables, runs=[*runs, *drifted, *failed]),
+                                 PARAMS)
+    assert values["RunsFailed"] == str(disturbance.count_failed(runs) + 1)
+    assert values["RunsTotal"] == str(len(runs) + 4)
 
 
 def test_the_claim_counts_add_up(tables):

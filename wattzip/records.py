@@ -170,6 +170,23 @@ def nofollow(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NOFOLLOW, 0o644)
 
 
+def check_writable(label: str, path: str | os.PathLike) -> None:
+    """That a file can be written where it goes, as it will be (beside its place, then
+    renamed), tried and removed: a file that cannot be written fails before the work
+    that makes it, not after."""
+    path = os.fspath(path)
+    if (os.path.isdir(path) or not os.path.basename(path)
+            or not os.path.isdir(os.path.dirname(path) or ".")):
+        raise RecordError(f"{label} {path}: not a file in an existing folder")
+    partial = path + ".partial"
+    try:
+        with open(partial, "w", opener=nofollow):
+            pass
+        os.unlink(partial)
+    except OSError as exc:
+        raise RecordError(f"{label} {path}: cannot be written there ({exc.strerror})") from None
+
+
 def write_text_atomically(path: str | os.PathLike, text: str) -> None:
     """A small file (JSON) written beside its place and renamed there, never torn."""
     path = Path(path)

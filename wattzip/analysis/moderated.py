@@ -44,10 +44,10 @@ from wattzip.stats import Interval, _betainc, mean, t_ppf
 # A prior needs this many arms with a variance (the method of moments with fewer is noise).
 MIN_CELLS = 4
 # The share of ordinary codecs (arms of a kind, pooled) the outlier guard takes away from
-# the study's prior (its F test's level). benchmarks/coverage_moderated.py, a codec whose
-# compress and decompress runs are 4x noisier than the rest: judged arm by arm, its
-# cells covered 92% of the time at 0.20 (94.8% with the shared plain arm), 98% at 0.50
-# (docs/benchmarks.md).
+# the study's prior (its F test's level). Chosen when the guard still judged arm by arm:
+# in benchmarks/coverage_moderated.py a codec whose compress and decompress runs are 4x
+# noisier than the rest had its cells covered 92% of the time at 0.20, 98% at 0.50; its
+# coverage with the arms pooled is in docs/benchmarks.md.
 GUARD = 0.50
 # The level of the test of one arm against the prior it is moderated towards (the
 # study's, or its codec's other arms'): an arm beyond it keeps its own variance.
@@ -107,7 +107,7 @@ def trigamma_inverse(y: float) -> float:
 @dataclass(frozen=True)
 class Prior:
     """The scaled inverse chi-square prior of one group's variances (log scale): d0
-    degrees of freedom (0: no prior, each arm alone; inf: one common variance)."""
+    degrees of freedom (0: no prior, each arm alone; inf: a variance known exactly)."""
 
     d0: float
     s0_sq: float
@@ -147,7 +147,14 @@ def log_variance(values: Sequence[float]) -> tuple[float, int]:
 
 def fit_prior(variances: Iterable[tuple[float, int]]) -> Prior:
     """Smyth's method of moments: d0 and s0^2 from arms' (s2, d), fewer than MIN_CELLS
-    arms with a positive variance giving NO_PRIOR."""
+    arms with a positive variance giving NO_PRIOR.
+
+    d0 is at most the arms' degrees of freedom together less the largest arm's: a
+    prior fitted from a few arms (a study's first cells) knows no more than they do, so
+    an arm moderated by it never counts more degrees of freedom than all of them hold.
+    Smyth's d0 is unbounded (infinite when the arms spread no more than sampling
+    alone), which over thousands of genes is harmless and over four arms of 1 df each
+    would take their pooled variance as known."""
     pairs = [(s2, d) for s2, d in variances if d >= 1 and s2 > 0]
     if len(pairs) < MIN_CELLS:
         return NO_PRIOR
@@ -156,9 +163,9 @@ def fit_prior(variances: Iterable[tuple[float, int]]) -> Prior:
     k = len(e)
     e_var = (math.fsum((x - e_mean) ** 2 for x in e) / (k - 1)
              - mean([trigamma(d / 2) for _, d in pairs]))
-    if e_var <= 0:  # no more spread than sampling alone: one common variance
-        return Prior(math.inf, math.exp(e_mean), k)
-    d0 = 2 * trigamma_inverse(e_var)
+    ceiling = float(sum(d for _, d in pairs) - max(d for _, d in pairs))
+    # No more spread than sampling alone: one common variance, on the ceiling's df.
+    d0 = ceiling if e_var <= 0 else min(2 * trigamma_inverse(e_var), ceiling)
     return Prior(d0, math.exp(e_mean + digamma(d0 / 2) - math.log(d0 / 2)), k)
 
 

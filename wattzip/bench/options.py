@@ -163,23 +163,7 @@ def check_before_runs(a: argparse.Namespace) -> None:
     for kind in ("json", "csv", "markdown"):
         path = getattr(a, f"export_{kind}")
         if path is not None:
-            check_export(kind, path)
-
-
-def check_export(kind: str, path: str) -> None:
-    """That the export can be written where it goes, as it will be (beside its place,
-    then renamed): a file that cannot be written fails now, not after every run."""
-    if (os.path.isdir(path) or not os.path.basename(path)
-            or not os.path.isdir(os.path.dirname(path) or ".")):
-        raise WattzipError(f"--export-{kind} {path}: not a file in an existing folder")
-    partial = path + ".partial"
-    try:
-        with open(partial, "w", opener=records.nofollow):
-            pass
-        os.unlink(partial)
-    except OSError as exc:
-        raise WattzipError(f"--export-{kind} {path}: cannot be written there "
-                           f"({exc.strerror})") from None
+            records.check_writable(f"--export-{kind}", path)
 
 
 def plan_of(a: argparse.Namespace) -> Plan:

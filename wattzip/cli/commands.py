@@ -82,12 +82,14 @@ def cmd_measure(a) -> int:
 
 def cmd_gen(a) -> int:
     size = units.parse_size(a.size) if a.size else None
+    manifest = a.manifest or f"{a.out}.json"
+    os.makedirs(os.path.dirname(manifest) or ".", exist_ok=True)
+    records.check_writable("manifest", manifest)  # before the input's minutes, not after
     # Generating loads every core (xz, hashing, writing): it holds the machine like a
     # measurement, so another study's runs or idle calibration never run beside it.
     with machine.session("gen", config=f"{os.getcwd()} ({a.type})", wait_s=a.lock_wait):
         entry = inputs.generate(a.type, size, a.out, seed=a.seed, sources=a.source,
                                 progress=not a.quiet)
-    manifest = a.manifest or f"{a.out}.json"
     inputs.write_manifest_entry(entry, manifest)
     log(f"wrote {entry['size_bytes']} bytes of {a.type} to {a.out} (sha256 {entry['sha256']})")
     return 0

@@ -33,6 +33,7 @@ from wattzip.errors import ConfigError, FactorError
 from wattzip.machine import factors, system
 from wattzip.machine.extents import check_owns_blocks
 from wattzip.machine.throttle import throttled
+from wattzip.measure import disturbance
 from wattzip.measure.cold_cache import ColdCache
 from wattzip.measure.interleaving import pairing, plain_arm, repeat_arms
 from wattzip.measure.job import MeasurementJob
@@ -250,10 +251,9 @@ def _summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) 
         log(f"{job.file_type}/{job.codec_name}: the 95% half-width target of "
             f"{job.ci_target:.0%} was not reached after {repeats_done} repeats: "
             + ", ".join(f"{k} {w:.1%}" for k, w in widths.items()))
-    disturbed = sum(bool(r.get("disturbed")) for r in runs)
     return {"repeats": repeats_done, "ci_met": met, "looked": job.looks is not None,
-            # A disturbed run did not fail: it was measured again (wattzip.measure.disturbance).
-            "failed": sum(not r["verified"] for r in runs) - disturbed, "disturbed": disturbed,
+            "failed": disturbance.count_failed(runs),
+            "disturbed": sum(bool(r.get("disturbed")) for r in runs),
             "relative_half_widths": widths,
             # Too few good repeats to describe the job: it failed, whatever was recorded.
             "complete": repeats_done >= job.min_repeats}

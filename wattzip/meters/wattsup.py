@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+import stat
 import threading
 import time
 
@@ -46,6 +48,9 @@ class WattsUpMeter(PowerSampleMeter):
                                      "serial port (e.g. /dev/ttyUSB0)")
         if reason:
             return reason
+        if not stat.S_ISCHR(os.stat(options.wattsup_port).st_mode):
+            return (f"wattsup: {options.wattsup_port} is not a serial port (a character "
+                    "device such as /dev/ttyUSB0)")
         try:
             import serial  # noqa: F401
         except ImportError:

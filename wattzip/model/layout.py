@@ -135,7 +135,7 @@ def report_params(study: Study, testbeds: list[str], stage: str, fig_dir: str) -
         "codecs": study.codecs, "unmeasured_cells": study.scope.describe(),
         "repeats": study.repeats,
         "repeat_design": repeat_design.describe(study),
-        "drift_check": repeat_design.drift_check(study),
+        "drift_check": repeat_design.drift_check(study), **repeat_design.intervals(study),
         "varied_factors": study.varied_factors, "factor_values": study.factor_values(),
         "emulated_input_layouts": study.emulated_input_layouts(),
         "hpc14": has_hpc14(study), "testbeds": testbeds,

@@ -54,6 +54,17 @@ def describe(study: Study) -> str:
             "(plain, codec; codec, plain; ...) against drift, and " + stop)
 
 
+def intervals(study: Study) -> dict[str, str]:
+    """The intervals that decide a break-even cell, as the report names them (TeX), and
+    what the half-width target was to the design: the paper's rule stops on it, the
+    planned looks do not."""
+    return {
+        "be_intervals": "moderated-$t$" if study.moderated_design else "Welch-$t$",
+        "ci_target_role": (", which did not stop this design's runs," if study.verdict_design
+                           else ""),
+    }
+
+
 def drift_check(study: Study) -> str:
     """The drift check as the report states it: a job measured again is part of the design,
     and a testbed whose speed switches levels within seconds flags often (docs/statistics.md)."""

@@ -16,6 +16,7 @@ from wattzip.analysis.pareto import PARETO_READS
 from wattzip.analysis.robustness import median_abs_error_pct
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex, tex
+from wattzip.measure import disturbance
 from wattzip.meters.coefficients import extremes
 from wattzip.report.tables import ReportTables
 from wattzip.units import parse_size
@@ -213,10 +214,12 @@ def _design_macros(t: ReportTables, params: Mapping) -> dict:
         "CiTargetPct": f"{100 * params['repeats']['ci_target']:g}\\%",
         "RepeatDesign": tex(params["repeat_design"]),
         "DriftCheck": tex(params["drift_check"]),
+        "BeIntervals": params["be_intervals"],
+        "CiTargetRole": tex(params["ci_target_role"]),
         "RepeatsRange": f"{min(repeats)}--{max(repeats)}" if repeats else "0",
         "CiMet": f"{sum(r['ci_met'] == 'true' for r in measured)} of {len(measured)}",
         "RunsTotal": len(runs),
-        "RunsFailed": sum(r["verified"] != "true" for r in runs),
+        "RunsFailed": disturbance.count_failed(runs),
     }
 
 

@@ -286,7 +286,7 @@ def copy_through_user_space(src: str | os.PathLike, dst: str | os.PathLike) -> s
 
 
 def write_manifest_entry(entry: dict, path: str | os.PathLike) -> None:
-    Path(path).write_text(json.dumps(entry, indent=2) + "\n")
+    records.write_text_atomically(path, json.dumps(entry, indent=2) + "\n")
 
 
 def stage(master_manifest: str, out: str, manifest: str) -> dict:
