@@ -174,6 +174,22 @@ def test_editing_an_unrelated_key_reruns_no_measurement(tiny_study):
         assert not scheduled(rule), text[-3000:]
 
 
+def test_editing_a_claim_reruns_the_analysis(tiny_study):
+    """claims.yaml is an input of the analysis: a claim edited after a study makes its
+    claims.csv stale, and the next run decides it again (nothing measured again)."""
+    claims = tiny_study / "paper/reference/claims.yaml"
+    before, original = os.stat(claims), claims.read_text()
+    claims.write_text(original + "# edited\n")  # Snakemake 9 compares checksums, not mtimes
+    try:
+        proc = snakemake(tiny_study, "-n", targets=("runs", "claims.csv"))
+    finally:
+        claims.write_text(original)
+        os.utime(claims, ns=(before.st_atime_ns, before.st_mtime_ns))
+    text = proc.stdout + proc.stderr
+    assert re.search(r"^\s*(local)?rule analyze:", text, re.M), text[-2000:]
+    assert not re.search(r"^\s*(local)?rule measure_runs:", text, re.M), text[-2000:]
+
+
 def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
     """repeats.design verdict: each codec's job measures its own plain arm, interleaved
     with the codec's in ABBA order, and stops at one of the looks; its log says which
