@@ -164,6 +164,7 @@ def macros(root: Path, results: Path, out: Path, looks: int) -> None:
                           "looks": list(range(3, 3 + 2 * looks, 2)), "min": 2, "max": 8,
                           "ci_target": 0.05},
               "repeat_design": "as measured", "drift_check": "as measured",
+              "be_intervals": "as measured", "ci_target_role": "",
               "fig_dir": "figures", "study": "before-after",
               "study_description": "", "stage": "results", "testbeds": [summary[0]["testbed"]],
               "descriptions": {}, "varied_factors": [], "factor_values": {},

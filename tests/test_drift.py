@@ -14,7 +14,7 @@ import pytest
 from wattzip import meters, records
 from wattzip.analysis import cell_summary
 from wattzip.latex import tex
-from wattzip.measure import drift, idle
+from wattzip.measure import disturbance, drift, idle
 from wattzip.measure.disturbance import DriftCheck
 from wattzip.model import layout, repeat_design
 from wattzip.model.study import Study
@@ -143,6 +143,32 @@ def test_a_second_drift_keeps_the_runs_marked(small_inputs, tmp_path, monkeypatc
     kept = [r for r in runs if r["verified"]]
     assert len(kept) == 4 and all(r["drift_warning"].startswith("the reference") for r in kept)
     assert any("drifted again" in line for line in lines)
+
+
+def test_a_run_that_failed_before_a_drift_stays_a_failure(small_inputs, tmp_path,
+                                                          monkeypatch):
+    """A drift flags the job's runs and measures them again; one of them that had failed
+    to verify keeps its own failure and is counted as failed, not hidden as disturbed."""
+    meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
+    job = make_job(small_inputs, tmp_path, "gz-1", drift=DriftCheck(2, 0.05))
+    calls = iter([[1.0, 1.01], [2.0, 2.01], [1.0, 1.01], [1.0, 1.01]])
+    monkeypatch.setattr(drift, "measure_reference", lambda path, m, n: ref(*next(calls)))
+    read, epochs = drift.repeats.read_journal, []
+
+    def one_failed(journal, key):
+        runs = read(journal, key)
+        if runs and not epochs:  # the first measurement: its first run did not verify
+            runs[0] = {**runs[0], "verified": False, "failure": "output differs"}
+        if runs:
+            epochs.append(key)
+        return runs
+
+    monkeypatch.setattr(drift.repeats, "read_journal", one_failed)
+    summary, runs = drift.checked_job(job, meter, str(tmp_path / "j.jsonl"), lambda line: None)
+    failed = [r for r in runs if r.get("failure") == "output differs"]
+    assert len(epochs) == 2 and len(failed) == 1 and not failed[0].get("disturbed")
+    assert disturbance.count_failed(runs) == 1
+    assert sum(1 for r in runs if r.get("disturbed")) == 3
 
 
 def test_the_report_states_the_drift_check_the_study_ran():

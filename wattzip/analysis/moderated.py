@@ -12,7 +12,8 @@ moments on log variances (digamma and trigamma). Here the genes are a study's ar
 - each arm's sample variance is taken of its log values, so that a 100 s codec
   and a 1 s codec share one prior on their relative spread (CV^2);
 - the prior's d0 is estimated: cells alike give a large d0 (strong sharing),
-  cells that differ a small one (little sharing);
+  cells that differ a small one (little sharing), and it is never more than the
+  degrees of freedom of the arms it was fitted from (a study's first cells);
 - the moderated variance (d0 s0^2 + d s^2) / (d0 + d) has d + d0 degrees of
   freedom, so a cell can decide at 2 runs when the study shows its noise;
 - a codec whose arms of a kind, pooled, are far above the prior (their F = s^2 /
@@ -107,7 +108,7 @@ def trigamma_inverse(y: float) -> float:
 @dataclass(frozen=True)
 class Prior:
     """The scaled inverse chi-square prior of one group's variances (log scale): d0
-    degrees of freedom (0: no prior, each arm alone; inf: a variance known exactly)."""
+    degrees of freedom (0: no prior, each arm alone)."""
 
     d0: float
     s0_sq: float
@@ -127,8 +128,6 @@ class Prior:
         """(moderated variance, its degrees of freedom) of an arm's s2 on d df."""
         if not self.d0 or d < 1 or self.outlying(s2, d):
             return s2, float(d)
-        if math.isinf(self.d0):
-            return self.s0_sq, DF_CAP
         return (self.d0 * self.s0_sq + d * s2) / (self.d0 + d), min(self.d0 + d, DF_CAP)
 
 

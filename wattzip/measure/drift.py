@@ -233,6 +233,8 @@ def checked_job(job, meter: Meter, journal: str | os.PathLike,
             return summary, flagged + [{**r, "drift_warning": why} for r in runs]
         log(f"{job.file_type}/{job.codec_name}: the machine drifted: {why}; its "
             f"{len(runs)} runs are flagged and measured again")
+        # A run that had failed, or was disturbed already, keeps its own reason: it is
+        # counted as what it was, not as the drift's.
         flagged += [{**r, "verified": False, "disturbed": f"drift: {why}",
-                     "failure": f"drift: {why}"} for r in runs]
+                     "failure": f"drift: {why}"} if r["verified"] else r for r in runs]
     raise AssertionError("unreachable: the last epoch returns")

@@ -60,8 +60,10 @@ def intervals(study: Study) -> dict[str, str]:
     planned looks do not."""
     return {
         "be_intervals": "moderated-$t$" if study.moderated_design else "Welch-$t$",
-        "ci_target_role": (", which did not stop this design's runs," if study.verdict_design
-                           else ""),
+        "ci_target_role": (
+            ", which did not stop this design's runs," if study.verdict_design
+            else ", which could add no run here (repeats.min equals repeats.max),"
+            if study.repeats["min"] >= study.repeats["max"] else ""),
     }
 
 
