@@ -14,10 +14,11 @@ import pytest
 from wattzip import meters, records
 from wattzip.analysis import cell_summary
 from wattzip.latex import tex
-from wattzip.measure import disturbance, drift, idle
+from wattzip.measure import drift, idle
 from wattzip.measure.disturbance import DriftCheck
 from wattzip.model import layout, repeat_design
 from wattzip.model.study import Study
+from wattzip.run_record import count_failed
 
 from .test_runner import make_job
 
@@ -167,7 +168,7 @@ def test_a_run_that_failed_before_a_drift_stays_a_failure(small_inputs, tmp_path
     summary, runs = drift.checked_job(job, meter, str(tmp_path / "j.jsonl"), lambda line: None)
     failed = [r for r in runs if r.get("failure") == "output differs"]
     assert len(epochs) == 2 and len(failed) == 1 and not failed[0].get("disturbed")
-    assert disturbance.count_failed(runs) == 1
+    assert count_failed(runs) == 1
     assert sum(1 for r in runs if r.get("disturbed")) == 3
 
 

@@ -12,9 +12,9 @@ from wattzip import report
 from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex
-from wattzip.measure import disturbance
 from wattzip.report import macros, passages
 from wattzip.report.tables import ReportTables
+from wattzip.run_record import count_failed
 
 from .test_figures import FIXTURE
 from .test_workflow import REPO
@@ -120,7 +120,7 @@ def test_a_run_measured_again_after_a_drift_is_not_counted_as_failed(tables):
     failed = [{**runs[3], "verified": "false"}]
     values = macros.macro_values(dataclasses.replace(tables, runs=[*runs, *drifted, *failed]),
                                  PARAMS)
-    assert values["RunsFailed"] == str(disturbance.count_failed(runs) + 1)
+    assert values["RunsFailed"] == str(count_failed(runs) + 1)
     assert values["RunsTotal"] == str(len(runs) + 4)
 
 

@@ -204,3 +204,10 @@ BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_dir
 def flatten(record: Mapping) -> dict:
     """A journal's record as runs.csv's row."""
     return RunRecord.from_dict(record).row()
+
+
+def count_failed(runs) -> int:
+    """Runs that failed or did not verify (records, journal lines or runs.csv rows): a
+    disturbed run is not one, whatever its `verified`: it was measured again."""
+    return sum(r.get("verified") not in (True, "true") and not r.get("disturbed")
+               for r in runs)

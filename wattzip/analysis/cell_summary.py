@@ -11,6 +11,7 @@ from wattzip.analysis import uncertainty
 from wattzip.analysis.breakeven import format_ratio
 from wattzip.analysis.options import DEFAULT, AnalysisOptions
 from wattzip.latex import display_tex
+from wattzip.run_record import count_failed
 from wattzip.stats import (
     CV_WARNING,
     OUTLIER_MIN_RUNS,
@@ -90,7 +91,7 @@ def _identity(row: dict, group: list[dict], good: list[dict]) -> dict:
         "bandwidth_bytes_per_s": first.get("bandwidth_bytes_per_s"),
         "input_bytes": first.get("input_bytes"), "n": len(good),
         # Disturbed runs (wattzip.measure.disturbance) are counted apart from failed ones.
-        "n_failed": sum(1 for r in group if not r.get("verified") and not r.get("disturbed")),
+        "n_failed": count_failed(group),
         "n_disturbed": sum(1 for r in group if r.get("disturbed")),
         "meter_method": "estimated" if is_estimated(good) else (
             good[0].get("meter_method") if good else None),

@@ -212,12 +212,6 @@ class DriftCheck:
     pool: str | None = field(default=None, compare=False)
 
 
-def count_failed(runs: list[dict]) -> int:
-    """Runs that failed or did not verify (records or runs.csv rows): a disturbed run is
-    not one, whatever its `verified`: it was measured again."""
-    return sum(r["verified"] not in (True, "true") and not r.get("disturbed") for r in runs)
-
-
 def count_disturbed(runs: list[dict]) -> dict[str, int]:
     """How many runs were disturbed, by reason (other processes, steal): the report's."""
     out: dict[str, int] = {}

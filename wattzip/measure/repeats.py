@@ -33,7 +33,6 @@ from wattzip.errors import ConfigError, FactorError
 from wattzip.machine import factors, system
 from wattzip.machine.extents import check_owns_blocks
 from wattzip.machine.throttle import throttled
-from wattzip.measure import disturbance
 from wattzip.measure.cold_cache import ColdCache
 from wattzip.measure.interleaving import pairing, plain_arm, repeat_arms
 from wattzip.measure.job import MeasurementJob
@@ -45,7 +44,7 @@ from wattzip.measure.staging import (
 )
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
-from wattzip.run_record import RunRecord, in_effect_fields
+from wattzip.run_record import RunRecord, count_failed, in_effect_fields
 from wattzip.stats import relative_half_width
 from wattzip.workload import codec_registry
 
@@ -252,7 +251,7 @@ def _summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) 
             f"{job.ci_target:.0%} was not reached after {repeats_done} repeats: "
             + ", ".join(f"{k} {w:.1%}" for k, w in widths.items()))
     return {"repeats": repeats_done, "ci_met": met, "looked": job.looks is not None,
-            "failed": disturbance.count_failed(runs),
+            "failed": count_failed(runs),
             "disturbed": sum(bool(r.get("disturbed")) for r in runs),
             "relative_half_widths": widths,
             # Too few good repeats to describe the job: it failed, whatever was recorded.

@@ -16,9 +16,9 @@ from wattzip.analysis.pareto import PARETO_READS
 from wattzip.analysis.robustness import median_abs_error_pct
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex, tex
-from wattzip.measure import disturbance
 from wattzip.meters.coefficients import extremes
 from wattzip.report.tables import ReportTables
+from wattzip.run_record import count_failed
 from wattzip.units import parse_size
 
 
@@ -219,7 +219,7 @@ def _design_macros(t: ReportTables, params: Mapping) -> dict:
         "RepeatsRange": f"{min(repeats)}--{max(repeats)}" if repeats else "0",
         "CiMet": f"{sum(r['ci_met'] == 'true' for r in measured)} of {len(measured)}",
         "RunsTotal": len(runs),
-        "RunsFailed": disturbance.count_failed(runs),
+        "RunsFailed": count_failed(runs),
     }
 
 
