@@ -43,7 +43,7 @@ from arguments import existing_dir, existing_file
 from guard_replay import CODEC_OPS, GROUPED, job_runs, journals, pricer, replay, up_to
 
 from wattzip.analysis import breakeven, family
-from wattzip.analysis.options import pair_confidence
+from wattzip.analysis.analysis_options import pair_confidence
 from wattzip.analysis.stopping import METRICS, VerdictLooks, _codec_of, _values
 from wattzip.model.study import Study
 

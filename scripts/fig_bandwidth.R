@@ -6,7 +6,7 @@ source("scripts/theme.R")
 open_log()
 
 be <- read_table(snakemake@input[["breakeven"]])[metric %in% c("T", "E")]
-# The level the cells were decided at, as the analysis states it (wattzip.analysis.options).
+# The level the cells were decided at, as the analysis states it (wattzip.analysis.analysis_options).
 decided_at <- be$joint_confidence_text[1]
 be <- along_factor(be, "bandwidth")
 tools <- unique(read_summary(snakemake@input[["summary"]])[codec != "plain", .(codec, tool, level)])

@@ -33,7 +33,7 @@ write_tabular(
     sprintf("$n_{be}$ for %s on this testbed; the original (%s) in parentheses.",
             paste(metrics, collapse = " / "), tex_escape(snakemake@params[["original"]])),
     "$\\forall$: compression pays at any ratio; $\\times$: never; $\\le$: pays only up to that many reads per write;",
-    # The levels as the analysis decided the cells (wattzip.analysis.options), not typed here.
+    # The levels as the analysis decided the cells (wattzip.analysis.analysis_options), not typed here.
     paste0("$\\sim\\!10^{k}$: magnitude; \\textsuperscript{?}: the Student-$t$ (Welch) intervals of the extra write cost and the saving per read (",
            be$levels_tex[1], ") cannot decide the kind."),
     estimated_note(estimated),

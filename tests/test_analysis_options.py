@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wattzip.analysis import robustness, run_tables
-from wattzip.analysis.options import AnalysisOptions, percent
+from wattzip.analysis.analysis_options import AnalysisOptions, percent
 from wattzip.meters.coefficients import extremes
 
 from .test_analysis import run

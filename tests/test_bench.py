@@ -16,7 +16,7 @@ import time
 import pytest
 
 from wattzip import cli
-from wattzip.bench import options as bench_options
+from wattzip.bench import command_line
 from wattzip.bench.errors import (
     CommandFailedError,
     EmptyCommandError,
@@ -43,7 +43,7 @@ def bench(tmp_path, *argv: str) -> dict:
     out = tmp_path / "bench.json"
     args = cli.build_parser().parse_args(["bench", "--progress", "none", "--export-json",
                                           str(out), *argv])
-    assert bench_options.run(args) == 0
+    assert command_line.run(args) == 0
     return json.loads(out.read_text())
 
 
@@ -292,7 +292,7 @@ def run_args(*argv: str):
 ])
 def test_bad_input_gets_a_named_error_before_any_run(argv, error):
     with pytest.raises(error):
-        bench_options.run(run_args(*argv))
+        command_line.run(run_args(*argv))
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -314,14 +314,14 @@ def test_what_would_fail_after_the_runs_is_refused_before_them(argv, message, tm
     marks = tmp_path / "marks"
     argv = [arg.replace("{tmp}", str(tmp_path)) for arg in argv]
     with pytest.raises(WattzipError, match=re.escape(message)):
-        bench_options.run(run_args("--meter", "none", "--runs", "2", *argv,
+        command_line.run(run_args("--meter", "none", "--runs", "2", *argv,
                                    f"echo run >> {marks}"))
     assert not marks.exists() and not (tmp_path / "absent").exists()
 
 
 def test_an_unsplittable_line_is_shown_once_and_a_misspelled_flag_in_bench_s_usage(capsys):
     with pytest.raises(WattzipError) as error:
-        bench_options.run(run_args("--meter", "none", "-N", "echo 'a"))
+        command_line.run(run_args("--meter", "none", "-N", "echo 'a"))
     assert str(error.value).count("echo 'a") == 1
     with pytest.raises(SystemExit) as exit_:
         cli.main(["bench", "--meter", "none", "-n", "a", "--runz", "2", "true"])
@@ -331,12 +331,12 @@ def test_an_unsplittable_line_is_shown_once_and_a_misspelled_flag_in_bench_s_usa
 
 def test_a_failing_command_and_a_missing_meter_are_named(tmp_path):
     with pytest.raises(CommandFailedError, match="exit code 3"):
-        bench_options.run(run_args("--runs", "2", "--meter", "none", "exit 3"))
+        command_line.run(run_args("--runs", "2", "--meter", "none", "exit 3"))
     with pytest.raises(CommandFailedError, match="in a warm-up run: no such input$|no such input;"):
-        bench_options.run(run_args("--runs", "2", "--warmup", "1", "--meter", "none",
+        command_line.run(run_args("--runs", "2", "--warmup", "1", "--meter", "none",
                                    "echo no such input >&2; exit 1"))
     with pytest.raises(MeterError, match="powercap"):
-        bench_options.run(run_args("--runs", "2", "--meter", "powercap", "--powercap-root",
+        command_line.run(run_args("--runs", "2", "--meter", "powercap", "--powercap-root",
                                    str(tmp_path / "none"), "true"))
     doc = bench(tmp_path, "--runs", "2", "--meter", "none", "--ignore-failure", "exit 3")
     assert doc["results"][0]["exit_codes"] == [3, 3]

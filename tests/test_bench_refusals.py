@@ -10,8 +10,7 @@ import pytest
 
 from wattzip import cli, records
 from wattzip.analysis.stopping import outliers
-from wattzip.bench import options as bench_options
-from wattzip.bench import report
+from wattzip.bench import command_line, report
 from wattzip.bench.export import markdown_export
 from wattzip.errors import WattzipError
 
@@ -25,7 +24,7 @@ def test_an_export_that_cannot_be_written_is_refused_before_any_run(tmp_path):
     marks = tmp_path / "marks"
     with pytest.raises(WattzipError, match=re.escape("--export-csv /proc/wattzip-x.csv: "
                                                      "cannot be written there")):
-        bench_options.run(run_args("--meter", "none", "--runs", "2", "--export-csv",
+        command_line.run(run_args("--meter", "none", "--runs", "2", "--export-csv",
                                    "/proc/wattzip-x.csv", f"echo run >> {marks}"))
     assert not marks.exists()
     records.check_writable("--export-json", str(tmp_path / "out.json"))
@@ -41,7 +40,7 @@ def test_an_export_that_fails_after_the_runs_is_a_named_error(tmp_path, monkeypa
 
     monkeypatch.setattr(export, "write", full)
     with pytest.raises(WattzipError, match="not written .No space left on device"):
-        bench_options.run(run_args("--meter", "none", "--runs", "2", "--export-json",
+        command_line.run(run_args("--meter", "none", "--runs", "2", "--export-json",
                                    str(tmp_path / "out.json"), "true"))
     assert "Benchmark 1: true" in capsys.readouterr().out  # the results were shown
 
@@ -70,7 +69,7 @@ def test_an_option_given_twice_or_a_time_below_zero_is_a_usage_error(argv, messa
 def test_an_option_that_would_be_ignored_is_refused(argv, message, tmp_path):
     marks = tmp_path / "marks"
     with pytest.raises(WattzipError, match=re.escape(message)):
-        bench_options.run(run_args("--runs", "2", *argv, f"echo run >> {marks}"))
+        command_line.run(run_args("--runs", "2", *argv, f"echo run >> {marks}"))
     assert not marks.exists()
 
 

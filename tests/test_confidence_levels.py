@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from wattzip.analysis import run_tables, uncertainty
-from wattzip.analysis.options import AnalysisOptions
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
 from wattzip.report import macros, passages

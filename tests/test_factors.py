@@ -96,7 +96,7 @@ def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monke
     undoers may restore)."""
     import argparse
 
-    from wattzip.measure import options
+    from wattzip.measure import flags
 
     root, _ = sysfs
     log_disk = FakeSchedulerFile(root / "block" / "vdy" / "queue" / "scheduler",
@@ -106,8 +106,8 @@ def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monke
         lambda disk, s: [factors._scheduler_file("vdy", s)], factors.scheduler_of,
         lambda disk, s: factors.current_io_scheduler("vdy", s), factors.SCHEDULER_FILES))
     parser = argparse.ArgumentParser()
-    options.add_setting_options(parser)
-    wanted = options.machine_factors(parser.parse_args(["--log-scheduler", "kyber"]))
+    flags.add_setting_options(parser)
+    wanted = flags.machine_factors(parser.parse_args(["--log-scheduler", "kyber"]))
     assert wanted == {"io_scheduler": "keep", "governor": "keep", "log_scheduler": "kyber"}
     with pytest.raises(FactorError, match="vdy offers only none, kyber"):
         factors.check("vdz", {"log_scheduler": "bfq"}, str(root))

@@ -10,7 +10,7 @@ import pytest
 from scipy import special
 
 from wattzip.analysis import moderated, run_tables, verdicts
-from wattzip.analysis.options import AnalysisOptions
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import VerdictLooks, needs_more
 from wattzip.model import rehearsal, repeat_design
 from wattzip.model.study import Study

@@ -12,7 +12,7 @@ import pytest
 
 from wattzip import stats
 from wattzip.analysis import moderated, run_tables
-from wattzip.analysis.options import AnalysisOptions
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import VerdictLooks, needs_more
 from wattzip.model.study import Study
 

@@ -8,8 +8,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from wattzip.analysis import uncertainty
+from wattzip.analysis.analysis_options import DEFAULT, AnalysisOptions
 from wattzip.analysis.breakeven import format_ratio
-from wattzip.analysis.options import DEFAULT, AnalysisOptions
 from wattzip.latex import display_tex
 from wattzip.run_record import count_failed
 from wattzip.stats import (

@@ -4,7 +4,7 @@ Every estimated energy (E = n_threads * W_min * t + CPU-seconds * (W_max - W_min
 wattzip.meters.coefficients) rests on the ratio of idle to active power that the
 coefficients imply. The analysis decides every estimated cell and claim again at the
 table's lowest and highest idle share, with the study's own options (margin, reads per
-write, looks, confidence: wattzip.analysis.options); a decision the same at both is
+write, looks, confidence: wattzip.analysis.analysis_options); a decision the same at both is
 "robust to the model", one that changes is "depends on the model", and the report says
 which. A break-even cell's decision is its kind, whether the intervals decide it, and
 its verdict; its n_be moves with any coefficient and is not compared. Where a real

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from wattzip import records
 from wattzip.analysis import breakeven, family, moderated, power, robustness, uncertainty, verdicts
+from wattzip.analysis.analysis_options import DEFAULT, AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.arms import FOUR_OPS, four_operations, look_arms, own_runs, shares_plain
 from wattzip.analysis.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
@@ -37,7 +38,6 @@ from wattzip.analysis.cell_summary import (
 )
 from wattzip.analysis.claims import decide
 from wattzip.analysis.comparison import comparison_table
-from wattzip.analysis.options import DEFAULT, AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.pareto import pareto_table
 from wattzip.errors import RecordError
 from wattzip.latex import tex

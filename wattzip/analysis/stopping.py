@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from wattzip.analysis import breakeven, moderated, uncertainty, verdicts
-from wattzip.analysis.options import pair_confidence
+from wattzip.analysis.analysis_options import pair_confidence
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
 PLAIN_OPS = ("plain-write", "plain-read")

@@ -35,7 +35,7 @@ TARGET_SECONDS = 3.0
 
 @dataclass
 class Plan:
-    """What to run and how; filled from the command line (wattzip.bench.options)."""
+    """What to run and how; filled from the command line (wattzip.bench.command_line)."""
 
     commands: list[Command]
     shell: str = "sh"

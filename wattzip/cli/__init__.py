@@ -9,7 +9,7 @@ import sys
 from wattzip import __version__, records
 from wattzip.cli import commands
 from wattzip.errors import WattzipError
-from wattzip.measure import options, runner
+from wattzip.measure import flags, runner
 from wattzip.resources import schema_default
 
 REFERENCE_HELP = ("a folder of the original papers' tables and claims.yaml (default: the "
@@ -19,9 +19,9 @@ SETTINGS_HELP = ("the study's settings.csv (results/<study>/<testbed>/settings.c
                  "several settings")
 
 
-MARGIN = options.number(0, at_most=0.99)  # a share of the baseline
-CI_TARGET = options.number(0, above=True)  # a half-width's share of the mean
-REPEATS_OR_NONE = options.number(0, whole=True)  # 0: no drift check
+MARGIN = flags.number(0, at_most=0.99)  # a share of the baseline
+CI_TARGET = flags.number(0, above=True)  # a half-width's share of the mean
+REPEATS_OR_NONE = flags.number(0, whole=True)  # 0: no drift check
 
 
 def add_analysis_options(s) -> None:
@@ -29,15 +29,15 @@ def add_analysis_options(s) -> None:
     s.add_argument("--margin", type=MARGIN, default=schema_default("verdict.margin"),
                    help="a cell's saving is negligible within this share of its baseline "
                         "(default: %(default)s, the schema's verdict.margin)")
-    s.add_argument("--reads-per-write", type=options.number(0),
+    s.add_argument("--reads-per-write", type=flags.number(0),
                    default=schema_default("verdict.reads_per_write"),
                    help="the workload a cell's verdict is about (default: %(default)s)")
-    s.add_argument("--looks", type=options.number(0, whole=True), default=0,
+    s.add_argument("--looks", type=flags.number(0, whole=True), default=0,
                    help="the verdict design's number of planned looks: each verdict at "
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
     s.add_argument("--ci-target", type=CI_TARGET, default=0.05)
-    s.add_argument("--effect", type=options.number(0), default=schema_default("verdict.effect"),
+    s.add_argument("--effect", type=flags.number(0), default=schema_default("verdict.effect"),
                    help="the smallest saving worth reporting, a share of the baseline: an "
                         "undecided cell says whether it could have seen one (default: "
                         "%(default)s, the schema's verdict.effect)")
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_meters(sub) -> None:
     s = sub.add_parser("meters", help="list every energy meter backend and whether it works here")
-    options.add_meter_options(s)
+    flags.add_meter_options(s)
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=commands.cmd_meters)
 
@@ -66,10 +66,10 @@ def _add_meters(sub) -> None:
 def _add_idle(sub) -> None:
     s = sub.add_parser("idle", help="measure the average idle power (paper: up to 10 x 10 "
                                     "min, until its interval is narrow enough)")
-    options.add_meter_options(s)
-    s.add_argument("--count", type=options.COUNT, default=10,
+    flags.add_meter_options(s)
+    s.add_argument("--count", type=flags.COUNT, default=10,
                    help="the most windows (default: %(default)s)")
-    s.add_argument("--min-count", type=options.COUNT, default=schema_default("idle.min_count"),
+    s.add_argument("--min-count", type=flags.COUNT, default=schema_default("idle.min_count"),
                    metavar="N", help="windows before the first look at the interval "
                                      "(default: the config schema's %(default)s)")
     s.add_argument("--ci-target", type=CI_TARGET, default=schema_default("idle.ci_target"),
@@ -77,12 +77,12 @@ def _add_idle(sub) -> None:
                    help="stop once the 95%% interval's half-width is at most this share of "
                         "the mean; each of the count - min-count + 1 looks is at 1 - 0.05 / "
                         "looks (default: the config schema's %(default)s)")
-    s.add_argument("--seconds", type=options.seconds(0, above=True), default=600.0)
+    s.add_argument("--seconds", type=flags.seconds(0, above=True), default=600.0)
     s.add_argument("--out", metavar="JSON")
     s.add_argument("--journal", metavar="JSONL",
                    help="keep each window as it finishes; a rerun reuses them")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--max-other-load", type=options.SHARE,
+    s.add_argument("--max-other-load", type=flags.SHARE,
                    default=schema_default("idle.max_other_load"), metavar="SHARE",
                    help="refuse a window in which other processes used more than this "
                         "share of all CPUs (default: %(default)s)")
@@ -93,23 +93,23 @@ def _add_idle(sub) -> None:
                         "apart: the noise between phases their drift check compares with "
                         "(0: none; default: the config schema's %(default)s)")
     _add_quiet_wait(s)
-    options.add_setting_options(s)
-    options.add_lock_option(s)
-    options.add_spec_option(s)
+    flags.add_setting_options(s)
+    flags.add_lock_option(s)
+    flags.add_spec_option(s)
     s.set_defaults(fn=commands.cmd_idle)
 
 
 def _add_measure(sub) -> None:
     s = sub.add_parser("measure", help="run one command under the meter; print its run record")
-    options.add_meter_options(s, options.DEFAULT_METER_ORDER + ",none")
-    s.add_argument("--idle-power", type=options.WATTS, metavar="W",
+    flags.add_meter_options(s, flags.DEFAULT_METER_ORDER + ",none")
+    s.add_argument("--idle-power", type=flags.WATTS, metavar="W",
                    help="idle power for the passive/active split")
     s.add_argument("--stdin", default=os.devnull, metavar="FILE")
     s.add_argument("--stdout", metavar="FILE", help="output file, flushed inside the region")
     s.add_argument("--op", default="command", help="label of the operation")
     s.add_argument("--json", action="store_true")
     s.add_argument("command", nargs=argparse.REMAINDER)
-    options.add_lock_option(s)
+    flags.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_measure)
 
 
@@ -125,7 +125,7 @@ def _add_gen(sub) -> None:
     s.add_argument("--source", action="append", help="source directory (repeatable)")
     s.add_argument("--manifest", help="manifest entry path (default: OUT.json)")
     s.add_argument("--quiet", action="store_true")
-    options.add_lock_option(s)
+    flags.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_gen)
 
 
@@ -134,7 +134,7 @@ def _add_stage(sub) -> None:
     s.add_argument("master", help="the master input's manifest (JSON)")
     s.add_argument("--out", required=True, help="where the copy goes on this machine")
     s.add_argument("--manifest", required=True, help="this copy's manifest (JSON)")
-    options.add_lock_option(s)
+    flags.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_stage)
 
 
@@ -148,7 +148,7 @@ def _add_codecs(sub) -> None:
 
 def _add_job(sub) -> None:
     s = sub.add_parser("job", help="one measurement job with repeats (what the workflow runs)")
-    options.add_meter_options(s)
+    flags.add_meter_options(s)
     s.add_argument("--testbed", help="the testbed's name (required, or in --spec)")
     s.add_argument("--manifest", required=True, help="the input's manifest entry (JSON)")
     s.add_argument("--codec", help="codec entry, or 'plain' for the baseline (required, or "
@@ -156,14 +156,14 @@ def _add_job(sub) -> None:
     s.add_argument("--journal", required=True, help="append-only JSONL that survives a kill")
     s.add_argument("--out", required=True, help="this job's runs (JSONL), written at the end")
     s.add_argument("--idle", help="idle calibration JSON")
-    s.add_argument("--idle-power", type=options.WATTS)
-    s.add_argument("--min-repeats", type=options.COUNT, default=3)
-    s.add_argument("--max-repeats", type=options.COUNT, default=10)
+    s.add_argument("--idle-power", type=flags.WATTS)
+    s.add_argument("--min-repeats", type=flags.COUNT, default=3)
+    s.add_argument("--max-repeats", type=flags.COUNT, default=10)
     s.add_argument("--ci-target", type=CI_TARGET, default=0.05)
     _add_design_options(s)
-    s.add_argument("--copies", type=options.COUNT, default=1,
+    s.add_argument("--copies", type=flags.COUNT, default=1,
                    help="copies compressed at once (at least 1)")
-    s.add_argument("--threads", type=options.number(0, whole=True),
+    s.add_argument("--threads", type=flags.number(0, whole=True),
                    default=schema_default("threads"),
                    help="threads of multi-threaded codecs (default 0: every core here)")
     _add_quiet_options(s)
@@ -177,9 +177,9 @@ def _add_job(sub) -> None:
     _add_duty_options(s)
     s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
                    help="buffer of the plain baseline's user-space copy (default: %(default)s)")
-    options.add_setting_options(s)
-    options.add_lock_option(s)
-    options.add_spec_option(s)
+    flags.add_setting_options(s)
+    flags.add_lock_option(s)
+    flags.add_spec_option(s)
     s.set_defaults(fn=commands.cmd_job)
 
 
@@ -203,13 +203,13 @@ def _add_design_options(s) -> None:
                         "the prior is fitted over")
     s.add_argument("--margin", type=MARGIN, default=schema_default("verdict.margin"),
                    help="the verdicts' negligible margin (--looks; default: %(default)s)")
-    s.add_argument("--reads-per-write", type=options.number(0),
+    s.add_argument("--reads-per-write", type=flags.number(0),
                    default=schema_default("verdict.reads_per_write"),
                    help="the verdicts' workload (--looks; default: %(default)s)")
 
 
 def _add_quiet_wait(s) -> None:
-    s.add_argument("--quiet-wait", type=options.seconds(0), metavar="SECONDS",
+    s.add_argument("--quiet-wait", type=flags.seconds(0), metavar="SECONDS",
                    help="after a disturbed run or idle window, wait up to this long for the "
                         "machine to be quiet before measuring again; longer is refused "
                         "(default: config quiet.wait_s)")
@@ -217,16 +217,16 @@ def _add_quiet_wait(s) -> None:
 
 def _add_quiet_options(s) -> None:
     """What makes a run disturbed, and the drift check around a job."""
-    s.add_argument("--max-other-cpu", type=options.SHARE,
+    s.add_argument("--max-other-cpu", type=flags.SHARE,
                    help="a run in which other processes used more than this share of the "
                         "CPUs is disturbed and measured again (default: config quiet:)")
-    s.add_argument("--max-steal", type=options.SHARE,
+    s.add_argument("--max-steal", type=flags.SHARE,
                    help="likewise for a hypervisor's steal time (default: config quiet:)")
     _add_quiet_wait(s)
     s.add_argument("--drift-repeats", type=REPEATS_OR_NONE,
                    help="the reference operation's repeats before and after the job (0: no "
                         "drift check; default: config drift:)")
-    s.add_argument("--drift-max-change", type=options.number(0),
+    s.add_argument("--drift-max-change", type=flags.number(0),
                    help="a change of the reference beyond its noise and this share flags "
                         "the job's runs and measures them again (default: config drift:)")
     s.add_argument("--drift-pool", metavar="DIR",
@@ -237,11 +237,11 @@ def _add_quiet_options(s) -> None:
 
 def _add_duty_options(s) -> None:
     """HPC '14's duty cycle: write phases between compute phases."""
-    s.add_argument("--duty-phases", type=options.number(0, whole=True), default=0,
+    s.add_argument("--duty-phases", type=flags.number(0, whole=True), default=0,
                    metavar="K",
                    help="HPC '14's workload instead of write/read runs: K write phases "
                         "between compute phases, measured as one run")
-    s.add_argument("--duty-compute-s", type=options.seconds(0, above=True), default=10.0,
+    s.add_argument("--duty-compute-s", type=flags.seconds(0, above=True), default=10.0,
                    metavar="S",
                    help="length of each compute phase (default: %(default)s)")
     s.add_argument("--duty-compute", choices=("idle", "busy"), default="idle",
@@ -264,14 +264,14 @@ def _add_check_overlap(sub) -> None:
 
 def _add_provenance(sub) -> None:
     s = sub.add_parser("provenance", help="the testbed's hardware, software and meter")
-    options.add_meter_options(s)
+    flags.add_meter_options(s)
     s.add_argument("--target-dir", default=".")
     s.add_argument("--codecs", nargs="*", default=["paper"])
     s.add_argument("--testbed", default=os.uname().nodename)
     s.add_argument("--description", default="")
     s.add_argument("--out")
     s.add_argument("--csv", help="also write key,value rows for the paper's table")
-    options.add_spec_option(s)
+    flags.add_spec_option(s)
     s.set_defaults(fn=commands.cmd_provenance)
 
 
@@ -295,7 +295,7 @@ def _add_plan(sub) -> None:
                                    "results/<study>/<testbed>/plan/pilot.json)")
     s.add_argument("--out", help="also write the estimate as JSON")
     s.add_argument("--quiet", action="store_true")
-    options.add_lock_option(s)
+    flags.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_plan)
 
 
@@ -324,7 +324,7 @@ def _add_simulate(sub) -> None:
 def _add_restore(sub) -> None:
     s = sub.add_parser("restore", help="undo what killed wattzip commands left changed on "
                                        "this machine (schedulers, governors, mounts, ...)")
-    options.add_lock_option(s)
+    flags.add_lock_option(s)
     s.set_defaults(fn=commands.cmd_restore)
 
 
@@ -344,11 +344,11 @@ def _add_analyze(sub) -> None:
 
 
 def _add_bench(sub) -> None:
-    from wattzip.bench import options as bench_options
+    from wattzip.bench import command_line
 
     s = sub.add_parser("bench", help="hyperfine with joules: benchmark commands, time and "
                                      "energy, each against the first")
-    bench_options.add_arguments(s)
+    command_line.add_arguments(s)
     s.set_defaults(fn=commands.cmd_bench)
 
 
@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         args.command = args.command[1:]
     try:
         if getattr(args, "spec", None):
-            args = options.with_spec(parser, argv, args)
+            args = flags.with_spec(parser, argv, args)
         return args.fn(args)
     except WattzipError as exc:
         print(f"wattzip: error: {exc}", file=sys.stderr)

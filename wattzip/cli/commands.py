@@ -9,8 +9,8 @@ import sys
 from wattzip import machine, meters, records, units
 from wattzip.errors import WattzipError
 from wattzip.machine import system, throttle
-from wattzip.measure import options, provenance
-from wattzip.measure.options import log
+from wattzip.measure import flags, provenance
+from wattzip.measure.flags import log
 from wattzip.meters import coefficients
 from wattzip.resources import schema_default
 from wattzip.workload import codec_registry, inputs
@@ -18,7 +18,7 @@ from wattzip.workload import codec_registry, inputs
 
 def cmd_meters(a) -> int:
     meters.check_names(a.meter.split(","))
-    opts = options.meter_options_of(a)
+    opts = flags.meter_options_of(a)
     rows = []
     for name, reason in meters.probe_all(opts).items():
         cls = meters.METERS[name]
@@ -38,15 +38,15 @@ def cmd_idle(a) -> int:
 
     with machine.session("idle", config=f"{os.getcwd()} ({a.setting})",
                          wait_s=a.lock_wait):
-        meter = options.open_meter(a)
+        meter = flags.open_meter(a)
         try:
             out = idle.calibrate(meter, count=a.count, seconds=a.seconds, setting=a.setting,
                                  target_dir=a.target_dir, min_count=a.min_count,
                                  ci_target=a.ci_target,
-                                 machine_factors=options.machine_factors(a),
+                                 machine_factors=flags.machine_factors(a),
                                  max_other_load=a.max_other_load,
                                  quiet_wait_s=quiet_limits(wait_s=a.quiet_wait).wait_s,
-                                 journal=a.journal, log=log, medium=options.medium_of(a),
+                                 journal=a.journal, log=log, medium=flags.medium_of(a),
                                  drift_repeats=a.drift_repeats)
         finally:
             meter.close()
@@ -68,7 +68,7 @@ def cmd_measure(a) -> int:
         raise WattzipError("nothing to measure: give the command after --, e.g. "
                            "wattzip measure -- gzip -c big.txt")
     with machine.session("measure", config=" ".join(a.command), wait_s=a.lock_wait):
-        meter = options.open_meter(a)
+        meter = flags.open_meter(a)
         try:
             record = measurement.measure_command(a.command, meter, a.op, a.stdin, a.stdout,
                                                  a.idle_power)
@@ -150,9 +150,9 @@ def cmd_job(a) -> int:
                            f"--min-repeats {a.min_repeats}")
     system.check_host(a.expect_node, a.expect_host)
     manifest = measurement.read_input(a.manifest)
-    medium = options.medium_of(a)
+    medium = flags.medium_of(a)
     codec = measurement.codec_on(a.codec, medium)
-    meter = options.open_meter(a)
+    meter = flags.open_meter(a)
     calibration = measurement.idle_calibration(meter, a.idle, a.idle_power)
     job = MeasurementJob(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
@@ -167,7 +167,7 @@ def cmd_job(a) -> int:
         bandwidth_bytes_per_s=throttle.parse_bandwidth(a.bandwidth),
         duty=(DutyCycle(a.duty_phases, a.duty_compute_s, a.duty_compute)
               if a.duty_phases else None),
-        factors={"setting": a.setting, **options.machine_factors(a), "medium": a.medium,
+        factors={"setting": a.setting, **flags.machine_factors(a), "medium": a.medium,
                  "target_dir": medium.path},
         meter_identity=calibration.meter_identity,
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
@@ -183,7 +183,7 @@ def cmd_job(a) -> int:
                if codec and not a.duty_phases else None),
     )
     measurement.run(job, meter, journal=a.journal, out=a.out,
-                    machine_factors=options.machine_factors(a), lock_wait=a.lock_wait, log=log)
+                    machine_factors=flags.machine_factors(a), lock_wait=a.lock_wait, log=log)
     return 0
 
 
@@ -209,7 +209,7 @@ def cmd_check_overlap(a) -> int:
 
 def cmd_provenance(a) -> int:
     try:
-        meter = options.open_meter(a)
+        meter = flags.open_meter(a)
         meter.close()
     except WattzipError as exc:
         meter = exc  # recorded as the meter's error
@@ -242,7 +242,7 @@ def cmd_analyze(a) -> int:
 
 
 def _analysis_options(a):
-    from wattzip.analysis.options import AnalysisOptions
+    from wattzip.analysis.analysis_options import AnalysisOptions
 
     return AnalysisOptions(margin=a.margin, reads_per_write=a.reads_per_write, looks=a.looks,
                            ci_target=a.ci_target, effect=a.effect, moderated=a.moderated)
@@ -302,6 +302,6 @@ def cmd_restore(a) -> int:
 
 
 def cmd_bench(a) -> int:
-    from wattzip.bench import options as bench_options
+    from wattzip.bench import command_line
 
-    return bench_options.run(a)
+    return command_line.run(a)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wattzip.analysis import moderated
-from wattzip.analysis.options import AnalysisOptions
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.measure import drift
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, PAPER_CONFIDENCE
 

@@ -15,9 +15,9 @@ from functools import cached_property
 from pathlib import Path
 
 from wattzip import units
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims import load_claims
 from wattzip.analysis.claims.registry import kinds_read
-from wattzip.analysis.options import AnalysisOptions
 from wattzip.analysis.stopping import METRICS as JUDGED_METRICS
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
@@ -293,7 +293,7 @@ class Study:
             ["--expect-host", t.host] if t.host else [])
 
     def meter_fields(self, testbed: str) -> dict:
-        """A testbed's meter as the fields of wattzip's meter options (wattzip.measure.options)."""
+        """A testbed's meter as the fields of wattzip's meter options (wattzip.measure.flags)."""
         m = self.testbeds[testbed].meter
         model = m.get("model") or {}
         return {"meter": ",".join(m["order"]), "interval": m["interval_s"],

@@ -13,8 +13,8 @@ import csv
 import datetime as dt
 from pathlib import Path
 
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims import load_claims
-from wattzip.analysis.options import AnalysisOptions
 from wattzip.latex import tex
 from wattzip.model.config import study_files
 from wattzip.model.study import Study

@@ -10,8 +10,8 @@ import datetime as dt
 from collections.abc import Mapping
 
 from wattzip import stats
+from wattzip.analysis.analysis_options import AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.breakeven import format_ratio
-from wattzip.analysis.options import AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.pareto import PARETO_READS
 from wattzip.analysis.robustness import median_abs_error_pct
 from wattzip.errors import RecordError

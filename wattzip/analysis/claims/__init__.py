@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+from wattzip.analysis.analysis_options import DEFAULT, AnalysisOptions, percent
 from wattzip.analysis.claims import hpc14, systor09, systor11  # noqa: F401 (they register their checks)
 from wattzip.analysis.claims.evidence import Evidence, _cell_name
 from wattzip.analysis.claims.registry import CHECKS, Claim, Outcome, check, load_claims
 from wattzip.analysis.claims.systor11 import sysid_fits
 from wattzip.analysis.family import holm
-from wattzip.analysis.options import DEFAULT, AnalysisOptions, percent
 from wattzip.resources import ReferenceDir
 from wattzip.stats import fit_percent
 

@@ -7,8 +7,8 @@ import functools
 from collections import defaultdict
 from dataclasses import dataclass
 
+from wattzip.analysis.analysis_options import DEFAULT, AnalysisOptions
 from wattzip.analysis.claims.registry import Claim, Outcome
-from wattzip.analysis.options import DEFAULT, AnalysisOptions
 from wattzip.analysis.reference import read_reference
 from wattzip.records import FACTOR_COLUMNS
 from wattzip.resources import ReferenceDir, reference_file

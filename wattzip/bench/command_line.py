@@ -13,7 +13,7 @@ from wattzip.bench import commands, export, report, summary
 from wattzip.bench.loop import Bench, Plan
 from wattzip.bench.progress import BenchProgress
 from wattzip.errors import WattzipError
-from wattzip.measure import options
+from wattzip.measure import flags
 
 DEFAULT_LOOKS = "3,5,8,13"
 SHELL_HELP = ("the shell that runs each command line, as hyperfine does (default: "
@@ -73,8 +73,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("-n", "--command-name", action="append", metavar="NAME",
                    help="a name per command line for the results")
     _add_comparison_energy_export(p)
-    options.add_meter_options(p, options.DEFAULT_METER_ORDER + ",none")
-    options.add_lock_option(p)
+    flags.add_meter_options(p, flags.DEFAULT_METER_ORDER + ",none")
+    flags.add_lock_option(p)
 
 
 def _add_comparison_energy_export(p: argparse.ArgumentParser) -> None:
@@ -97,7 +97,7 @@ def _add_comparison_energy_export(p: argparse.ArgumentParser) -> None:
                    help="idle power for the active / passive split, given")
     e.add_argument("--idle-windows", action=Once, type=int, metavar="N",
                    help="calibrate idle power first: N windows of --idle-seconds")
-    e.add_argument("--idle-seconds", action=Once, type=options.seconds(0, above=True), default=10.0,
+    e.add_argument("--idle-seconds", action=Once, type=flags.seconds(0, above=True), default=10.0,
                    metavar="S",
                    help="length of one idle window (default: %(default)s)")
     x = p.add_argument_group("export")
@@ -239,12 +239,12 @@ def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how) -> dict:
 def run(a: argparse.Namespace) -> int:
     """`wattzip bench`: everything under the machine's lock, every change undone."""
     if a.meter is None:
-        a.meter = options.DEFAULT_METER_ORDER + ",none"
+        a.meter = flags.DEFAULT_METER_ORDER + ",none"
     plan = plan_of(a)
     progress = progress_of(a)
     with machine.session("bench", config=f"{os.getcwd()} ({len(plan.commands)} commands)",
                          wait_s=a.lock_wait):
-        meter = options.open_meter(a)
+        meter = flags.open_meter(a)
         try:
             idle_w, idle_how = idle_of(a, meter, progress.line)
             plan.idle_power_w = idle_w
