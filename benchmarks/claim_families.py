@@ -40,7 +40,16 @@ from collections import Counter
 from pathlib import Path
 
 from arguments import existing_dir, existing_file
-from guard_replay import CODEC_OPS, GROUPED, job_runs, journals, pricer, replay, up_to
+from guard_replay import (
+    CODEC_OPS,
+    GROUPED,
+    job_runs,
+    journals,
+    pricer,
+    replay,
+    replay_options,
+    up_to,
+)
 
 from wattzip.analysis import breakeven, family
 from wattzip.analysis.analysis_options import pair_confidence
@@ -165,13 +174,13 @@ def main() -> None:
     kinds = tuple(a.kinds.split(",")) if a.kinds is not None else None
     base = replay(study, str(folder), [("per cell", GROUPED, tuple(study.looks), kinds, None)])
     fams = families(Path(a.results, "claims.csv"), study.primary.name)
-    verdict = study.config["verdict"]
+    options = replay_options(study, tuple(study.looks))
 
     def job(cell):
         """The job's looks as it ran them, its own runs, and when it began and ended."""
         own, prior = job_runs(every, cell)
-        looks = VerdictLooks(tuple(study.looks), verdict["reads_per_write"], verdict["margin"],
-                             moderated=True, prior_runs=prior, plain_type=cell[0])
+        looks = VerdictLooks(tuple(study.looks), options, prior_runs=prior,
+                             plain_type=cell[0])
         return (looks, own, min(r["started_at"] for r in own),
                 max(r["ended_at"] for r in own))
 

@@ -150,8 +150,8 @@ def shared_plain_study(rng, scenario: str, study: list[dict], grouped: bool = Tr
                       for w, p in pools.items() if p is not pool
                       for k, op in (("w", "plain-write"), ("r", "plain-read"))]
             priors = moderated.cell_priors(own, [*(a for c in done for a in c), *others])
-            v = moderated.decide(w, runs["c"], r, runs["d"], priors, 1.0,
-                                 MARGIN, each)
+            v = moderated.decide(w, runs["c"], r, runs["d"], priors, reads_per_write=1.0,
+                                 margin=MARGIN, confidence=each)
             if v.verdict != verdicts.UNDECIDED:
                 break
         group = cell["codec"] if grouped else object()
@@ -171,7 +171,8 @@ def welch_study(rng, scenario: str, study: list[dict]) -> list[dict]:
         runs, drift = measure(rng, cell, scenario, WELCH_LOOKS[-1], clock, span,
                               STEP if len(out) >= step else 1.0)
         v, n = verdicts.sequential(lambda k, r=runs: (r["w"][:k], r["c"][:k], r["r"][:k],
-                                                      r["d"][:k]), WELCH_LOOKS, 1.0, MARGIN)
+                                                      r["d"][:k]), WELCH_LOOKS,
+                                   reads_per_write=1.0, margin=MARGIN, confidence=0.95)
         clock[0] -= 4 * (WELCH_LOOKS[-1] - n)
         out.append({"cell": cell, "runs": runs, "n": n, "drift": drift, "verdict": v,
                     "position": len(out) + 1})

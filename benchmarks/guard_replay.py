@@ -43,6 +43,7 @@ machine's, not the guard's.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import glob
 import json
 import os
@@ -53,6 +54,7 @@ from arguments import existing_file, setting_journals
 
 from wattzip import records
 from wattzip.analysis import moderated
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import PLAIN_OPS, VerdictLooks
 from wattzip.measure.drift import REFERENCE_SUFFIX
 from wattzip.model import plan
@@ -71,7 +73,12 @@ class SplitLooks(VerdictLooks):
 
     def look_confidence(self, n: int) -> float:
         at = self.looks.index(n) if n in self.looks else len(self.looks) - 1
-        return 1 - (1 - self.confidence) * self.shares[at]
+        return 1 - (1 - self.options.confidence) * self.shares[at]
+
+
+def replay_options(study: Study, planned: tuple[int, ...]) -> AnalysisOptions:
+    """The study's options as its moderated jobs decide by, at these planned looks."""
+    return dataclasses.replace(study.analysis_options, looks=len(planned), moderated=True)
 
 
 def each_alone(own, others):
@@ -163,7 +170,6 @@ def pricer(study: Study, cache: str):
 
 def replay(study: Study, folder: str, ways: list[tuple]
            ) -> dict[tuple[str, str], dict[str, tuple[int, bool, bool]]]:
-    verdict = study.config["verdict"]
     every = journals(folder)
     out = {}
     for (file_type, codec), journal in every.items():
@@ -175,8 +181,8 @@ def replay(study: Study, folder: str, ways: list[tuple]
         for name, priors, planned, kinds, shares in ways:
             kind, extra = (VerdictLooks, {}) if shares is None else (SplitLooks,
                                                                       {"shares": shares})
-            looks = kind(planned, verdict["reads_per_write"], verdict["margin"],
-                         moderated=True, prior_runs=prior, plain_type=file_type,
+            looks = kind(planned, replay_options(study, planned), prior_runs=prior,
+                         plain_type=file_type,
                          kind_metrics=asked if kinds is None else kinds, **extra)
             moderated.cell_priors = priors
             try:

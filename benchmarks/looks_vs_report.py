@@ -23,7 +23,7 @@ from pathlib import Path
 
 from arguments import existing_dir, existing_file
 from claim_families import cell_p
-from guard_replay import job_runs, journals, up_to
+from guard_replay import job_runs, journals, replay_options, up_to
 
 from wattzip.analysis.stopping import METRICS, VerdictLooks
 from wattzip.model.study import Study
@@ -36,7 +36,7 @@ def main() -> None:
     a = p.parse_args()
     study = Study.from_files(a.configfile)
     every = journals(str(Path(a.results, "journal", study.primary.name)))
-    verdict = study.config["verdict"]
+    options = replay_options(study, tuple(study.looks))
     compared, differ = 0, []
     with open(Path(a.results, "breakeven.csv"), newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
@@ -45,8 +45,7 @@ def main() -> None:
                     or not every.get(cell)):
                 continue
             own, prior = job_runs(every, cell)
-            looks = VerdictLooks(tuple(study.looks), verdict["reads_per_write"],
-                                 verdict["margin"], moderated=True, prior_runs=prior,
+            looks = VerdictLooks(tuple(study.looks), options, prior_runs=prior,
                                  plain_type=cell[0])
             n = int(row["n"])
             mine = cell_p(looks, up_to(own, n), n, row["metric"])

@@ -5,7 +5,9 @@ source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
 
-summary <- primary_rows(read_summary(snakemake@input[["summary"]])[n > 0])
+# The ratio cells are the analysis's (compression_ratio_tex), set by the one formatter
+# of every ratio cell, so this table and the ratio table print one ratio alike.
+summary <- primary_rows(read_summary(snakemake@input[["summary"]], "compression_ratio_tex")[n > 0])
 patterns <- read_reference(snakemake@input[["table2"]])
 write_only <- read_reference(snakemake@input[["table3"]])
 lines <- character()
@@ -25,7 +27,7 @@ if (nrow(fs) > 0) {
   fs[, codec := order_codecs(fs)]
   setorder(fs, file_type, codec)
   add_table(
-    fs[, .(file_type, as.character(codec), sprintf("%.2f", compression_ratio),
+    fs[, .(file_type, as.character(codec), compression_ratio_tex,
            sprintf("%.0f", 100 * mean_cpu_utilization), sprintf("%.2f", mean_elapsed_s / off_s),
            sprintf("%.1f", mean_energy_j))],
     "llrrrr", c("File", "Codec", "Ratio", "CPU \\%", "Runtime / off", "Energy (J)"),
@@ -45,7 +47,7 @@ if (nrow(duty) > 0) {
   duty[, codec := order_codecs(duty)]
   base <- duty[codec == "plain", mean_energy_j]
   add_table(
-    duty[order(codec), .(as.character(codec), sprintf("%.2f", compression_ratio),
+    duty[order(codec), .(as.character(codec), compression_ratio_tex,
                          sprintf("%.2f", mean_elapsed_s),
                          sprintf("%.1f", mean_energy_j / mean_elapsed_s),
                          sprintf("%.1f", mean_energy_j),

@@ -13,9 +13,12 @@ import pytest
 from scipy import stats
 
 from wattzip.analysis import cell_summary, claims, pareto, run_tables
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.reference import read_reference
 from wattzip.analysis.run_tables import BreakEven, break_even, display, parse_display
 from wattzip.stats import fit_percent
+
+PAPER = AnalysisOptions()  # the paper's design, its options stated
 
 REFERENCE = Path(__file__).resolve().parent.parent / "paper" / "reference"
 SETTING = "default.io-keep.gov-keep.x1"
@@ -97,9 +100,9 @@ def test_parse_display_reads_the_papers_symbols():
 def test_paper_gz1_text_break_even_is_20_2():
     """Figure 3: gz-1 on text crosses E_sav = 0 at n = 20.2 (values in kJ)."""
     rows = cell("text", "gz-1", ew=60_000, ec=80_200, er=40_000, ed=39_000)
-    be = [b for b in run_tables.breakeven_table(rows) if b["metric"] == "E"][0]
+    be = [b for b in run_tables.breakeven_table(rows, PAPER) if b["metric"] == "E"][0]
     assert be["kind"] == "at_least" and be["display"] == "20.2"
-    esav = {e["n"]: e["esav_j"] for e in run_tables.esav_table(rows)}
+    esav = {e["n"]: e["esav_j"] for e in run_tables.esav_table(rows, PAPER)}
     assert esav[0] == pytest.approx(-20_200)
     assert esav[20] < 0 < esav[21]  # "21 or more reads" save energy
 
@@ -107,21 +110,21 @@ def test_paper_gz1_text_break_even_is_20_2():
 def test_paper_lzo1_text_saves_29_and_68_percent():
     """5.3: lzo-1 saves about 29% against plain-write and 68% against plain-read: ∀."""
     rows = cell("text", "lzo-1", ew=1000, ec=710, er=1000, ed=320)
-    be = [b for b in run_tables.breakeven_table(rows) if b["metric"] == "E"][0]
+    be = [b for b in run_tables.breakeven_table(rows, PAPER) if b["metric"] == "E"][0]
     assert be["display"] == "∀" and be["decided"]
 
 
 def test_undecided_when_intervals_overlap():
     """dr is 1 J against a spread of 30 J: the intervals cannot tell at_least from never."""
     rows = cell("text", "gz-6", ew=1000, ec=1100, er=500, ed=499, n=4, spread=20)
-    be = [b for b in run_tables.breakeven_table(rows) if b["metric"] == "E"][0]
+    be = [b for b in run_tables.breakeven_table(rows, PAPER) if b["metric"] == "E"][0]
     assert not be["decided"] and be["display"].endswith("?")
     assert be["possible_kinds"] == "at_least|never" and be["hi"] == math.inf
 
 
 def test_break_even_interval_contains_the_point():
     rows = cell("text", "gz-1", ew=1000, ec=1200, er=500, ed=490, n=5, spread=2)
-    be = [b for b in run_tables.breakeven_table(rows) if b["metric"] == "E"][0]
+    be = [b for b in run_tables.breakeven_table(rows, PAPER) if b["metric"] == "E"][0]
     assert be["decided"] and be["lo"] <= be["value"] <= be["hi"]
 
 
@@ -129,7 +132,7 @@ def test_summary_half_widths_match_scipy_and_failures_are_counted():
     rows = [run("text", "gz-1", "compress-write", e, repeat=i)
             for i, e in enumerate([100.0, 104.0, 98.0, 101.0], 1)]
     rows.append(run("text", "gz-1", "compress-write", 5000.0, repeat=5, verified=False))
-    s = cell_summary.summarize(rows)[0]
+    s = cell_summary.summarize(rows, PAPER)[0]
     values = [100.0, 104.0, 98.0, 101.0]
     lo, hi = stats.t.interval(0.95, 3, loc=sum(values) / 4, scale=stats.sem(values))
     assert s["n"] == 4 and s["n_failed"] == 1
@@ -140,7 +143,7 @@ def test_summary_half_widths_match_scipy_and_failures_are_counted():
 
 def test_compression_ratio():
     rows = [run("text", "gz-1", "compress-write", 10, output_bytes=250)]
-    assert cell_summary.summarize(rows)[0]["compression_ratio"] == pytest.approx(4.0)
+    assert cell_summary.summarize(rows, PAPER)[0]["compression_ratio"] == pytest.approx(4.0)
 
 
 def test_correlation_matches_scipy():
@@ -181,10 +184,12 @@ def paper_like_server(method="measured"):
 
 
 def claims_by_id(rows):
-    summary = run_tables.label(cell_summary.summarize(rows), run_tables.settings_of_runs(rows))
-    be = run_tables.breakeven_table(rows)
+    summary = run_tables.label(cell_summary.summarize(rows, PAPER),
+                               run_tables.settings_of_runs(rows))
+    be = run_tables.breakeven_table(rows, PAPER)
     corr = cell_summary.correlation_table(rows)
-    return {c["claim_id"]: c for c in claims.decide(summary, be, corr, rows, REFERENCE)
+    return {c["claim_id"]: c
+            for c in claims.decide(summary, be, corr, rows, REFERENCE, options=PAPER)
             if c["testbed"] == "tb" and c["setting"] in (SETTING, "all")}
 
 
@@ -221,8 +226,8 @@ def test_claim_over_undecided_cells_says_so():
 
 def test_comparison_joins_reference_tables():
     rows = paper_like_server()
-    summary = cell_summary.summarize(rows)
-    be = run_tables.breakeven_table(rows)
+    summary = cell_summary.summarize(rows, PAPER)
+    be = run_tables.breakeven_table(rows, PAPER)
     comp = run_tables.comparison_table(summary, be, REFERENCE)
     gz1 = [c for c in comp if c["source_table"] == "systor09_table4_breakeven_server"
            and c["codec"] == "gz-1" and c["file_type"] == "text" and c["metric"] == "E"][0]
@@ -263,7 +268,7 @@ def test_three_noisy_repeats_whose_dw_interval_straddles_zero_are_undecided():
     """The paper's repeats: dw = +30 J by the means, but three runs of each with a spread of
     40 J put zero well inside dw's Student-t interval: the cell must not be decided."""
     rows = cell("text", "gz-1", ew=1000, ec=1030, er=500, ed=400, n=3, spread=40)
-    be = [b for b in run_tables.breakeven_table(rows) if b["metric"] == "E"][0]
+    be = [b for b in run_tables.breakeven_table(rows, PAPER) if b["metric"] == "E"][0]
     c = [r["energy_j"] for r in rows if r["op"] == "compress-write"]
     w = [r["energy_j"] for r in rows if r["op"] == "plain-write"]
     welch = stats.ttest_ind(c, w, equal_var=False).confidence_interval(0.95)
@@ -279,7 +284,7 @@ def test_dw_interval_is_welchs_at_the_bonferroni_level():
         r["meter_source"] = "trace"  # a meter with no stated accuracy: the repeats alone
         if r["op"] == "compress-write":
             r["energy_j"] += 9 * (r["repeat"] - 2.5)
-    be = [b for b in run_tables.breakeven_table(rows) if b["metric"] == "E"][0]
+    be = [b for b in run_tables.breakeven_table(rows, PAPER) if b["metric"] == "E"][0]
     c = [r["energy_j"] for r in rows if r["op"] == "compress-write"]
     w = [r["energy_j"] for r in rows if r["op"] == "plain-write"]
     welch = stats.ttest_ind(c, w, equal_var=False).confidence_interval(0.975)
@@ -289,7 +294,7 @@ def test_dw_interval_is_welchs_at_the_bonferroni_level():
 
 def test_esav_band_is_the_welch_interval_of_the_four_means():
     rows = cell("text", "gz-1", ew=1000, ec=1100, er=500, ed=480, n=3, spread=6)
-    band = {e["n"]: e for e in run_tables.esav_table(rows)}
+    band = {e["n"]: e for e in run_tables.esav_table(rows, PAPER)}
     assert band[5]["esav_j"] == pytest.approx(5 * 20 - 100)
     assert band[5]["lo_j"] < band[5]["esav_j"] < band[5]["hi_j"]
     assert band[0]["hi_j"] - band[0]["lo_j"] < band[30]["hi_j"] - band[30]["lo_j"]
@@ -303,7 +308,7 @@ def test_esav_band_is_the_welch_interval_of_the_four_means():
 ])
 def test_every_kind_and_metric_on_clean_data(ew, ec, er, ed, kind):
     rows = cell("text", "gz-1", ew=ew, ec=ec, er=er, ed=ed, n=3, spread=1)
-    cells = {b["metric"]: b for b in run_tables.breakeven_table(rows)}
+    cells = {b["metric"]: b for b in run_tables.breakeven_table(rows, PAPER)}
     assert set(cells) == {"T", "E", "ET"}
     for b in cells.values():  # time is energy / 100 here: T, E and ET share the kind
         assert b["kind"] == kind and b["decided"], b
@@ -327,9 +332,9 @@ def test_dvfs_verdict_on_the_model_is_not_a_verdict():
                           "dutycycle": "", "primary": gov == "performance"}
         for r in cell("text", "gz-1", 100, 150, 80, 60, n=3, spread=1, method="estimated"):
             rows.append({**r, "setting": name})
-    summary = run_tables.label(cell_summary.summarize(rows), settings)
-    be, corr = run_tables.breakeven_table(rows), cell_summary.correlation_table(rows)
-    dvfs = [c for c in claims.decide(summary, be, corr, rows, REFERENCE)
+    summary = run_tables.label(cell_summary.summarize(rows, PAPER), settings)
+    be, corr = run_tables.breakeven_table(rows, PAPER), cell_summary.correlation_table(rows)
+    dvfs = [c for c in claims.decide(summary, be, corr, rows, REFERENCE, options=PAPER)
             if c["claim_id"] == "dvfs_no_saving"][0]
     assert dvfs["verdict"].startswith("not testable here") and "ESTIMATED" in dvfs["verdict"]
 

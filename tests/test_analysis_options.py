@@ -43,7 +43,8 @@ def test_a_cell_decided_alike_at_both_extremes_is_robust():
     but the cell is "from n_be on", decided, and saves at both: the old dagger compared the
     displayed number and marked it "depends on the model"."""
     rows = estimated_runs()
-    variants = [run_tables.breakeven_table(v) for _, v in robustness.at_extremes(rows)]
+    variants = [run_tables.breakeven_table(v, AnalysisOptions())
+                for _, v in robustness.at_extremes(rows)]
     e = [next(b for b in v if b["metric"] == "E") for v in variants]
     assert {x["kind"] for x in e} == {"at_least"} and all(x["decided"] for x in e)
     assert e[0]["display"] != e[1]["display"]  # what the old code compared
@@ -59,8 +60,8 @@ def test_a_cell_undecided_at_the_studys_confidence_is_compared_at_it():
     "depends on the model"."""
     rows = estimated_runs(spread=0.05, ops={**OPS, "decompress-read": (0.95, 0.3)})
     options = AnalysisOptions(looks=3)
-    at_paper_levels = [next(b for b in run_tables.breakeven_table(v) if b["metric"] == "E")
-                       for _, v in robustness.at_extremes(rows)]
+    at_paper_levels = [next(b for b in run_tables.breakeven_table(v, AnalysisOptions())
+                            if b["metric"] == "E") for _, v in robustness.at_extremes(rows)]
     assert [b["display"] for b in at_paper_levels] == ["×", "×?"]  # what the old code had
     cell = marks(rows, options)["E"]
     assert cell["display"] == "×?" and cell["model_robustness"] == robustness.ROBUST
@@ -72,7 +73,7 @@ def test_the_extremes_are_decided_with_the_studys_options(monkeypatch):
     seen = []
     table = run_tables.breakeven_table
 
-    def spy(rows, options=run_tables.DEFAULT):
+    def spy(rows, options):
         seen.append(options)
         return table(rows, options)
 
@@ -81,6 +82,22 @@ def test_the_extremes_are_decided_with_the_studys_options(monkeypatch):
     cells = marks(estimated_runs(), options)
     assert seen == [options] * 3
     assert cells["E"]["margin"] == 0.3 and cells["E"]["reads_per_write"] == 4.0
+
+
+def test_no_entry_point_decides_without_the_options():
+    """No fallback options: a caller that forgets the study's fails, never decides by others."""
+    from wattzip.analysis import cell_summary, claims
+    from wattzip.analysis.stopping import VerdictLooks
+
+    rows = estimated_runs()
+    for call in (lambda: run_tables.breakeven_table(rows), lambda: run_tables.esav_table(rows),
+                 lambda: cell_summary.summarize(rows),
+                 lambda: claims.decide([], [], [], rows, "paper/reference"),
+                 lambda: run_tables.analyze([], "out"), lambda: VerdictLooks((3, 5, 8))):
+        with pytest.raises(TypeError, match="options"):
+            call()
+    with pytest.raises(ValueError, match="planned looks"):  # options of another design
+        VerdictLooks((3, 5, 8), AnalysisOptions())
 
 
 def test_the_dagger_compares_kind_decided_and_verdict():

@@ -9,6 +9,7 @@ import pytest
 
 from wattzip import records
 from wattzip.analysis import cell_summary, claims, run_tables
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.breakeven import parse_display
 from wattzip.analysis.reference import read_reference
 
@@ -66,8 +67,8 @@ def study(cells: dict, method="measured") -> list[dict]:
 
 def tables(rows, disks):
     settings = settings_of(disks)
-    summary = run_tables.label(cell_summary.summarize(rows), settings)
-    breakeven = run_tables.label(run_tables.breakeven_table(rows), settings)
+    summary = run_tables.label(cell_summary.summarize(rows, AnalysisOptions()), settings)
+    breakeven = run_tables.label(run_tables.breakeven_table(rows, AnalysisOptions()), settings)
     return summary, breakeven
 
 
@@ -76,7 +77,7 @@ def verdict(cells: dict, method="measured", budget=None) -> dict:
     disks = sorted({d for d, _, _ in cells}, key=list(DISKS).index)
     summary, breakeven = tables(rows, disks)
     decided = claims.decide(summary, breakeven, cell_summary.correlation_table(rows), rows,
-                            REFERENCE)
+                            REFERENCE, options=AnalysisOptions())
     return next(c for c in decided if c["claim_id"] == CLAIM)
 
 

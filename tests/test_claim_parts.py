@@ -5,9 +5,12 @@ rest (a part decided against it still refutes it)."""
 from __future__ import annotations
 
 from wattzip.analysis import cell_summary, claims, run_tables
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims import registry
 
 from .test_analysis import REFERENCE, cell, claims_by_id, dedupe_plain, paper_like_server
+
+PAPER = AnalysisOptions()  # the paper's design, its options stated
 
 
 def without(rows, *cells):
@@ -73,9 +76,10 @@ def scheduler_runs(energies: dict[str, float], spread: float) -> tuple[list, dic
 
 def scheduler_claim(energies, spread):
     rows, settings = scheduler_runs(energies, spread)
-    summary = run_tables.label(cell_summary.summarize(rows), settings)
-    rows_out = claims.decide(summary, run_tables.breakeven_table(rows),
-                             cell_summary.correlation_table(rows), rows, REFERENCE)
+    summary = run_tables.label(cell_summary.summarize(rows, PAPER), settings)
+    rows_out = claims.decide(summary, run_tables.breakeven_table(rows, PAPER),
+                             cell_summary.correlation_table(rows), rows, REFERENCE,
+                             options=PAPER)
     return next(c for c in rows_out if c["claim_id"] == "io_scheduler_effect")
 
 
@@ -110,9 +114,11 @@ def test_every_break_even_cell_a_check_reads_is_declared_for_the_jobs_looks(monk
 
     monkeypatch.setattr(claims.Evidence, "cell", recording_cell)
     rows = paper_like_server()
-    summary = run_tables.label(cell_summary.summarize(rows), run_tables.settings_of_runs(rows))
-    be, corr = run_tables.breakeven_table(rows), cell_summary.correlation_table(rows)
-    ev = claims.Evidence("tb", "default.io-keep.gov-keep.x1", summary, be, corr, rows, REFERENCE)
+    summary = run_tables.label(cell_summary.summarize(rows, PAPER),
+                               run_tables.settings_of_runs(rows))
+    be, corr = run_tables.breakeven_table(rows, PAPER), cell_summary.correlation_table(rows)
+    ev = claims.Evidence("tb", "default.io-keep.gov-keep.x1", summary, be, corr, rows, REFERENCE,
+                         PAPER)
     for claim in claims.load_claims(REFERENCE):
         current.append(claim.id)
         claims.CHECKS[claim.id](claim, ev)

@@ -12,6 +12,7 @@ import pytest
 
 from wattzip import meters, records
 from wattzip.analysis import cell_summary, stopping
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.measure import disturbance, repeats
 from wattzip.measure.disturbance import QuietLimits, Snapshot
 from wattzip.workload import inputs
@@ -130,7 +131,7 @@ def test_a_cpu_hog_mid_job_is_flagged_and_measured_again(tmp_path):
     assert summary["complete"] and summary["failed"] == 0, "\n".join(lines)
     assert summary["disturbed"] == len(disturbed)
     # The verdicts and means see the quiet runs only, and count the others apart.
-    for row in cell_summary.summarize(runs):
+    for row in cell_summary.summarize(runs, AnalysisOptions()):
         mine = [r for r in runs if r["op"] == row["op"]]
         quiet = [r for r in mine if r["verified"]]
         assert row["n"] == len(quiet) >= 2 and row["n_failed"] == 0

@@ -13,6 +13,7 @@ import pytest
 
 from wattzip import meters, records
 from wattzip.analysis import cell_summary
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.latex import tex
 from wattzip.measure import drift, idle
 from wattzip.measure.disturbance import DriftCheck
@@ -127,7 +128,7 @@ def test_a_load_step_mid_job_flags_its_runs_and_measures_them_again(small_inputs
     assert {r["job_key"] for r in flagged}.isdisjoint({r["job_key"] for r in quiet})
     # measured again, it does not take its own flagged runs for another identity's
     assert not [line for line in lines if "another meter identity" in line], lines
-    for row in cell_summary.summarize(runs):
+    for row in cell_summary.summarize(runs, AnalysisOptions()):
         assert row["n"] == 2 and row["n_disturbed"] == 2 and row["n_failed"] == 0
 
 

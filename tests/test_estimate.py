@@ -11,6 +11,7 @@ import pytest
 
 from wattzip import meters, records
 from wattzip.analysis import robustness, run_tables
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.measure import repeats
 from wattzip.meters import coefficients
 
@@ -111,7 +112,7 @@ def test_estimated_verdicts_carry_their_robustness_mark(small_inputs, tmp_path):
         repeats.run_job(job, model, journal, log=lambda m: None)
     out = tmp_path / "runs.csv"
     records.write_runs_csv(records.read_journal(journal), out)
-    run_tables.analyze([str(out)], tmp_path / "tables")
+    run_tables.analyze([str(out)], tmp_path / "tables", options=AnalysisOptions())
     with open(tmp_path / "tables" / "breakeven.csv", newline="") as f:
         be = list(csv.DictReader(f))
     marks = {b["metric"]: b["model_robustness"] for b in be}

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats as sp
 
 from wattzip.analysis import family, power, run_tables
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims import CHECKS, Evidence, familywise, load_claims
 from wattzip.stats import Interval, t_ppf
 
@@ -19,9 +20,9 @@ REFERENCE = Path(__file__).resolve().parent.parent / "paper" / "reference"
 
 def test_holm_steps_down():
     # sorted: 0.005 <= 0.05/4, 0.01 <= 0.05/3, 0.03 > 0.05/2: stop there.
-    assert family.holm([0.01, 0.04, 0.03, 0.005]) == [True, False, False, True]
-    assert family.holm([0.04, 0.03]) == [False, False]  # each alone would be decided
-    assert family.holm([0.001, 0.04]) == [True, True]  # the last step is at alpha / 1
+    assert family.holm([0.01, 0.04, 0.03, 0.005], 0.05) == [True, False, False, True]
+    assert family.holm([0.04, 0.03], 0.05) == [False, False]  # each alone would be decided
+    assert family.holm([0.001, 0.04], 0.05) == [True, True]  # the last step is at alpha / 1
 
 
 def test_p_value_behind_an_interval_touching_zero_is_its_alpha():
@@ -34,7 +35,7 @@ def test_p_value_behind_an_interval_touching_zero_is_its_alpha():
 def test_a_cells_p_value_agrees_with_its_decision():
     for spread, expected in ((3.0, True), (60.0, False)):
         rows = cell("text", "gz-1", ew=1000, ec=1100, er=500, ed=400, n=4, spread=spread)
-        for be in run_tables.breakeven_table(rows):
+        for be in run_tables.breakeven_table(rows, AnalysisOptions()):
             if be["metric"] == "E":
                 assert be["decided"] is expected
                 assert (be["p_decided"] < 0.05) is expected
@@ -55,7 +56,7 @@ def test_a_claim_over_many_cells_holds_only_if_the_family_does():
     # Each decided alone at 95%; two of them do not survive Holm over three cells.
     breakeven = [breakeven_cell("gz-1", 0.001), breakeven_cell("gz-6", 0.04),
                  breakeven_cell("lzo-1", 0.03)]
-    ev = Evidence("tb", "s", summary, breakeven, [], [], str(REFERENCE))
+    ev = Evidence("tb", "s", summary, breakeven, [], [], str(REFERENCE), AnalysisOptions())
     alone = CHECKS[claim.id](claim, ev)
     assert alone.ok is True  # three of three save: the per-cell reading
     out, stated = familywise(claim, ev, CHECKS[claim.id](claim, ev))
@@ -68,21 +69,21 @@ def test_a_claim_over_many_cells_holds_only_if_the_family_does():
 
 def test_underpowered_and_no_effect_are_different_verdicts():
     # A wide interval: a 5% effect on a baseline of 1000 J could not have been seen.
-    wide = power.assess(-40.0, 60.0, 6, 1000.0, 3, 0.05)
+    wide = power.assess(-40.0, 60.0, 6, 1000.0, 3, 0.05, 0.95)
     assert wide.kind == power.UNDERPOWERED
     q, z = sp.t.ppf(0.975, 6), sp.t.ppf(0.8, 6)
     assert wide.detectable == pytest.approx((q + z) * 50 / q)
     assert wide.runs_for_effect == pytest.approx(3 * (wide.detectable / 50) ** 2, abs=1)
     assert "runs per arm would detect 50 J" in wide.describe("J")
     # A narrow one: it could have seen 50 J and did not; any effect is under 12 J.
-    narrow = power.assess(-8.0, 12.0, 6, 1000.0, 8, 0.05)
+    narrow = power.assess(-8.0, 12.0, 6, 1000.0, 8, 0.05, 0.95)
     assert narrow.kind == power.NO_EFFECT and narrow.bound == 12.0
     assert narrow.describe("J").startswith("no effect larger than 12 J")
 
 
 def test_an_undecided_cell_states_its_power():
     rows = cell("text", "gz-1", ew=1000, ec=1030, er=500, ed=470, n=3, spread=40)
-    be = next(b for b in run_tables.breakeven_table(rows) if b["metric"] == "E")
+    be = next(b for b in run_tables.breakeven_table(rows, AnalysisOptions()) if b["metric"] == "E")
     assert be["verdict"] == "undecided" and be["undecided_as"] == power.UNDERPOWERED
     assert be["detectable_saving"] > be["effect_of_interest"] == pytest.approx(0.05 * 1500)
     assert "underpowered" in be["verdict_note"]

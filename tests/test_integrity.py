@@ -15,6 +15,7 @@ import pytest
 
 from wattzip import meters, records
 from wattzip.analysis import run_tables
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.errors import ConfigError, FactorError, RecordError, WattzipError
 from wattzip.machine import throttle
 from wattzip.measure import free_space, repeats
@@ -79,7 +80,7 @@ def test_a_resume_under_another_meter_identity_measures_again(small_inputs, tmp_
     out = tmp_path / "runs.csv"
     records.write_runs_csv(records.read_journal(journal), out)
     with pytest.raises(RecordError, match="runs of 2 meter identities"):
-        run_tables.analyze([str(out)], tmp_path / "tables")
+        run_tables.analyze([str(out)], tmp_path / "tables", options=AnalysisOptions())
 
 
 def test_one_journal_reader_names_every_damaged_line(tmp_path):

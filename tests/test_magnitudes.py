@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wattzip.analysis import cell_summary
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.breakeven import display, format_number, format_ratio, magnitude
 from wattzip.latex import display_tex
 
@@ -34,7 +35,7 @@ def _summary_row(ratio):
             "user_s": 1.0, "sys_s": 0.0, "wait_s": 0.0, "cpu_utilization": 1.0,
             "energy_j": 1.0, "energy_active_j": 0.5, "energy_passive_j": 0.5,
             "input_bytes": 362_000, "output_bytes": 362_000 / ratio}
-    return cell_summary.summarize([base])[0]
+    return cell_summary.summarize([base], AnalysisOptions())[0]
 
 
 def test_the_summary_holds_the_ratio_cell_the_table_places():

@@ -18,6 +18,7 @@ import pytest
 
 from wattzip import meters, records
 from wattzip.analysis import cell_summary
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.machine import media, throttle
 from wattzip.machine.extents import check_owns_blocks
 from wattzip.measure import cold_cache, repeats, runner
@@ -25,6 +26,8 @@ from wattzip.measure.job import DutyCycle, MeasurementJob
 from wattzip.workload import inputs
 
 from .test_runner import cached_bytes, make_job
+
+PAPER = AnalysisOptions()  # the paper's design, its options stated
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/dev/loop-control"),
@@ -164,7 +167,7 @@ def test_copies_read_their_own_inputs_and_the_ratio_counts_every_copy(
     rows = records.load_runs([tmp_path / "one.jsonl", tmp_path / "three.jsonl"])
     for r in rows:
         r["setting"] = f"x{r['copies']}"
-    ratios = {s["setting"]: s["compression_ratio"] for s in cell_summary.summarize(rows)
+    ratios = {s["setting"]: s["compression_ratio"] for s in cell_summary.summarize(rows, PAPER)
               if s["op"] == "compress-write"}
     assert ratios["x3"] == pytest.approx(ratios["x1"], rel=1e-9)
     assert ratios["x1"] > 1.5
@@ -343,6 +346,6 @@ def test_duty_cycle_run_covers_its_idle_phases(small_inputs, tmp_path, codec_nam
     assert run["energy_j"] >= 50 * 3 * 0.4  # at least idle power through the idle phases
     assert run["output_bytes"] > 0
     rows = records.load_runs([tmp_path / "j.jsonl"])
-    ratio = cell_summary.summarize(rows)[0]["compression_ratio"]
+    ratio = cell_summary.summarize(rows, PAPER)[0]["compression_ratio"]
     single = job.input_bytes / (run["output_bytes"] / 3)
     assert ratio == pytest.approx(single)

@@ -113,6 +113,8 @@ def runs(op_means, n, cv, rng, job_key, codec="gz-1"):
 
 CELL = {"plain-write": 10.0, "plain-read": 5.0, "compress-write": 9.2,
         "decompress-read": 4.6}  # saves 8% of the baseline, CV 2%
+WELCH, MODERATED = AnalysisOptions(looks=3), AnalysisOptions(looks=3, moderated=True)
+RULES = {"reads_per_write": 1.0, "margin": 0.02}
 
 
 def test_the_study_lets_a_cell_decide_its_verdict_at_two_runs():
@@ -123,13 +125,13 @@ def test_the_study_lets_a_cell_decide_its_verdict_at_two_runs():
     rng = random.Random(5)
     mine = runs(CELL, 2, 0.02, rng, "me")
     others = tuple(r for k in range(12) for r in runs(CELL, 3, 0.02, rng, f"job{k}"))
-    alone = VerdictLooks((2, 4, 8))
-    shared = VerdictLooks((2, 4, 8), moderated=True, prior_runs=others)
+    alone = VerdictLooks((2, 4, 8), WELCH)
+    shared = VerdictLooks((2, 4, 8), MODERATED, prior_runs=others)
     assert alone.decisions(mine, OPS, 2) == {"T": "undecided"}
     assert shared.decisions(mine, OPS, 2) == {"T": "saves"}
     assert shared.open_kinds(mine, OPS, 2) and needs_more(mine, OPS, 2, 8, 0.05, shared)
     # With no other cell measured yet there is no prior: the cell goes on, on its own.
-    assert VerdictLooks((2, 4, 8), moderated=True).decisions(mine, OPS, 2)["T"] == "undecided"
+    assert VerdictLooks((2, 4, 8), MODERATED).decisions(mine, OPS, 2)["T"] == "undecided"
 
 
 def study_coverage(rng, cells=12, noisy=False, looks=(2, 4, 8)):
@@ -148,7 +150,7 @@ def study_coverage(rng, cells=12, noisy=False, looks=(2, 4, 8)):
             own = {a: (op, arm[a][:n], groups[a])
                    for a, op in zip("wcrd", run_tables.FOUR_OPS, strict=True)}
             v = moderated.decide(*(arm[a][:n] for a in "wcrd"),
-                                 moderated.cell_priors(own, done), 1.0, 0.02, each)
+                                 moderated.cell_priors(own, done), confidence=each, **RULES)
             if v.verdict != verdicts.UNDECIDED:
                 break
         done += own.values()
@@ -158,7 +160,7 @@ def study_coverage(rng, cells=12, noisy=False, looks=(2, 4, 8)):
         return [a for a in done if not any(a[1] is o[1] for o in own.values())]
 
     hits = [moderated.decide(*(arm[a][:n] for a in "wcrd"),
-                             moderated.cell_priors(own, rest(own)), 1.0, 0.02, each)
+                             moderated.cell_priors(own, rest(own)), confidence=each, **RULES)
             for arm, n, _, own in stopped]
     return [v.lo <= truth <= v.hi for v, (_, _, truth, _) in zip(hits, stopped, strict=True)]
 
@@ -191,8 +193,8 @@ def test_the_analysis_gives_each_cell_the_verdict_its_job_stopped_on():
     measured before it (the first cell has none, and is judged alone)."""
     rng, clock = random.Random(2), []
     rows = [r for k in range(10) for r in cell_rows("text", f"c{k}", CELL, 2, rng, clock)]
-    welch = run_tables.breakeven_table(rows, AnalysisOptions(looks=3))
-    shared = run_tables.breakeven_table(rows, AnalysisOptions(looks=3, moderated=True))
+    welch = run_tables.breakeven_table(rows, WELCH)
+    shared = run_tables.breakeven_table(rows, MODERATED)
     decided = [sum(b["verdict"] != "undecided" for b in t if b["metric"] == "T")
                for t in (welch, shared)]
     assert decided[0] < decided[1]
@@ -201,7 +203,7 @@ def test_the_analysis_gives_each_cell_the_verdict_its_job_stopped_on():
     assert all(a == b for a, b in both)
     first = [b for b in shared if b["codec"] == "c0" and b["metric"] == "T"]
     assert first[0]["verdict"] == "undecided"  # no cell before it: no prior
-    looks = VerdictLooks((2, 4, 8), moderated=True,
+    looks = VerdictLooks((2, 4, 8), MODERATED,
                          prior_runs=tuple(r for r in rows if r["codec"] in ("c0", "c1")
                                           or r["paired_with"] in ("c0", "c1")))
     mine = [r for r in rows if "c2" in (r["codec"], r["paired_with"])]

@@ -19,6 +19,7 @@ import pytest
 
 from wattzip import machine, meters, records
 from wattzip.analysis import run_tables
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.machine import media, onedisk
 from wattzip.measure import repeats
 from wattzip.measure.job import MeasurementJob
@@ -183,7 +184,7 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
     assert mean_s("gz-1", "compress-write") < 0.8 * plain_write
     assert mean_s("gz-1", "decompress-read") < 0.8 * mean_s("plain", "plain-read")
     rows = [{**r, "testbed": "t", "setting": "laptop"} for r in runs]
-    cell = [b for b in run_tables.breakeven_table(rows) if b["metric"] == "T"]
+    cell = [b for b in run_tables.breakeven_table(rows, AnalysisOptions()) if b["metric"] == "T"]
     assert len(cell) == 1
     assert (cell[0]["kind"], cell[0]["decided"]) == ("always", True), cell[0]
 

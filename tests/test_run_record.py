@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
+
 from wattzip import meters, records
+from wattzip.errors import RecordError
 from wattzip.measure import repeats
 from wattzip.run_record import RUN_COLUMNS, SCHEMA_VERSION, RunRecord
 
@@ -57,13 +60,21 @@ def test_old_records_are_read_as_version_one(tmp_path):
 
 
 def test_a_record_keeps_fields_this_version_does_not_know():
-    entry = {"testbed": "t", "op": "plain-write", "image": "/var/tmp/x.img", "_samples": [1]}
+    entry = {"testbed": "t", "op": "plain-write", "tape_label": "LTO-7 A1", "_samples": [1]}
     record = RunRecord.from_dict(entry)
-    assert record.schema_version == 1 and record.extra == {"image": "/var/tmp/x.img"}
+    assert record.schema_version == 1 and record.extra == {"tape_label": "LTO-7 A1"}
     back = record.to_dict()
-    assert back["image"] == "/var/tmp/x.img" and "_samples" not in back
+    assert back["tape_label"] == "LTO-7 A1" and "_samples" not in back
     assert RunRecord.from_dict(back) == record
-    assert RunRecord.new(entry).schema_version == SCHEMA_VERSION
+
+
+def test_a_record_being_made_refuses_a_field_this_version_does_not_know():
+    """A misspelt field would have been filed under `extra`, in no column of runs.csv."""
+    with pytest.raises(RecordError, match="no field 'energy_joules'"):
+        RunRecord.new({"testbed": "t", "op": "plain-write"}, energy_joules=1.0)
+    record = RunRecord.new({"testbed": "t", "io_scheduler_in_effect": "bfq", "_samples": [1]})
+    assert record.schema_version == SCHEMA_VERSION
+    assert record.row()["io_scheduler_in_effect"] == "bfq"
 
 
 def test_a_rehearsals_runs_are_records_of_this_version(tmp_path):

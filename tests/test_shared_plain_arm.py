@@ -42,7 +42,7 @@ def test_a_job_reads_the_other_cells_last_measurements_of_its_setting_for_its_pr
     own = folder / "text" / "gz-1.jsonl"
     looks = measurement.verdict_looks("2,4,8", 1.0, 0.02, True, str(folder), str(own),
                                       file_type="text")
-    assert looks.moderated and looks.looks == (2, 4, 8) and looks.plain_type == "text"
+    assert looks.options.moderated and looks.looks == (2, 4, 8) and looks.plain_type == "text"
     assert {r["job_key"] for r in looks.prior_runs} == {"text-bz-1", "zero-gz-1"}
     assert not measurement.verdict_looks("3,5,8", 1.0, 0.02, False, str(folder)).prior_runs
 
@@ -71,8 +71,8 @@ def shared_plain_study(codecs, rng, noise=0.02, meter=None):
                      "ended_at": f"2026-01-01T{clock[0]:06d}.5"})
 
     for ftype, codec in codecs:
-        looks = VerdictLooks((2, 4, 8), moderated=True, prior_runs=tuple(rows),
-                             plain_type=ftype)
+        looks = VerdictLooks((2, 4, 8), AnalysisOptions(looks=3, moderated=True),
+                             prior_runs=tuple(rows), plain_type=ftype)
         mine, repeat = [], 0
         while needs_more(mine, OPS, 2, 8, 0.05, looks) and repeat < 8:
             repeat += 1
@@ -156,7 +156,7 @@ def test_fieller_takes_the_variances_the_verdict_took():
     options = AnalysisOptions(looks=3, moderated=True)
     table = run_tables.breakeven_table(rows, options)
     mine = decided[("text", "c7")][1]
-    looks = VerdictLooks((2, 4, 8), moderated=True, plain_type="text",
+    looks = VerdictLooks((2, 4, 8), options, plain_type="text",
                          prior_runs=tuple(r for r in rows if r["ended_at"] < mine[0]["started_at"]))
     n = looks.runs_per_arm(mine, OPS)
     w, c, r, d = looks.arms(mine, OPS, "elapsed_s", n)

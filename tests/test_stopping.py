@@ -7,12 +7,14 @@ import random
 
 import pytest
 
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import VerdictLooks, needs_more, outliers
 from wattzip.errors import WattzipError
 from wattzip.measure import measurement
 
 OPS = ("compress-write", "decompress-read")
 PLAIN = ("plain-write", "plain-read")
+THREE_LOOKS = AnalysisOptions(looks=3)  # the study's options at looks 3, 5, 8
 
 
 def runs(op_means: dict[str, float], n: int, cv: float, seed: int, energy=True):
@@ -42,7 +44,7 @@ CHEAP = {"compress-write": 6.0, "decompress-read": 3.0}
 
 
 def test_a_clear_saving_stops_at_the_first_look():
-    looks = VerdictLooks((3, 5, 8))
+    looks = VerdictLooks((3, 5, 8), THREE_LOOKS)
     cheap = job_runs(CHEAP, 3)
     assert looks.decisions(cheap, OPS, 3) == {"T": "saves", "E": "saves"}
     assert not looks.needs_more(cheap, OPS)
@@ -52,7 +54,7 @@ def test_a_clear_saving_stops_at_the_first_look():
 def test_the_looks_compare_with_the_jobs_own_plain_runs():
     """The same codec runs save against a slow plain arm and cost against a fast one: the
     verdict is decided on the plain runs in the job's own runs, no baseline elsewhere."""
-    looks = VerdictLooks((3, 5, 8))
+    looks = VerdictLooks((3, 5, 8), THREE_LOOKS)
     codec = runs(CHEAP, 3, 0.02, seed=2)
     fast_plain = runs({"plain-write": 3.0, "plain-read": 1.5}, 3, 0.02, seed=1)
     assert looks.decisions(plain_arm(3) + codec, OPS, 3) == {"T": "saves", "E": "saves"}
@@ -63,7 +65,7 @@ def test_the_looks_compare_with_the_jobs_own_plain_runs():
 
 
 def test_an_undecided_cell_goes_to_the_last_look_and_no_further():
-    looks = VerdictLooks((3, 5, 8), margin=0.001)
+    looks = VerdictLooks((3, 5, 8), AnalysisOptions(looks=3, margin=0.001))
     close = {"compress-write": 10.05, "decompress-read": 4.98}
     for n, more in ((2, True), (3, True), (4, True), (5, True), (8, False)):
         mine = job_runs(close, n, cv=0.08, seed=3, plain_cv=0.08)
@@ -75,7 +77,7 @@ def test_a_decided_verdict_with_its_break_even_kind_open_goes_on():
     against a 0.1 s spread): its verdict is decided at the first look, its break-even
     kind (always, or only up to some n) is not, and the claims rest on the kind, so the
     job measures on to the next look, and no further than the last."""
-    looks = VerdictLooks((3, 5, 8))
+    looks = VerdictLooks((3, 5, 8), THREE_LOOKS)
     even_read = {"compress-write": 6.0, "decompress-read": 4.95}
     for n, more in ((3, True), (5, True), (8, False)):
         mine = job_runs(even_read, n, seed=6)
@@ -93,11 +95,15 @@ def test_a_kind_the_study_does_not_ask_for_is_left_open():
     even_read = {"compress-write": 6.0, "decompress-read": 4.95}
     mine = [dict(r, energy_j=30.0 * r["elapsed_s"]) if r["op"] == "decompress-read" else r
             for r in job_runs(even_read, 3, seed=6)]
-    both, energy = VerdictLooks((3, 5, 8)), VerdictLooks((3, 5, 8), kind_metrics=("E",))
+    both = VerdictLooks((3, 5, 8), THREE_LOOKS)
+    energy = VerdictLooks((3, 5, 8), THREE_LOOKS, kind_metrics=("E",))
     assert both.open_kinds(mine, OPS, 3).keys() == {"T"}
     assert not energy.open_kinds(mine, OPS, 3)
     assert both.needs_more(mine, OPS) and not energy.needs_more(mine, OPS)
     assert measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="E").kind_metrics == ("E",)
+    # The job's flags are the analysis's options: the looks decide as the report does.
+    assert measurement.verdict_looks("3,5,8", 2.0, 0.05).options == AnalysisOptions(
+        looks=3, margin=0.05, reads_per_write=2.0)
     assert measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="").kind_metrics == ()
     with pytest.raises(WattzipError, match="--kinds 'ET'"):
         measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="ET")
@@ -114,7 +120,7 @@ def test_a_look_s_level_is_one_method_its_verdicts_and_kinds_both_read():
             asked.append(n)
             return 1 - 1e-12
 
-    looks, strict = VerdictLooks((3, 5, 8)), Strict((3, 5, 8))
+    looks, strict = VerdictLooks((3, 5, 8), THREE_LOOKS), Strict((3, 5, 8), THREE_LOOKS)
     assert looks.look_confidence(3) == looks.look_confidence(8) == 1 - 0.05 / 3
     cheap = job_runs(CHEAP, 3)
     assert not looks.needs_more(cheap, OPS)
@@ -125,14 +131,14 @@ def test_a_look_s_level_is_one_method_its_verdicts_and_kinds_both_read():
 
 
 def test_without_a_meter_the_time_verdict_decides_alone():
-    looks = VerdictLooks((3, 5, 8))
+    looks = VerdictLooks((3, 5, 8), THREE_LOOKS)
     cheap = job_runs(CHEAP, 3, seed=4, energy=False)
     assert looks.decisions(cheap, OPS, 3) == {"T": "saves"}
     assert not looks.needs_more(cheap, OPS)
 
 
 def test_unverified_runs_do_not_count_toward_a_look():
-    looks = VerdictLooks((3, 5, 8))
+    looks = VerdictLooks((3, 5, 8), THREE_LOOKS)
     cheap = job_runs(CHEAP, 3, seed=5)
     cheap[-2]["verified"] = False  # the codec arm's third write
     assert looks.needs_more(cheap, OPS)  # two good repeats of the write: below the look
@@ -211,7 +217,7 @@ def test_under_the_paper_rule_an_outlier_costs_one_more_repeat_once():
 
 
 def test_under_the_verdict_design_an_outlier_goes_on_to_the_next_look_up_to_the_last():
-    looks = VerdictLooks((3, 5, 8))
+    looks = VerdictLooks((3, 5, 8), THREE_LOOKS)
 
     def at(n):  # a clear saving and kind (decided at every look), one plain read 5% off
         return with_outlier(steady({**STEADY_PLAIN, **CHEAP}, n), "plain-read", 2, 1.05)
@@ -233,7 +239,7 @@ def test_wrong_decisions_stay_rare_whichever_look_stops():
     rare, though the procedure looks three times (and goes on past outliers)."""
     wrong = decided = 0
     for seed in range(300):
-        looks = VerdictLooks((3, 5, 8), margin=0.0)
+        looks = VerdictLooks((3, 5, 8), AnalysisOptions(looks=3, margin=0.0))
         mine = job_runs({"compress-write": 9.7, "decompress-read": 4.85}, 8, cv=0.05,
                         seed=seed, plain_cv=0.05, plain_seed=1000 + seed)
         n = next(k for k in looks.looks if not needs_more(

@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from wattzip import meters, records
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import VerdictLooks
 from wattzip.machine import media
 from wattzip.measure import measurement, repeats
@@ -41,7 +42,8 @@ def abba_order(rows):
 def test_a_verdict_job_measures_its_own_plain_arm_interleaved_abba(small_inputs, tmp_path,
                                                                     model_meter):
     job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=2, max_repeats=4,
-                   looks=VerdictLooks((2, 3, 4)), factors={"setting": "s"})
+                   looks=VerdictLooks((2, 3, 4), AnalysisOptions(looks=3)),
+                   factors={"setting": "s"})
     journal = tmp_path / "j.jsonl"
     heard = []
     summary = repeats.run_job(job, model_meter, journal, log=heard.append)
@@ -101,7 +103,7 @@ def test_moderated_jobs_share_one_plain_arm_per_file_type(small_inputs, tmp_path
 
 def test_a_killed_verdict_job_resumes_both_arms_in_abba_order(small_inputs, tmp_path,
                                                               model_meter):
-    looks = VerdictLooks((3, 4))
+    looks = VerdictLooks((3, 4), AnalysisOptions(looks=2))
     journal = tmp_path / "j.jsonl"
     first = make_job(small_inputs, tmp_path, "gz-1", min_repeats=3, max_repeats=4,
                      looks=looks)
@@ -165,7 +167,8 @@ def test_a_filesystem_codecs_plain_arm_writes_without_its_compression(small_inpu
     medium = media.Medium(name="btrfs", kind="image", path=str(tmp_path / "btrfs"),
                           size="256MiB", fs="btrfs", mount_options=codec.mount_option)
     job = make_job(small_inputs, tmp_path, "plain", file_type="zero", medium=medium,
-                   min_repeats=2, max_repeats=3, looks=VerdictLooks((2, 3)))
+                   min_repeats=2, max_repeats=3,
+                   looks=VerdictLooks((2, 3), AnalysisOptions(looks=2)))
     job.codec = codec
     assert repeats.plain_arm(job).medium.mount_options == ""
     repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)

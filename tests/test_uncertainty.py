@@ -10,6 +10,7 @@ import time
 import pytest
 
 from wattzip.analysis import cell_summary, uncertainty, verdicts
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.meters import MeterOptions
 from wattzip.meters.base import PowerSampleMeter, integrate_averages
 from wattzip.meters.coefficients import Coefficients, table
@@ -178,14 +179,14 @@ def summary_rows(energies):
 
 def test_summary_names_the_dominant_term():
     rows = summary_rows([1000.0, 1001.0, 1000.5])
-    (row,) = cell_summary.summarize(rows)
+    (row,) = cell_summary.summarize(rows, AnalysisOptions())
     assert row["dominant_energy_j"] == "meter"
     assert row["U_energy_j"] > row["hw_energy_j"]
 
 
 def test_energy_delay_has_a_budget_of_each_runs_energy_errors_times_its_time():
     rows = summary_rows([1000.0, 1001.0, 1000.5])
-    (row,) = cell_summary.summarize(rows)
+    (row,) = cell_summary.summarize(rows, AnalysisOptions())
     e_meter, t = row["u_energy_j_meter"], rows[0]["elapsed_s"]
     # every run lasted t: ET's meter term is E's times t, and it dominates as E's does
     assert row["u_et_js_meter"] == pytest.approx(e_meter * t)
@@ -194,8 +195,9 @@ def test_energy_delay_has_a_budget_of_each_runs_energy_errors_times_its_time():
 
 def test_verdict_decides_on_the_combined_interval():
     w, c, r, d = [100.0, 101.0, 99.0], [96.0, 97.0, 95.0], [50.0] * 3, [50.0] * 3
-    plain = verdicts.decide(w, c, r, d, margin=0.001)
-    combined = verdicts.decide(w, c, r, d, margin=0.001, type_b_var=4.0)
+    rules = {"reads_per_write": 1.0, "margin": 0.001, "confidence": 0.95}
+    plain = verdicts.decide(w, c, r, d, **rules)
+    combined = verdicts.decide(w, c, r, d, **rules, type_b_var=4.0)
     assert combined.hi - combined.lo > plain.hi - plain.lo
     assert plain.verdict == verdicts.SAVES and combined.verdict == verdicts.UNDECIDED
 

@@ -7,8 +7,10 @@ import pytest
 
 from wattzip import stats
 from wattzip.analysis import verdicts
+from wattzip.analysis.analysis_options import AnalysisOptions
 
 MEANS = {"w": 10.0, "r": 5.0}  # plain write and read; the codec's arms set the truth
+RULES = {"reads_per_write": 1.0, "margin": 0.02}  # one read per write, a 2% margin
 
 
 def arms(rng, truth_fraction, cv, n):
@@ -29,7 +31,7 @@ def test_wrong_decisions_stay_under_five_percent_whichever_look_stops(cv, truth)
     for _ in range(trials):
         runs = arms(rng, truth, cv, 8)
         verdict, _ = verdicts.sequential(lambda n, runs=runs: [a[:n] for a in runs],
-                                         margin=0.02)
+                                         (3, 5, 8), confidence=0.95, **RULES)
         wrong_side = {verdicts.COSTS} if truth > 0 else {verdicts.SAVES} if truth < 0 else {
             verdicts.SAVES, verdicts.COSTS}
         wrong += verdict.verdict in wrong_side
@@ -41,10 +43,13 @@ def test_wrong_decisions_stay_under_five_percent_whichever_look_stops(cv, truth)
 
 def test_the_four_verdicts_and_the_repeats_an_undecided_one_needs():
     rng = np.random.default_rng(1)
-    assert verdicts.decide(*arms(rng, 0.2, 0.01, 5)).verdict == verdicts.SAVES
-    assert verdicts.decide(*arms(rng, -0.2, 0.01, 5)).verdict == verdicts.COSTS
-    assert verdicts.decide(*arms(rng, 0.0, 0.001, 5)).verdict == verdicts.NEGLIGIBLE
-    open_ = verdicts.decide(*arms(rng, 0.05, 0.15, 3))
+    def decide(*arms):
+        return verdicts.decide(*arms, confidence=0.95, **RULES)
+
+    assert decide(*arms(rng, 0.2, 0.01, 5)).verdict == verdicts.SAVES
+    assert decide(*arms(rng, -0.2, 0.01, 5)).verdict == verdicts.COSTS
+    assert decide(*arms(rng, 0.0, 0.001, 5)).verdict == verdicts.NEGLIGIBLE
+    open_ = decide(*arms(rng, 0.05, 0.15, 3))
     assert open_.verdict == verdicts.UNDECIDED and open_.more_repeats >= 1
     assert "more repeats per arm" in open_.describe()
 
@@ -64,7 +69,7 @@ def test_outliers_and_noisy_cells_are_flagged_not_dropped():
     rows = cell("text", "gz-1", 100, 150, 80, 60, n=7, spread=1)
     writes = [r for r in rows if r["op"] == "compress-write"]
     writes[3]["elapsed_s"] *= 3  # one run the machine disturbed
-    summary = {(s["codec"], s["op"]): s for s in cell_summary.summarize(rows)}
+    summary = {(s["codec"], s["op"]): s for s in cell_summary.summarize(rows, AnalysisOptions())}
     noisy = summary[("gz-1", "compress-write")]
     assert noisy["outlier_repeats"] == str(writes[3]["repeat"]) and noisy["n"] == 7
     assert noisy["cv_warning"] is True

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wattzip.errors import RecordError
+
 # 1: the records written before they held their version; 3: the budget's and the
 # disturbance's fields (sample_gap_s ... drift_warning), absent from older records; 4:
 # shared_plain_of, the moderated design's shared plain arm.
@@ -100,6 +102,8 @@ class RunRecord:
     target_fs: str | None = None
     mount_options: str | None = None
     loop_direct_io: bool | None = None
+    # In the journal only: an image medium's file (its device is target_device).
+    image: str | None = None
     scheduler_disk: str | None = None
     io_scheduler_in_effect: str | None = None
     governor_in_effect: str | None = None
@@ -145,16 +149,26 @@ class RunRecord:
         """A journal's line: a record without a version is of version 1; fields not known
         here are kept in `extra`."""
         record = cls(schema_version=1)
-        record.update(entry)
+        record._set(entry, keep_unknown=True)
         return record
 
     def update(self, fields: Mapping | None = None, **more) -> None:
-        """Set fields, known ones as attributes and any other in `extra`."""
-        for key, value in {**(fields or {}), **more}.items():
+        """Set fields of a record being made. A name this version does not know is a slip
+        in the code that made it: refused, not filed away under `extra` where no column
+        would show it."""
+        self._set({**(fields or {}), **more}, keep_unknown=False)
+
+    def _set(self, fields: Mapping, keep_unknown: bool) -> None:
+        """Known fields as attributes, each machine factor's value in effect (a column
+        whatever the factor table holds) and, read from a journal, any other in `extra`."""
+        for key, value in fields.items():
             if key in FIELDS:
                 setattr(self, key, value)
-            elif not key.startswith("_"):
+            elif key.endswith(IN_EFFECT_SUFFIX) or keep_unknown and not key.startswith("_"):
                 self.extra[key] = value
+            elif not key.startswith("_"):
+                raise RecordError(f"run record: no field {key!r} in version {SCHEMA_VERSION} "
+                                  "(wattzip.run_record.RunRecord)")
 
     def to_dict(self) -> dict:
         """The journal's line: every field (None where not measured), `extra` merged."""
@@ -183,7 +197,7 @@ def in_effect_fields(values: Mapping[str, str | None]) -> dict:
 
 
 FIELDS = frozenset(f.name for f in dataclasses.fields(RunRecord)) - {"extra"}
-_JOURNAL_ONLY = ("factors", "job_key", "succeeded", "error", "argv")
+_JOURNAL_ONLY = ("factors", "job_key", "succeeded", "error", "argv", "image")
 RUN_COLUMNS = tuple(f.name for f in dataclasses.fields(RunRecord)
                     if f.name not in (*_JOURNAL_ONLY, "extra"))
 NUMERIC_COLUMNS = frozenset({

@@ -3,7 +3,9 @@
 The margin, the workload (reads per write), the planned looks, the confidence and the
 repeat rule's target were keyword arguments with defaults in each function, so a caller
 that forgot one (the model-robustness re-decision did) decided a cell by other rules
-than the study's. Every level the report states is computed here too.
+than the study's. Every entry point and inner decision now requires them (no default
+instance, no defaults of their own), so a forgotten option is a TypeError rather than
+another rule. Every level the report states is computed here too.
 """
 
 from __future__ import annotations
@@ -64,9 +66,6 @@ def pair_confidence(level: float) -> float:
     """Each of a break-even cell's two differences (d_w, d_r): half the level's alpha, so
     that both hold together at `level` (a look's, under planned looks)."""
     return 1 - (1 - level) / 2
-
-
-DEFAULT = AnalysisOptions()
 
 
 def percent(level: float) -> str:

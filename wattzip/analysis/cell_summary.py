@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from wattzip.analysis import uncertainty
-from wattzip.analysis.analysis_options import DEFAULT, AnalysisOptions
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.breakeven import format_ratio
 from wattzip.latex import display_tex
 from wattzip.run_record import count_failed
@@ -53,7 +53,7 @@ def is_estimated(rows: Iterable[dict]) -> bool:
     return any(r.get("meter_method") == "estimated" for r in rows)
 
 
-def summarize(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
+def summarize(rows: list[dict], options: AnalysisOptions) -> list[dict]:
     """One row per testbed x setting x file type x codec x operation.
 
     Failed or unverified runs are counted in n_failed and left out of every
@@ -69,11 +69,12 @@ def summarize(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict
         for stem, get in METRICS.items():
             values = [get(r) for r in good if has_metric(r, stem)]
             row[f"mean_{stem}"] = mean(values) if values else math.nan
-            row[f"hw_{stem}"] = half_width(values) if len(values) > 1 else math.nan
+            row[f"hw_{stem}"] = (half_width(values, options.confidence) if len(values) > 1
+                                  else math.nan)
         # Each energy's GUM budget beside the repeats' half-width (wattzip.analysis.uncertainty).
         for stem in (*uncertainty.STEMS, uncertainty.ET_STEM):
             mine = [r for r in good if has_metric(r, stem)]
-            row.update(uncertainty.budget(mine, stem).columns(stem) if mine
+            row.update(uncertainty.budget(mine, stem, options.confidence).columns(stem) if mine
                        else uncertainty.empty_columns(stem))
         row.update(_noise(good))
         row.update(_ratio(row, group[0], good))

@@ -31,13 +31,14 @@ def p_nonzero(iv: Interval, confidence: float) -> float:
     return 2.0 * (1.0 - t_cdf(abs(iv.estimate) / se, dof))
 
 
-def cell_p(dw: Interval, dr: Interval, confidence: float, looks: int = 0) -> float:
-    """A break-even cell's p-value for being decided (see the module's docstring)."""
+def cell_p(dw: Interval, dr: Interval, confidence: float, looks: int) -> float:
+    """A break-even cell's p-value for being decided (see the module's docstring); `looks`
+    the study's planned looks (0: the paper's design)."""
     return min(1.0, 2.0 * max(looks, 1) * max(p_nonzero(dw, confidence),
                                               p_nonzero(dr, confidence)))
 
 
-def holm(p_values: Sequence[float], alpha: float = 0.05) -> list[bool]:
+def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
     """Which hypotheses Holm's step-down procedure rejects at family-wise `alpha`."""
     order = sorted(range(len(p_values)), key=lambda i: p_values[i])
     m = len(p_values)

@@ -247,9 +247,9 @@ def difference(x: Sequence[float], y: Sequence[float], x_prior: Prior, y_prior: 
 
 
 def interval(terms: Sequence[tuple[float, Sequence[float], Prior]],
-             confidence: float = 0.95) -> Interval:
-    """sum(coef * mean(values)) with each arm's moderated variance (combination);
-    unbounded when an arm has no spread."""
+             confidence: float) -> Interval:
+    """sum(coef * mean(values)) with each arm's moderated variance (combination), at the
+    caller's level (a look's, a difference's); unbounded when an arm has no spread."""
     estimate, var, df = combination(terms)
     if math.isinf(var):
         return Interval(estimate, -math.inf, math.inf, 0.0)
@@ -267,8 +267,8 @@ def _quantile(p: float, df_hundredths: int) -> float:
 
 
 def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequence[float],
-           priors: Mapping[str, Prior], reads_per_write: float = 1.0, margin: float = 0.02,
-           confidence: float = 0.95, type_b_var: float = 0.0) -> verdicts.Verdict:
+           priors: Mapping[str, Prior], *, reads_per_write: float, margin: float,
+           confidence: float, type_b_var: float = 0.0) -> verdicts.Verdict:
     """wattzip.analysis.verdicts.decide with each arm's variance moderated by its prior
     (cell_priors: keys w, c, r, d); `type_b_var` (energy's budget) widens the interval as
     it does Welch's."""

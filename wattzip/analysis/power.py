@@ -42,9 +42,10 @@ class Power:
 
 
 def assess(lo: float, hi: float, df: float, baseline: float, runs_per_arm: int,
-           effect_fraction: float, confidence: float = 0.95) -> Power | None:
-    """The power statement of an undecided interval [lo, hi] of a saving (None when the
-    interval is unbounded: too few runs to say anything)."""
+           effect_fraction: float, confidence: float) -> Power | None:
+    """The power statement of an undecided interval [lo, hi] of a saving, at the level
+    the interval was made at (None when the interval is unbounded: too few runs to say
+    anything)."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or df <= 0 or runs_per_arm < 1:
         return None
     dof = min(df, 1e7)

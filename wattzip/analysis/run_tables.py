@@ -15,7 +15,7 @@ from pathlib import Path
 
 from wattzip import records
 from wattzip.analysis import breakeven, family, moderated, power, robustness, uncertainty, verdicts
-from wattzip.analysis.analysis_options import DEFAULT, AnalysisOptions, breakeven_levels, percent
+from wattzip.analysis.analysis_options import AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.arms import FOUR_OPS, four_operations, look_arms, own_runs, shares_plain
 from wattzip.analysis.breakeven import (  # noqa: F401 (the read-write model, re-exported)
     BreakEven,
@@ -58,7 +58,7 @@ ESAV_MAX_N = 30
 # --- the read-write model (paper 5.2) ---------------------------------------------
 
 
-def breakeven_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
+def breakeven_table(rows: list[dict], options: AnalysisOptions) -> list[dict]:
     """n_be per testbed x setting x file type x codec and metric, with its uncertainty.
 
     dw and dr each get an interval at options.difference_confidence, so that both hold
@@ -134,9 +134,11 @@ def _verdict(ops: dict, stem: str, options: AnalysisOptions,
                                           (-k, arms["d"])], stem)
     if priors is not None:
         return moderated.decide(values["w"], values["c"], values["r"], values["d"], priors,
-                                k, options.margin, options.look_confidence, type_b_var=type_b)
-    return verdicts.decide(values["w"], values["c"], values["r"], values["d"], k,
-                           options.margin, options.look_confidence, type_b_var=type_b)
+                                reads_per_write=k, margin=options.margin,
+                                confidence=options.look_confidence, type_b_var=type_b)
+    return verdicts.decide(values["w"], values["c"], values["r"], values["d"],
+                           reads_per_write=k, margin=options.margin,
+                           confidence=options.look_confidence, type_b_var=type_b)
 
 
 def _job_priors(cells: list, rows: list[dict]) -> dict[tuple, dict]:
@@ -176,7 +178,7 @@ def _job_priors(cells: list, rows: list[dict]) -> dict[tuple, dict]:
     return out
 
 
-def esav_table(rows: list[dict], options: AnalysisOptions = DEFAULT) -> list[dict]:
+def esav_table(rows: list[dict], options: AnalysisOptions) -> list[dict]:
     """E_sav(n) = n (E_r - E_d) + (E_w - E_c) for n = 0..30 (Figure 3), with its Welch-t band."""
     out = []
     for cell, ops in four_operations(rows):
@@ -269,19 +271,20 @@ def load(run_files: list[str], settings_path: str | os.PathLike | None) -> tuple
     return rows, settings
 
 
-def claim_rows(run_files: list[str], claim_ids: list[str] | None = None,
-               reference_dir: ReferenceDir | None = None, options: AnalysisOptions = DEFAULT,
+def claim_rows(run_files: list[str], claim_ids: list[str] | None,
+               reference_dir: ReferenceDir | None, options: AnalysisOptions,
                settings_path: str | os.PathLike | None = None) -> list[dict]:
-    """The verdict rows of some claims (all without ids), decided from the runs anew."""
+    """The verdict rows of some claims (all for None), decided from the runs anew by the
+    study's options (required: a forgotten one would decide by other rules)."""
     rows, settings = load(run_files, settings_path)
     summary = label(summarize(rows, options), settings)
     claims = decide(summary, breakeven_table(rows, options), correlation_table(rows), rows,
-                    reference_dir, options)
+                    reference_dir, options=options)
     return [c for c in label(claims, settings) if not claim_ids or c["claim_id"] in claim_ids]
 
 
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
-            reference_dir: ReferenceDir | None = None, options: AnalysisOptions = DEFAULT,
+            reference_dir: ReferenceDir | None = None, *, options: AnalysisOptions,
             settings_path: str | os.PathLike | None = None) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
     every row labelled with its setting's factors and the primary flag."""
@@ -290,8 +293,8 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
     breakeven = label(breakeven_table(rows, options), settings)
     esav = label(esav_table(rows, options), settings)
     correlation = label(correlation_table(rows), settings)
-    claims = label(decide(summary, breakeven, correlation, rows, reference_dir, options),
-                   settings)
+    claims = label(decide(summary, breakeven, correlation, rows, reference_dir,
+                          options=options), settings)
     _mark_model_robustness(rows, settings, breakeven, claims, reference_dir, options)
     comparison = label(comparison_table(summary, breakeven, reference_dir), settings)
     pareto = label(pareto_table(summary), settings)
@@ -322,6 +325,6 @@ def _mark_model_robustness(rows, settings, breakeven, claims, reference_dir,
         be = breakeven_table(runs, options)
         cells.append(be)
         decided.append(decide(summary, be, correlation_table(runs), runs, reference_dir,
-                              options))
+                              options=options))
     robustness.mark_breakeven(breakeven, cells)
     robustness.mark_claims(claims, decided)

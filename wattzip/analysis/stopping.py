@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from wattzip.analysis import breakeven, moderated, uncertainty, verdicts
-from wattzip.analysis.analysis_options import pair_confidence
+from wattzip.analysis.analysis_options import AnalysisOptions, pair_confidence
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
 PLAIN_OPS = ("plain-write", "plain-read")
@@ -124,13 +124,12 @@ class VerdictLooks:
     """The verdict design's stopping rule for one codec's job, its plain arm its own."""
 
     looks: tuple[int, ...]
-    reads_per_write: float = 1.0
-    margin: float = 0.02
-    confidence: float = 0.95
-    # The moderated design (wattzip.analysis.moderated): each arm's variance shrunk toward a prior
-    # fitted over this job's arms and those of `prior_runs`, the runs of the study's
-    # other cells in the same setting measured so far.
-    moderated: bool = False
+    # The study's decisions, the report's own (margin, workload, confidence; its `looks`
+    # the number of these looks): a job stops where the report decides. Under
+    # options.moderated (wattzip.analysis.moderated) each arm's variance is shrunk toward
+    # a prior fitted over this job's arms and those of `prior_runs`, the runs of the
+    # study's other cells in the same setting measured so far.
+    options: AnalysisOptions
     prior_runs: tuple[dict, ...] = field(default=(), repr=False, compare=False)
     # The moderated design's one plain arm per setting and file type: the file type whose
     # shared plain runs (this job's and those in `prior_runs`) the looks compare with;
@@ -141,6 +140,9 @@ class VerdictLooks:
     kind_metrics: tuple[str, ...] = tuple(METRICS)
 
     def __post_init__(self):
+        if self.options.looks != len(self.looks):
+            raise ValueError(f"looks {self.looks} under options of {self.options.looks} "
+                             "planned looks: each look's level is alpha / their number")
         unknown = [m for m in self.kind_metrics if m not in METRICS]
         if unknown:
             raise ValueError(f"break-even kinds of {unknown}: the looks judge "
@@ -191,15 +193,15 @@ class VerdictLooks:
 
     def look_confidence(self, n: int) -> float:
         """Look n's level: 1 - alpha / looks at each planned look (Bonferroni over the
-        looks), so a verdict holds at `confidence` whichever look stopped the job."""
-        return verdicts.look_confidence(self.confidence, len(self.looks))
+        looks), so a verdict holds at options.confidence whichever look stopped the job."""
+        return self.options.look_confidence
 
     def decisions(self, runs: list[dict], ops: Sequence[str], n: int) -> dict[str, str]:
         """Each metric's verdict at look n (T always, E where the runs have energy), on
         the combined interval: energy's Type B terms (wattzip.analysis.uncertainty) widen
         it here as they do in the analysis, so the job stops where the report decides."""
         each = self.look_confidence(n)
-        k = self.reads_per_write
+        k, margin = self.options.reads_per_write, self.options.margin
         out = {}
         for name, metric in METRICS.items():
             picked = self.arm_runs(runs, ops, metric, n)
@@ -208,13 +210,13 @@ class VerdictLooks:
                 continue  # no meter (E), or too few runs: not decided here
             w, c, r, d = picked
             type_b = uncertainty.type_b_variance([(1, w), (k, r), (-1, c), (-k, d)], metric)
-            if self.moderated:
+            if self.options.moderated:
                 priors = self.priors(arms, ops, metric, _codec_of(runs, ops))
-                out[name] = moderated.decide(*arms, priors, k, self.margin, each,
-                                             type_b_var=type_b).verdict
+                out[name] = moderated.decide(*arms, priors, reads_per_write=k, margin=margin,
+                                             confidence=each, type_b_var=type_b).verdict
             else:
-                out[name] = verdicts.decide(*arms, k, self.margin, each,
-                                            type_b_var=type_b).verdict
+                out[name] = verdicts.decide(*arms, reads_per_write=k, margin=margin,
+                                            confidence=each, type_b_var=type_b).verdict
         return out
 
     def open_kinds(self, runs: list[dict], ops: Sequence[str], n: int) -> dict[str, list[str]]:
@@ -230,7 +232,7 @@ class VerdictLooks:
             if min(map(len, picked)) < n:
                 continue  # no meter (E), or too few runs: nothing to decide here
             priors = (self.priors(_values(picked, metric), ops, metric, _codec_of(runs, ops))
-                      if self.moderated else None)
+                      if self.options.moderated else None)
             arms = dict(zip("wcrd", picked, strict=True))
             left = breakeven.open_kinds(*breakeven.differences(
                 arms, metric, lambda r, m=metric: r[m], each, priors))

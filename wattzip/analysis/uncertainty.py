@@ -302,9 +302,10 @@ def _mean_budgeted(runs: list[dict], stem: str) -> float:
     return mean(values) if values else math.nan
 
 
-def widen(iv: Interval, extra_var: float, confidence: float = 0.95) -> Interval:
+def widen(iv: Interval, extra_var: float, confidence: float) -> Interval:
     """A Welch interval with Type B variance added: the combined interval of a difference,
-    at the Welch interval's own degrees of freedom (so never narrower)."""
+    at the Welch interval's own degrees of freedom (so never narrower). `confidence` is
+    the level `iv` was made at, required: its half-width is read back into a variance."""
     if extra_var <= 0 or not (math.isfinite(iv.lo) and math.isfinite(iv.hi)):
         return iv
     var = 0.0

@@ -55,11 +55,12 @@ def look_confidence(confidence: float, looks: int) -> float:
 
 
 def decide(w: Sequence[float], c: Sequence[float], r: Sequence[float], d: Sequence[float],
-           reads_per_write: float = 1.0, margin: float = 0.02,
-           confidence: float = 0.95, type_b_var: float = 0.0) -> Verdict:
+           *, reads_per_write: float, margin: float, confidence: float,
+           type_b_var: float = 0.0) -> Verdict:
     """The verdict on S = (w + n r) - (c + n d) from the four arms' runs; `type_b_var`
     is S's variance besides the repeats' (energy's budget, wattzip.analysis.uncertainty), which
-    widens the interval into the combined one."""
+    widens the interval into the combined one. The workload, margin and level are the
+    caller's (the study's AnalysisOptions, a look's level): no defaults to fall back on."""
     n = reads_per_write
     iv = widen(welch_interval([(1, w), (n, r), (-1, c), (-n, d)], confidence), type_b_var,
                confidence)
@@ -90,15 +91,16 @@ def judge(iv: Interval, baseline: float, margin: float, runs: int) -> Verdict:
     return Verdict(verdict, iv.estimate, iv.lo, iv.hi, baseline, more, iv.df)
 
 
-def sequential(arms_at: Callable[[int], tuple], looks: Sequence[int] = (3, 5, 8),
-               reads_per_write: float = 1.0, margin: float = 0.02,
-               confidence: float = 0.95) -> tuple[Verdict, int]:
+def sequential(arms_at: Callable[[int], tuple], looks: Sequence[int], *,
+               reads_per_write: float, margin: float, confidence: float
+               ) -> tuple[Verdict, int]:
     """The planned-looks procedure on one cell: `arms_at(n)` gives the four arms' first n
-    runs; stop at the first look that decides, each look at alpha / len(looks).
-    Returns the verdict and the runs per arm it used."""
+    runs; stop at the first look that decides, each look at alpha / len(looks) of the
+    overall `confidence`. Returns the verdict and the runs per arm it used."""
     each = look_confidence(confidence, len(looks))
     for n in looks:
-        verdict = decide(*arms_at(n), reads_per_write, margin, each)
+        verdict = decide(*arms_at(n), reads_per_write=reads_per_write, margin=margin,
+                         confidence=each)
         if verdict.verdict != UNDECIDED:
             return verdict, n
     return verdict, looks[-1]

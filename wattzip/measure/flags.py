@@ -47,6 +47,50 @@ def seconds(at_least: float, above: bool = False):
 SHARE = number(0, at_most=1)  # a share of the CPUs, of a mean, ...
 WATTS = number(0, unit=" W")
 COUNT = number(1, whole=True)  # windows, repeats: at least one
+# The meter's settings under their three names: the flag, the MeterOptions field and the
+# config's key (under `meter:`; "model." for the estimated model's coefficients; None: not
+# in the config). The study's spec is written (meter_flags) and read (meter_options_of) by
+# this table alone.
+METER_SETTINGS = [
+    ("--interval", "interval_s", "interval_s",
+     dict(type=seconds(0, above=True), default=0.1, metavar="S",
+          help="sampling period of polled meters (default: %(default)s)")),
+    ("--powercap-root", "powercap_root", "powercap_root",
+     dict(default="/sys/class/powercap", metavar="DIR")),
+    ("--psys", "powercap_psys", "psys",
+     dict(action="store_true", help="use the RAPL psys zone alone")),
+    ("--wattsup-port", "wattsup_port", "wattsup_port", dict(metavar="DEV")),
+    ("--trace", "trace_path", "trace_path",
+     dict(metavar="CSV", help="power log with timestamp,watts columns")),
+    ("--trace-timezone", "trace_timezone", "trace_timezone",
+     dict(metavar="ZONE", help="the power logger's IANA time zone, for timestamps without "
+                               "an offset")),
+    ("--ipmi-command", "ipmi_command", "ipmi_command",
+     dict(metavar="ARGV", help="command printing a DCMI power reading (default: ipmitool "
+                               "dcmi power reading)")),
+    ("--model-idle-w", "model_idle_power_w", "model.idle_power_w",
+     dict(type=WATTS, metavar="W", help="estimated model: idle power coefficient")),
+    ("--model-max-w", "model_max_power_w", "model.max_power_w",
+     dict(type=WATTS, metavar="W", help="estimated model: full-load power coefficient")),
+    ("--trace-wait", "trace_wait_s", None,
+     dict(type=seconds(0), default=5.0, metavar="S",
+          help="how long to wait after a run for a lagging power logger to cover it "
+               "(default: %(default)s)")),
+]
+
+
+def dest(flag: str) -> str:
+    """A flag's argparse name, which is also its key in a command's spec."""
+    return flag.lstrip("-").replace("-", "_")
+
+
+def flag_value(value, kwargs: dict):
+    """A value as its flag would hold it: a switch's bool, or the flag's default for none."""
+    if kwargs.get("action") == "store_true":
+        return bool(value)
+    return kwargs.get("default") if value is None else value
+
+
 def add_meter_options(p: argparse.ArgumentParser, default_order=DEFAULT_METER_ORDER) -> None:
     g = p.add_argument_group("energy meter")
     g.add_argument("--meter", default=default_order,
@@ -54,24 +98,20 @@ def add_meter_options(p: argparse.ArgumentParser, default_order=DEFAULT_METER_OR
                         "only (default: %(default)s)")
     g.add_argument("--require-measured", action="store_true",
                    help="fail rather than fall back to the estimated model")
-    g.add_argument("--powercap-root", default="/sys/class/powercap", metavar="DIR")
-    g.add_argument("--psys", action="store_true", help="use the RAPL psys zone alone")
-    g.add_argument("--wattsup-port", metavar="DEV")
-    g.add_argument("--trace", metavar="CSV", help="power log with timestamp,watts columns")
-    g.add_argument("--trace-timezone", metavar="ZONE",
-                   help="the power logger's IANA time zone, for timestamps without an offset")
-    g.add_argument("--ipmi-command", metavar="ARGV",
-                   help="command printing a DCMI power reading (default: ipmitool dcmi power "
-                        "reading)")
-    g.add_argument("--model-idle-w", type=WATTS, metavar="W",
-                   help="estimated model: idle power coefficient")
-    g.add_argument("--model-max-w", type=WATTS, metavar="W",
-                   help="estimated model: full-load power coefficient")
-    g.add_argument("--interval", type=seconds(0, above=True), default=0.1, metavar="S",
-                   help="sampling period of polled meters (default: %(default)s)")
-    g.add_argument("--trace-wait", type=seconds(0), default=5.0, metavar="S",
-                   help="how long to wait after a run for a lagging power logger to cover it "
-                        "(default: %(default)s)")
+    for flag, _field, _key, kwargs in METER_SETTINGS:
+        g.add_argument(flag, **kwargs)
+
+
+def meter_flags(meter: dict) -> dict:
+    """A testbed's `meter:` config as the meter flags' values (a spec's keys)."""
+    def config_value(key: str):
+        section, _, name = key.rpartition(".")
+        return (meter.get(section) or {} if section else meter).get(name)
+
+    return {"meter": ",".join(meter["order"]),
+            "require_measured": bool(meter["require_measured"]),
+            **{dest(flag): flag_value(config_value(key), kwargs)
+               for flag, _field, key, kwargs in METER_SETTINGS if key}}
 
 
 def add_setting_options(p: argparse.ArgumentParser) -> None:
@@ -84,35 +124,46 @@ def add_setting_options(p: argparse.ArgumentParser) -> None:
                         "one budget for its reads and writes (FUSE), else a block-I/O cgroup "
                         "capping each device's reads and writes apart (default: %(default)s)")
     m = p.add_argument_group("the medium the runs write to")
-    for flag, kwargs in MEDIUM_OPTIONS:
+    for flag, _field, kwargs in MEDIUM_OPTIONS:
         m.add_argument(flag, **kwargs)
 
 
+# Each flag of a medium and its field (machine.media.Medium): the study's spec is written
+# (medium_flags) and read (medium_of) by this table alone.
 MEDIUM_OPTIONS = [
-    ("--medium", dict(default="default", help="name of the storage medium")),
-    ("--target-dir", dict(default=".", help="directory the runs write to (the mount point of "
-                                            "a medium of its own)")),
-    ("--medium-kind", dict(default="directory", choices=media.KINDS,
-                           help="directory, image (a file the job formats and loop-mounts), "
-                                "block (a device mounted at --target-dir) or tmpfs "
-                                "(default: %(default)s)")),
-    ("--medium-image", dict(help="image file (default: TARGET_DIR.img)")),
-    ("--medium-device", dict(help="block device (kind block)")),
-    ("--medium-size", dict(help="size of an image or tmpfs, e.g. 2GiB")),
-    ("--medium-fs", dict(choices=media.FILESYSTEMS, help="filesystem (default ext2)")),
-    ("--mkfs-options", dict(default="", help="extra mkfs arguments")),
-    ("--mount-options", dict(default="", help="mount -o options, e.g. compress=zstd:3")),
-    ("--format", dict(action="store_true", help="format a block device before the job "
-                                                "(destroys its data)")),
-    ("--medium-inputs", dict(default="separate", choices=media.INPUT_LAYOUTS,
-                             help="on-medium: stage the input on the medium (an image), so "
-                                  "that reading it and writing the output share one disk "
-                                  "and, with --bandwidth, one budget (SYSTOR '09's layout); "
-                                  "separate: read it where it is (default: %(default)s)")),
-    ("--flush", dict(default="fsync", choices=media.FLUSHES,
-                     help="fsync file and directory, or unmount the medium's own filesystem "
-                          "inside the measured region as SYSTOR '09 did (default: %(default)s)")),
+    ("--medium", "name", dict(default="default", help="name of the storage medium")),
+    ("--target-dir", "path", dict(default=".", help="directory the runs write to (the mount "
+                                                    "point of a medium of its own)")),
+    ("--medium-kind", "kind", dict(default="directory", choices=media.KINDS,
+                                   help="directory, image (a file the job formats and "
+                                        "loop-mounts), block (a device mounted at "
+                                        "--target-dir) or tmpfs (default: %(default)s)")),
+    ("--medium-image", "image", dict(help="image file (default: TARGET_DIR.img)")),
+    ("--medium-device", "device", dict(help="block device (kind block)")),
+    ("--medium-size", "size", dict(help="size of an image or tmpfs, e.g. 2GiB")),
+    ("--medium-fs", "fs", dict(choices=media.FILESYSTEMS, help="filesystem (default ext2)")),
+    ("--mkfs-options", "mkfs_options", dict(default="", help="extra mkfs arguments")),
+    ("--mount-options", "mount_options", dict(default="", help="mount -o options, e.g. "
+                                                               "compress=zstd:3")),
+    ("--format", "format", dict(action="store_true", help="format a block device before "
+                                                          "the job (destroys its data)")),
+    ("--medium-inputs", "inputs", dict(default="separate", choices=media.INPUT_LAYOUTS,
+                                       help="on-medium: stage the input on the medium (an "
+                                            "image), so that reading it and writing the "
+                                            "output share one disk and, with --bandwidth, "
+                                            "one budget (SYSTOR '09's layout); separate: "
+                                            "read it where it is (default: %(default)s)")),
+    ("--flush", "flush", dict(default="fsync", choices=media.FLUSHES,
+                              help="fsync file and directory, or unmount the medium's own "
+                                   "filesystem inside the measured region as SYSTOR '09 did "
+                                   "(default: %(default)s)")),
 ]
+
+
+def medium_flags(medium: media.Medium) -> dict:
+    """A medium as its flags' values (a spec's keys)."""
+    return {dest(flag): flag_value(getattr(medium, field), kwargs)
+            for flag, field, kwargs in MEDIUM_OPTIONS}
 
 
 def machine_factors(a: argparse.Namespace) -> dict[str, str]:
@@ -121,23 +172,15 @@ def machine_factors(a: argparse.Namespace) -> dict[str, str]:
 
 
 def medium_of(a: argparse.Namespace) -> media.Medium:
-    return media.Medium(
-        name=a.medium, kind=a.medium_kind, path=a.target_dir, image=a.medium_image,
-        device=a.medium_device, size=a.medium_size, fs=a.medium_fs,
-        mkfs_options=a.mkfs_options, mount_options=a.mount_options, flush=a.flush,
-        format=a.format, inputs=a.medium_inputs,
-    )
+    return media.Medium(**{field: getattr(a, dest(flag)) for flag, field, _ in MEDIUM_OPTIONS})
 
 
 def meter_options_of(a: argparse.Namespace) -> meters.MeterOptions:
-    opts = meters.MeterOptions(
-        interval_s=a.interval, powercap_root=a.powercap_root, powercap_psys=a.psys,
-        wattsup_port=a.wattsup_port, trace_path=a.trace, trace_wait_s=a.trace_wait,
-        trace_timezone=a.trace_timezone,
-        model_idle_power_w=a.model_idle_w, model_max_power_w=a.model_max_w,
-    )
-    if a.ipmi_command:
-        opts.ipmi_command = tuple(a.ipmi_command.split())
+    given = {field: getattr(a, dest(flag)) for flag, field, _key, _ in METER_SETTINGS}
+    command = given.pop("ipmi_command")
+    opts = meters.MeterOptions(**given)
+    if command:
+        opts.ipmi_command = tuple(command.split())
     return opts
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from wattzip import machine, meters, records, units
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import METRICS, VerdictLooks
 from wattzip.errors import WattzipError
 from wattzip.machine import factor_changes, system
@@ -117,8 +118,11 @@ def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
     prior = [r for path in paths if os.path.abspath(path) != own
              for r in records.last_measurement(
                  records.read_journal(path, required=records.RUN_REQUIRED))]
-    return VerdictLooks(planned, reads_per_write, margin, moderated=moderated,
-                        prior_runs=tuple(prior),
+    # The job's flags as the analysis's options (its confidence the study's default): the
+    # looks decide by the rules the report decides by.
+    options = AnalysisOptions(margin=margin, reads_per_write=reads_per_write,
+                              looks=len(planned), moderated=moderated)
+    return VerdictLooks(planned, options, prior_runs=tuple(prior),
                         plain_type=file_type if moderated and prior_journals else None,
                         kind_metrics=metrics)
 

@@ -195,10 +195,10 @@ class Simulator:
 
     def looks(self, job: Job, plan, earlier: Sequence[dict]) -> stopping.VerdictLooks:
         """The stopping rule a codec's job under planned looks runs, as `wattzip job
-        --spec` builds it from Study.job_spec."""
-        verdict, moderated = self.study.config["verdict"], self.study.moderated_design
+        --spec` builds it from Study.job_spec: by the study's options, as the report decides."""
+        moderated = self.study.moderated_design
         return stopping.VerdictLooks(
-            plan.looks, verdict["reads_per_write"], verdict["margin"], moderated=moderated,
+            plan.looks, self.study.analysis_options,
             prior_runs=tuple(r for r in earlier if r["factors"]["setting"] == job.setting)
             if moderated else (), plain_type=job.file_type if moderated else None,
             kind_metrics=plan.kinds)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wattzip.analysis import moderated
-from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.measure import drift
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, PAPER_CONFIDENCE
 
@@ -27,7 +26,7 @@ def describe(study: Study) -> str:
                 f"and ET was under {100 * rep['ci_target']:g}% of its mean"
                 + _outliers(rep["max"] > OUTLIER_MIN_RUNS, "one more for each"))
     looks = study.looks
-    confidence = AnalysisOptions().confidence
+    confidence = study.analysis_options.confidence
     stop = ("stopped at the first look that decided its T and E verdicts and "
             f"{_kinds_decided(study)}"
             + _outliers(any(n >= OUTLIER_MIN_RUNS for n in looks[:-1]),

@@ -21,6 +21,7 @@ from wattzip.analysis.claims.registry import kinds_read
 from wattzip.analysis.stopping import METRICS as JUDGED_METRICS
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
+from wattzip.measure import flags
 from wattzip.measure.idle import first_look
 from wattzip.model.config import merge_configs, validate, with_defaults
 from wattzip.model.jobs import RESULTS, STAGES, Job, RepeatPlan
@@ -293,29 +294,14 @@ class Study:
             ["--expect-host", t.host] if t.host else [])
 
     def meter_fields(self, testbed: str) -> dict:
-        """A testbed's meter as the fields of wattzip's meter options (wattzip.measure.flags)."""
-        m = self.testbeds[testbed].meter
-        model = m.get("model") or {}
-        return {"meter": ",".join(m["order"]), "interval": m["interval_s"],
-                "require_measured": bool(m["require_measured"]),
-                "powercap_root": m.get("powercap_root") or "/sys/class/powercap",
-                "psys": bool(m.get("psys")), "wattsup_port": m.get("wattsup_port"),
-                "trace": m.get("trace_path"), "trace_timezone": m.get("trace_timezone"),
-                "ipmi_command": m.get("ipmi_command"),
-                "model_idle_w": model.get("idle_power_w"),
-                "model_max_w": model.get("max_power_w")}
+        """A testbed's meter as the meter flags' values (wattzip.measure.flags)."""
+        return flags.meter_flags(self.testbeds[testbed].meter)
 
     def setting_fields(self, testbed: str, setting: str) -> dict:
-        """A setting on a testbed as the fields of wattzip's setting and medium options."""
+        """A setting on a testbed as the setting and medium flags' values."""
         s = self.settings[setting]
-        m = s.medium_on(self.testbeds[testbed])
-        return {"setting": s.name, "medium": m.name, "target_dir": m.path,
-                **s.machine_factors(), "bandwidth": s.bandwidth, "medium_kind": m.kind,
-                "flush": m.flush,
-                "medium_inputs": m.inputs, "medium_image": m.image,
-                "medium_device": m.device, "medium_size": m.size, "medium_fs": m.fs,
-                "mkfs_options": m.mkfs_options or "", "mount_options": m.mount_options or "",
-                "format": bool(m.format)}
+        return {"setting": s.name, **s.machine_factors(), "bandwidth": s.bandwidth,
+                **flags.medium_flags(s.medium_on(self.testbeds[testbed]))}
 
     def job_spec(self, job: Job) -> dict:
         """Everything one measurement job needs of the study, and nothing else: its

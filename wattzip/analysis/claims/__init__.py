@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from wattzip.analysis.analysis_options import DEFAULT, AnalysisOptions, percent
+from wattzip.analysis.analysis_options import AnalysisOptions, percent
 from wattzip.analysis.claims import hpc14, systor09, systor11  # noqa: F401 (they register their checks)
 from wattzip.analysis.claims.evidence import Evidence, _cell_name
 from wattzip.analysis.claims.registry import CHECKS, Claim, Outcome, check, load_claims
@@ -17,8 +17,8 @@ __all__ = ["CHECKS", "Claim", "Evidence", "Outcome", "check", "decide", "fit_per
 
 
 def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
-           runs: list[dict], reference_dir: ReferenceDir | None = None,
-           options: AnalysisOptions = DEFAULT) -> list[dict]:
+           runs: list[dict], reference_dir: ReferenceDir | None = None, *,
+           options: AnalysisOptions) -> list[dict]:
     """One row per testbed x setting x claim (testbed-scoped claims: setting 'all')."""
     claims = load_claims(reference_dir)
     rows = []

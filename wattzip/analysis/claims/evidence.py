@@ -7,7 +7,7 @@ import functools
 from collections import defaultdict
 from dataclasses import dataclass
 
-from wattzip.analysis.analysis_options import DEFAULT, AnalysisOptions
+from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims.registry import Claim, Outcome
 from wattzip.analysis.reference import read_reference
 from wattzip.records import FACTOR_COLUMNS
@@ -26,7 +26,7 @@ class Evidence:
     correlation: list[dict]
     runs: list[dict]
     reference_dir: ReferenceDir | None
-    options: AnalysisOptions = DEFAULT
+    options: AnalysisOptions  # the study's: the checks decide by its levels
 
     def __post_init__(self) -> None:
         self._values: dict[tuple, list[dict]] = defaultdict(list)
