@@ -45,6 +45,7 @@ localrules:
     table_of_testbed,
     table_breakeven,
     table_testbeds,
+    hpc14_cells,
     table_hpc14,
     reference_tex,
     paper_macros,

@@ -31,21 +31,39 @@ rule reference_tex:
         "../scripts/reference_tex.py"
 
 
-rule table_hpc14:
-    """Filesystem compression and write/compute duty cycles beside HPC '14 Tables I-IV."""
+rule hpc14_cells:
+    """The HPC '14 tables' cells and the originals' notes, set by the report's formatters."""
     input:
         summary="{root}/{testbed}/summary.csv",
         table2="paper/reference/hpc14_table2_patterns.csv",
         table3="paper/reference/hpc14_table3_write_only.csv",
         table4="paper/reference/hpc14_table4_write_compute.csv",
     output:
+        filesystem="{root}/generated/{testbed}/hpc14_filesystem.csv",
+        duty="{root}/generated/{testbed}/hpc14_duty.csv",
+        originals="{root}/generated/{testbed}/hpc14_originals.csv",
+    log:
+        "{root}/logs/tables/{testbed}/hpc14_cells.log",
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        duty_codecs=DUTY_CODECS,
+    script:
+        "../scripts/hpc14_cells.py"
+
+
+rule table_hpc14:
+    """Filesystem compression and write/compute duty cycles beside HPC '14 Tables I-IV."""
+    input:
+        filesystem="{root}/generated/{testbed}/hpc14_filesystem.csv",
+        duty="{root}/generated/{testbed}/hpc14_duty.csv",
+        originals="{root}/generated/{testbed}/hpc14_originals.csv",
+    output:
         "{root}/generated/{testbed}/hpc14.tex",
     log:
         "{root}/logs/tables/{testbed}/hpc14.log",
     conda:
         "../envs/r.yaml"
-    params:
-        duty_codecs=DUTY_CODECS,
     script:
         "../scripts/table_hpc14.R"
 

@@ -52,9 +52,28 @@ def test_kick_the_tires_is_measured_end_to_end(tmp_path):
     text = pdf_text(study / "paper.pdf")
     assert "SIMULATED" not in text and "kick-the-tires" in text
     assert len(list((root / "figures" / "kick-the-tires" / "local").glob("*.pdf"))) >= 15
+    assert_hpc14_prints_the_summary(study)
     # docs/benchmarks.md's account of the pipeline's own time, on a study with duty cycles
     out = bench("pipeline_overhead.py", root, "--runs", "results/kick-the-tires/local/runs.csv")
     assert min(own_times(out.stdout)) >= 0, out.stdout
+
+
+def assert_hpc14_prints_the_summary(study):
+    """HPC '14's tables (hpc14.tex) print the summary's measured numbers of the primary
+    setting: gz-1's write of text against plain's, and its duty cycle against plain's."""
+    summary = {(r["file_type"], r["codec"], r["op"]): r
+               for r in read_csv(study / "local" / "summary.csv") if r["primary"] == "true"}
+    tex = (study / "generated" / "local" / "hpc14.tex").read_text()
+    gz, off = summary["text", "gz-1", "compress-write"], summary["text", "plain", "plain-write"]
+    assert (f"text & gz-1 & {gz['compression_ratio_tex']} & "
+            f"{100 * float(gz['mean_cpu_utilization']):.0f} & "
+            f"{float(gz['mean_elapsed_s']) / float(off['mean_elapsed_s']):.2f} & "
+            f"{float(gz['mean_energy_j']):.1f} \\\\") in tex
+    duty, duty_off = summary["text", "gz-1", "write-compute"], summary["text", "plain",
+                                                                       "write-compute"]
+    energy, elapsed = float(duty["mean_energy_j"]), float(duty["mean_elapsed_s"])
+    assert (f"gz-1 & {duty['compression_ratio_tex']} & {elapsed:.2f} & {energy / elapsed:.1f}"
+            f" & {energy:.1f} & {energy / float(duty_off['mean_energy_j']):.2f} \\\\") in tex
 
 
 def test_two_studies_on_one_machine_give_two_reports_of_one_testbed(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 _ESCAPES = [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
             ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}"),
             ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")]
@@ -40,3 +42,13 @@ def display_tex(display) -> str:
     else:
         shown = tex(text)
     return shown + (r"\textsuperscript{?}" if undecided else "")
+
+
+def fixed_tex(value, digits: int) -> str:
+    """A measured number's cell with a fixed number of decimals; "--" where there is none
+    (an empty CSV cell, NaN), never "nan" or "NA"."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "--"
+    return "--" if math.isnan(number) else f"{number:.{digits}f}"

@@ -1,0 +1,111 @@
+"""The HPC '14 tables' cells: set in Python (wattzip.report.hpc14_cells) from the summary's
+numbers, laid out by scripts/table_hpc14.R."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from wattzip.report import hpc14_cells
+
+from .test_workflow import REPO
+
+
+def summary_row(file_type, codec, op, elapsed, energy, cpu=0.5, tool="gzip", **extra):
+    return {"file_type": file_type, "codec": codec, "op": op, "tool": tool, "level": "1",
+            "mean_elapsed_s": str(elapsed), "mean_energy_j": str(energy),
+            "mean_cpu_utilization": str(cpu), "compression_ratio_tex": "2.00",
+            "meter_method": "estimated", **extra}
+
+
+def test_each_write_is_against_plains_write_of_the_same_file():
+    summary = [summary_row("text", "plain", "plain-write", 2.0, 10, tool="plain"),
+               summary_row("text", "gz-1", "compress-write", 5.0, 30, cpu=0.956),
+               summary_row("zero", "plain", "plain-write", 1.0, 4, tool="plain"),
+               summary_row("zero", "btrfs-lzo", "compress-write", 0.5, 3, tool="btrfs"),
+               summary_row("random", "btrfs-lzo", "compress-write", 9, 9, tool="btrfs"),
+               summary_row("text", "gz-1", "decompress-read", 1.0, 5),
+               summary_row("text", "bz2-9", "compress-write", 7.0, 50, tool="bzip2")]
+    rows = {(r["file_type"], r["codec"]): r
+            for r in hpc14_cells.filesystem_rows(summary, ["gz-1"])}
+    # no plain write of random: nothing to hold its write against; bz2-9 is in no table
+    assert set(rows) == {("text", "plain"), ("text", "gz-1"), ("zero", "plain"),
+                         ("zero", "btrfs-lzo")}
+    assert rows["text", "gz-1"]["runtime_vs_off"] == "2.50"
+    assert rows["zero", "btrfs-lzo"]["runtime_vs_off"] == "0.50"
+    assert rows["text", "gz-1"]["cpu_percent"] == "96"
+    assert rows["text", "gz-1"]["energy_j"] == "30.0"
+    assert rows["text", "gz-1"]["estimated"] is True
+
+
+def test_a_missing_number_is_a_dash_never_nan():
+    summary = [summary_row("text", "plain", "plain-write", 0.0, "", tool="plain"),
+               summary_row("text", "gz-1", "compress-write", 5.0, "", cpu="")]
+    gz = [r for r in hpc14_cells.filesystem_rows(summary, ["gz-1"]) if r["codec"] == "gz-1"][0]
+    assert (gz["cpu_percent"], gz["runtime_vs_off"], gz["energy_j"]) == ("--", "--", "--")
+
+
+def test_a_duty_cycle_is_held_against_plains_run_of_the_same_workload():
+    summary = [summary_row("text", "plain", "write-compute", 40.0, 200, tool="plain"),
+               summary_row("text", "gz-1", "write-compute", 50.0, 250),
+               summary_row("text", "gz-1", "compress-write", 5.0, 30)]
+    rows = {r["codec"]: r for r in hpc14_cells.duty_rows(summary)}
+    assert set(rows) == {"plain", "gz-1"}
+    assert (rows["gz-1"]["time_s"], rows["gz-1"]["power_w"], rows["gz-1"]["energy_j"],
+            rows["gz-1"]["energy_vs_off"]) == ("50.00", "5.0", "250.0", "1.25")
+    no_plain = hpc14_cells.duty_rows(summary[1:])
+    assert no_plain[0]["energy_vs_off"] == "--"
+
+
+def originals() -> list[dict]:
+    reference = REPO / "paper" / "reference"
+    return hpc14_cells.originals_rows(reference / "hpc14_table2_patterns.csv",
+                                      reference / "hpc14_table3_write_only.csv",
+                                      reference / "hpc14_table4_write_compute.csv")
+
+
+def test_the_originals_notes_are_the_papers_cells():
+    notes = {r["part"]: r["text"] for r in originals()}
+    assert "repeated lz4 126.96 / 15.8\\% / 1.28" in notes["filesystem"]
+    assert notes["write_only"].startswith("Originals (Lustre on ZFS, 600 GB written")
+    assert "gzip-1 554 s, 848 W, 130.3 Wh" in notes["write_only"]
+    assert notes["with_computation"].startswith("off 3212 s, 456 W, 406.9 Wh")
+
+
+@pytest.mark.parametrize("simulated", [True, False])
+def test_the_r_table_prints_the_cells_as_set(tmp_path, simulated):
+    """scripts/table_hpc14.R through Rscript: every cell as Python set it, in the codecs'
+    order, and SIMULATED above a rehearsal's tables only."""
+    extra = {"simulated": "true"} if simulated else {}
+    summary = [summary_row("text", "plain", "plain-write", 2.0, 10, tool="plain", **extra),
+               summary_row("text", "gz-1", "compress-write", 5.0, 30, **extra),
+               summary_row("text", "plain", "write-compute", 40.0, 200, tool="plain", **extra),
+               summary_row("text", "gz-1", "write-compute", 50.0, 250, **extra)]
+    outputs = {part: tmp_path / f"{part}.csv" for part in ("filesystem", "duty", "originals")}
+    hpc14_cells.write_cells(summary, ["gz-1"], originals(), outputs)
+    tex = run_table_script(tmp_path, outputs)
+    assert "text & gz-1 & 2.00 & 50 & 2.50 & 30.0 \\\\" in tex
+    assert "gz-1 & 2.00 & 50.00 & 5.0 & 250.0 & 1.25 \\\\" in tex
+    assert tex.index("text & plain") < tex.index("text & gz-1")
+    assert "repeated gzip-1 126.96 / 23.3\\% / 1.24" in tex
+    assert ("SIMULATED" in tex) is simulated
+
+
+RUNNER = """setClass("Snakemake", representation(input = "list", output = "list",
+  log = "list"))
+snakemake <- new("Snakemake", input = list(filesystem = "{filesystem}", duty = "{duty}",
+  originals = "{originals}"), output = list("{out}"), log = list("{log}"))
+source("scripts/table_hpc14.R")
+"""
+
+
+def run_table_script(tmp_path, outputs) -> str:
+    """Rscript on the table script, with Snakemake's object stood in for."""
+    out, log = tmp_path / "hpc14.tex", tmp_path / "r.log"
+    script = tmp_path / "run.R"
+    script.write_text(RUNNER.format(out=out, log=log, **outputs))
+    proc = subprocess.run(["Rscript", str(script)], cwd=REPO, capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr + (log.read_text() if log.exists() else "")
+    return out.read_text()

@@ -1,0 +1,123 @@
+"""The cells of the HPC '14 tables beside the originals, set here with the report's
+formatters (wattzip.latex), so that the R table (scripts/table_hpc14.R) only orders and
+lays them out.
+
+Tables I/II: each codec's write of a file against the plain write of the same file on
+the same medium. Tables III/IV: the duty-cycle runs (write phases between compute phases).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+from wattzip.analysis.reference import read_reference
+from wattzip.latex import fixed_tex, tex
+from wattzip.records import write_csv_atomically
+from wattzip.report.tables import primary_rows
+
+WRITES = ("compress-write", "plain-write")
+DUTY_OP = "write-compute"
+FILESYSTEM_COLUMNS = ["file_type", "codec", "tool", "level", "ratio", "cpu_percent",
+                      "runtime_vs_off", "energy_j", "estimated", "simulated"]
+DUTY_COLUMNS = ["codec", "tool", "level", "ratio", "time_s", "power_w", "energy_j",
+                "energy_vs_off", "estimated", "simulated"]
+ORIGINALS_COLUMNS = ["part", "text"]
+
+
+def _number(cell) -> float:
+    """A summary cell as a number: NaN where it is empty."""
+    try:
+        return float(cell)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _quotient(a: float, b: float) -> float:
+    return a / b if b else math.nan
+
+
+def _identity(row: Mapping) -> dict:
+    """The cells every row has: the codec (with its tool and level, by which R orders it),
+    its ratio as the analysis set it (compression_ratio_tex), whether energy is estimated,
+    and whether the runs are a rehearsal's (simulated: the R table then says so)."""
+    return {"codec": row["codec"], "tool": row["tool"], "level": row["level"],
+            "ratio": row["compression_ratio_tex"],
+            "estimated": row["meter_method"] == "estimated",
+            "simulated": row.get("simulated") == "true"}
+
+
+def filesystem_rows(summary: list[dict], duty_codecs: Iterable[str]) -> list[dict]:
+    """Tables I/II: the writes of plain, of every btrfs codec and of the duty cycle's
+    codecs, each against plain's write of the same file (runtime / off)."""
+    writes = [r for r in summary if r["op"] in WRITES]
+    off = {r["file_type"]: _number(r["mean_elapsed_s"]) for r in writes
+           if r["codec"] == "plain"}
+    shown = {"plain", *duty_codecs, *(r["codec"] for r in summary if r["tool"] == "btrfs")}
+    return [{"file_type": r["file_type"], **_identity(r),
+             "cpu_percent": fixed_tex(100 * _number(r["mean_cpu_utilization"]), 0),
+             "runtime_vs_off": fixed_tex(
+                 _quotient(_number(r["mean_elapsed_s"]), off[r["file_type"]]), 2),
+             "energy_j": fixed_tex(r["mean_energy_j"], 1)}
+            for r in writes if r["codec"] in shown and r["file_type"] in off]
+
+
+def duty_rows(summary: list[dict]) -> list[dict]:
+    """Tables III/IV: each duty-cycle run's time, mean power and energy, and its energy
+    against plain's run of the same workload (energy / off)."""
+    duty = [r for r in summary if r["op"] == DUTY_OP]
+    off = {r["file_type"]: _number(r["mean_energy_j"]) for r in duty if r["codec"] == "plain"}
+    return [{**_identity(r),
+             "time_s": fixed_tex(r["mean_elapsed_s"], 2),
+             "power_w": fixed_tex(_quotient(_number(r["mean_energy_j"]),
+                                            _number(r["mean_elapsed_s"])), 1),
+             "energy_j": fixed_tex(r["mean_energy_j"], 1),
+             "energy_vs_off": fixed_tex(_quotient(_number(r["mean_energy_j"]),
+                                                  off.get(r["file_type"], math.nan)), 2)}
+            for r in duty]
+
+
+def _setup(rows: list[dict]) -> str:
+    return tex("; ".join(dict.fromkeys(r["setup"] for r in rows)))
+
+
+def _runs(rows: list[dict]) -> str:
+    """Tables III/IV's runs: time, power and energy of each algorithm."""
+    return "; ".join(f"{tex(r['algorithm'])} {fixed_tex(r['time_s'], 0)} s, "
+                     f"{fixed_tex(r['power_w'], 0)} W, {fixed_tex(r['energy_wh'], 1)} Wh"
+                     for r in rows)
+
+
+def originals_rows(table2, table3, table4) -> list[dict]:
+    """The originals' cells for the tables' notes, one passage per part: Table II's
+    patterns, Table III (write only) and Table IV (with computation, idle timer off)."""
+    _, patterns = read_reference(table2)
+    _, write_only = read_reference(table3)
+    _, with_computation = read_reference(table4)
+    pattern_cells = "; ".join(
+        f"{tex(r['pattern'])} {tex(r['algorithm'])} {fixed_tex(r['ratio'], 2)} / "
+        f"{fixed_tex(r['cpu_util_pct'], 1)}\\% / {fixed_tex(r['runtime_ratio'], 2)}"
+        for r in patterns)
+    return [
+        {"part": "filesystem", "text": f"Originals ({_setup(patterns)}): {pattern_cells}"},
+        {"part": "write_only",
+         "text": f"Originals ({_setup(write_only)}): write only {_runs(write_only)}"},
+        {"part": "with_computation",
+         "text": _runs([r for r in with_computation if r["idle3_timer"] == "disabled"])},
+    ]
+
+
+def write_cells(summary: list[dict], duty_codecs: Iterable[str], originals: list[dict],
+                outputs: Mapping) -> None:
+    """The three tables the R table reads: filesystem, duty and originals."""
+    write_csv_atomically(filesystem_rows(summary, duty_codecs), outputs["filesystem"],
+                         FILESYSTEM_COLUMNS)
+    write_csv_atomically(duty_rows(summary), outputs["duty"], DUTY_COLUMNS)
+    write_csv_atomically(originals, outputs["originals"], ORIGINALS_COLUMNS)
+
+
+def write(inputs: Mapping, duty_codecs: Iterable[str], outputs: Mapping) -> None:
+    """Write rule hpc14_cells' outputs from the summary's primary rows that have runs."""
+    summary = [r for r in primary_rows(inputs["summary"]) if int(r["n"]) > 0]
+    write_cells(summary, duty_codecs,
+                originals_rows(inputs["table2"], inputs["table3"], inputs["table4"]), outputs)
