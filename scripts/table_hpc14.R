@@ -41,8 +41,7 @@ if (nrow(duty) > 0) {
     duty[order(codec), .(as.character(codec), ratio, time_s, power_w, energy_j, energy_vs_off)],
     "lrrrrr", c("Codec", "Ratio", "Time (s)", "Power (W)", "Energy (J)", "Energy / off"),
     "Write phases between compute phases, each run one whole workload (HPC '14 Tables III and IV).",
-    paste(original("write_only"), "; with computation", original("with_computation"), ".",
-          estimated_note(any(duty$estimated)))
+    paste(original("duty"), estimated_note(any(duty$estimated)))
   )
 }
 if (!length(lines)) lines <- "% no filesystem codecs and no duty cycle in this study"

@@ -68,9 +68,10 @@ def originals() -> list[dict]:
 def test_the_originals_notes_are_the_papers_cells():
     notes = {r["part"]: r["text"] for r in originals()}
     assert "repeated lz4 126.96 / 15.8\\% / 1.28" in notes["filesystem"]
-    assert notes["write_only"].startswith("Originals (Lustre on ZFS, 600 GB written")
-    assert "gzip-1 554 s, 848 W, 130.3 Wh" in notes["write_only"]
-    assert notes["with_computation"].startswith("off 3212 s, 456 W, 406.9 Wh")
+    assert notes["filesystem"].endswith("random gzip-1 1.00 / 66.1\\% / 1.03.")
+    assert notes["duty"].startswith("Originals (Lustre on ZFS, 600 GB written")
+    assert ("gzip-1 554 s, 848 W, 130.3 Wh; with computation off 3212 s, 456 W, 406.9 Wh"
+            in notes["duty"]) and notes["duty"].endswith("gzip-1 2951 s, 504 W, 412.8 Wh.")
 
 
 @pytest.mark.parametrize("simulated", [True, False])

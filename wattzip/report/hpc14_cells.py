@@ -89,8 +89,8 @@ def _runs(rows: list[dict]) -> str:
 
 
 def originals_rows(table2, table3, table4) -> list[dict]:
-    """The originals' cells for the tables' notes, one passage per part: Table II's
-    patterns, Table III (write only) and Table IV (with computation, idle timer off)."""
+    """The originals' cells for the tables' notes, one sentence per table: Table II's
+    patterns; Table III (write only) and Table IV (with computation, idle timer off)."""
     _, patterns = read_reference(table2)
     _, write_only = read_reference(table3)
     _, with_computation = read_reference(table4)
@@ -98,12 +98,11 @@ def originals_rows(table2, table3, table4) -> list[dict]:
         f"{tex(r['pattern'])} {tex(r['algorithm'])} {fixed_tex(r['ratio'], 2)} / "
         f"{fixed_tex(r['cpu_util_pct'], 1)}\\% / {fixed_tex(r['runtime_ratio'], 2)}"
         for r in patterns)
+    computing = [r for r in with_computation if r["idle3_timer"] == "disabled"]
     return [
-        {"part": "filesystem", "text": f"Originals ({_setup(patterns)}): {pattern_cells}"},
-        {"part": "write_only",
-         "text": f"Originals ({_setup(write_only)}): write only {_runs(write_only)}"},
-        {"part": "with_computation",
-         "text": _runs([r for r in with_computation if r["idle3_timer"] == "disabled"])},
+        {"part": "filesystem", "text": f"Originals ({_setup(patterns)}): {pattern_cells}."},
+        {"part": "duty", "text": f"Originals ({_setup(write_only)}): write only "
+                                 f"{_runs(write_only)}; with computation {_runs(computing)}."},
     ]
 
 
