@@ -46,6 +46,7 @@ localrules:
     table_breakeven,
     table_testbeds,
     hpc14_cells,
+    text_cells,
     table_hpc14,
     reference_tex,
     paper_macros,

@@ -17,6 +17,22 @@ rule table_of_testbed:
         "../scripts/table_{wildcards.table}.R"
 
 
+rule text_cells:
+    """The cells of a table of free text (claims, provenance), set by the report's formatter."""
+    input:
+        unpack(RULES.text_cell_inputs),
+    output:
+        "{root}/generated/{testbed}/{table}_cells.csv",
+    log:
+        "{root}/logs/tables/{testbed}/{table}_cells.log",
+    wildcard_constraints:
+        table="claims|provenance",
+    conda:
+        "../envs/wattzip.yaml"
+    script:
+        "../scripts/text_cells.py"
+
+
 rule reference_tex:
     """An original table with its cells in LaTeX, set by the reproduced values' formatter."""
     input:

@@ -1,25 +1,11 @@
-# The original papers' claims and their verdicts on this testbed.
+# The original papers' claims and their verdicts on this testbed. Every cell is set by
+# rule text_cells (wattzip.report.text_cells); this script lays them out.
 source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
 
-claims <- read_table(snakemake@input[["claims"]])
-claims <- claims[setting == "all" | primary == TRUE]
-if (!"model_robustness" %in% names(claims)) claims[, model_robustness := ""]
-claims[is.na(model_robustness), model_robustness := ""]
-# "not testable here: <reason>" shows its reason with the numbers, not in the verdict column.
-untestable <- startsWith(claims$verdict, "not testable")
-claims[untestable, evidence := sub("^not testable here: ", "", verdict)]
-claims[untestable, verdict := "not testable here"]
-rows <- claims[, .(
-  claim = tex_text(claim), source = tex_text(source),
-  verdict = paste0(
-    fifelse(verdict %in% c("holds", "refuted"), sprintf("\\textbf{%s}", verdict), "\\emph{not testable here}"),
-    fifelse(estimated, "$^{\\ast}$", ""),
-    fifelse(model_robustness != "", sprintf(" (%s)", model_robustness), "")
-  ),
-  evidence = tex_text(evidence)
-)]
+claims <- read_table(snakemake@input[["cells"]], c("claim", "source", "verdict", "evidence"))
+rows <- claims[, .(claim, source, verdict, evidence)]
 dir.create(dirname(snakemake@output[[1]]), showWarnings = FALSE, recursive = TRUE)
 lines <- c(
   "\\begin{longtable}{>{\\raggedright\\arraybackslash}p{0.26\\linewidth}>{\\raggedright\\arraybackslash}p{0.12\\linewidth}>{\\raggedright\\arraybackslash}p{0.12\\linewidth}>{\\raggedright\\arraybackslash}p{0.40\\linewidth}}",

@@ -1,5 +1,5 @@
-# LaTeX output helpers shared by the table scripts: escaping, the paper's
-# break-even symbols, and a booktabs tabular writer.
+# LaTeX output helpers shared by the table scripts: escaping of labels (names and
+# captions; the cells come set by wattzip.latex) and a booktabs tabular writer.
 
 tex_escape <- function(x) {
   x <- gsub("\\", "\001", x, fixed = TRUE) # placeholder, so its braces stay unescaped
@@ -9,16 +9,6 @@ tex_escape <- function(x) {
   x <- gsub("<", "$<$", x, fixed = TRUE) # OT1 fonts set < and > as other glyphs
   x <- gsub(">", "$>$", x, fixed = TRUE)
   gsub("\001", "\\textbackslash{}", x, fixed = TRUE)
-}
-
-# Unicode that pdflatex cannot set, in free text (claims, evidence).
-tex_text <- function(x) {
-  x <- tex_escape(ifelse(is.na(x), "", x))
-  x <- gsub("\u2200", "$\\\\forall$", x)
-  x <- gsub("\u00d7", "$\\\\times$", x)
-  x <- gsub("\u2264", "$\\\\le$", x)
-  x <- gsub("\\\\textasciitilde\\{\\}10\\\\textasciicircum\\{\\}([0-9]+)", "$\\\\sim\\\\!10^{\\1}$", x)
-  x
 }
 
 write_tabular <- function(dt, path, align, header = names(dt), note = NULL) {

@@ -89,12 +89,6 @@ def test_tables_are_booktabs(built):
         assert "\\toprule" in body and "\\bottomrule" in body, path.name
 
 
-def test_tex_text_in_r(tmp_path):
-    out = r_output(tmp_path, "tex.R",
-                   'cat(tex_text("n_be < 5 & 50% ~10^2"), "\\n")\n').splitlines()
-    assert out[0].strip() == "n\\_be $<$ 5 \\& 50\\% $\\sim\\!10^{2}$"
-
-
 def test_break_even_cells_and_originals_share_one_formatter(built):
     """The R tables paste display_tex, written by wattzip.latex.display_tex for both."""
     table = (built / "results/tiny/generated/tiny/breakeven_server.tex").read_text()

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import math
+import re
 
-_ESCAPES = [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
-            ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}"),
-            ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")]
+_ESCAPES = [("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"), ("_", r"\_"),
+            ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"),
+            ("^", r"\textasciicircum{}")]
+_MAGNITUDE = re.compile(r"\\textasciitilde\{\}10\\textasciicircum\{\}([0-9]+)")
 
 
 def tex(text) -> str:
-    """Escape LaTeX's special characters; ∀, ×, ≤, < and > as pdflatex can set them."""
-    text = str(text)
+    """The one LaTeX form of free text (claims, evidence, provenance, the passages): its
+    special characters escaped; ∀, ×, ≤, < and > as pdflatex can set them; a magnitude
+    "~10^k" set as the tables set it."""
+    text = str(text).replace("\\", "\x01")  # a placeholder, so its braces stay unescaped
     for a, b in _ESCAPES:
         text = text.replace(a, b)
-    return (text.replace("∀", r"$\forall$").replace("×", r"$\times$")
-            .replace("≤", r"$\le$").replace("<", "$<$").replace(">", "$>$"))
+    text = (text.replace("\x01", r"\textbackslash{}").replace("∀", r"$\forall$")
+            .replace("×", r"$\times$").replace("≤", r"$\le$").replace("<", "$<$")
+            .replace(">", "$>$"))
+    return _MAGNITUDE.sub(r"$\\sim\\!10^{\1}$", text)
 
 
 _SYMBOLS = {"∀": r"$\forall$", "✓": r"$\forall$", "×": r"$\times$", "✗": r"$\times$",

@@ -64,6 +64,9 @@ class RuleLookups:
     def table_inputs(self, wildcards) -> dict:
         return self.tree(wildcards).table_inputs(wildcards.testbed, wildcards.table)
 
+    def text_cell_inputs(self, wildcards) -> dict:
+        return self.tree(wildcards).text_cell_inputs(wildcards.testbed, wildcards.table)
+
     def macro_inputs(self, wildcards) -> dict:
         return self.tree(wildcards).macro_inputs()
 

@@ -1,0 +1,59 @@
+"""The cells of the tables of free text, the claims' and the testbed's provenance, set by
+the report's one formatter of free text (wattzip.latex.tex), the same as the appendix's
+and the passages', so that the R tables (scripts/table_claims.R,
+scripts/table_provenance.R) only lay them out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from wattzip.latex import tex
+from wattzip.records import write_csv_atomically
+from wattzip.report.tables import rows
+
+UNTESTABLE = "not testable here"
+CLAIM_COLUMNS = ["claim", "source", "verdict", "evidence", "estimated", "simulated"]
+PROVENANCE_COLUMNS = ["key", "value", "simulated"]
+
+
+def _verdict(row: Mapping) -> tuple[str, str]:
+    """The verdict cell and the numbers' cell: an untestable claim's reason goes with the
+    numbers; a verdict on estimated energy is starred, with its robustness to the model."""
+    verdict, evidence = row["verdict"], row["evidence"]
+    if verdict.startswith("not testable"):
+        verdict, evidence = UNTESTABLE, verdict.removeprefix(f"{UNTESTABLE}: ")
+    shown = rf"\textbf{{{verdict}}}" if verdict in ("holds", "refuted") else \
+        rf"\emph{{{UNTESTABLE}}}"
+    if row["estimated"] == "true":
+        shown += r"$^{\ast}$"
+    if row.get("model_robustness"):
+        shown += f" ({tex(row['model_robustness'])})"
+    return shown, tex(evidence)
+
+
+def claim_rows(claims: list[dict]) -> list[dict]:
+    """Every claim decided over all settings or on the primary one."""
+    out = []
+    for row in claims:
+        if row["setting"] == "all" or row["primary"] == "true":
+            verdict, evidence = _verdict(row)
+            out.append({"claim": tex(row["claim"]), "source": tex(row["source"]),
+                        "verdict": verdict, "evidence": evidence,
+                        "estimated": row["estimated"] == "true",
+                        "simulated": row.get("simulated") == "true"})
+    return out
+
+
+def provenance_rows(provenance: list[dict]) -> list[dict]:
+    return [{"key": tex(r["key"]), "value": tex(r["value"]),
+             "simulated": r.get("simulated") == "true"} for r in provenance]
+
+
+CELLS = {"claims": (claim_rows, CLAIM_COLUMNS),
+         "provenance": (provenance_rows, PROVENANCE_COLUMNS)}
+
+
+def write(table: str, inputs: Mapping, output) -> None:
+    """Write rule text_cells' output: the cells of `table` from its analysis table."""
+    make, columns = CELLS[table]
+    write_csv_atomically(make(rows(inputs[table])), output, columns)
