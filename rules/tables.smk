@@ -107,6 +107,7 @@ rule table_testbeds:
     """Text break-even of every testbed beside the talk's server, desktop and laptop."""
     input:
         breakeven=RULES.testbed_tables("breakeven.csv"),
+        summary=RULES.testbed_tables("summary.csv"),
         slides=expand(
             "paper/generated/reference/systor09_slides_breakeven_{machine}.csv",
             machine=["server", "desktop", "laptop"],

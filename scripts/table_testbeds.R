@@ -25,8 +25,13 @@ dt <- rbind(cells[, .(testbed, codec, cell)], originals)
 codecs <- unique(be$codec)
 dt <- dt[codec %in% codecs]
 wide <- dcast(dt, codec ~ factor(testbed, levels = unique(dt$testbed)), value.var = "cell", fill = "--")
-order <- order(match(wide$codec, c("gz-1", "gz-6", "gz-9", "lzo-1", "lzo-3", "lzo-9", "bz-1", "bz-9", "c-10", "c-16")))
-wide <- wide[order]
+# The codecs in the paper's order (order_codecs), by their tools and levels in the summaries.
+tools <- rbindlist(lapply(snakemake@input[["summary"]], read_summary), fill = TRUE)
+wide <- merge(wide, unique(tools[, .(codec, tool, level)], by = "codec"), by = "codec")
+wide[, codec := order_codecs(wide)]
+setorder(wide, codec)
+wide[, c("tool", "level") := NULL]
+wide[, codec := as.character(codec)]
 write_tabular(
   wide, snakemake@output[[1]], paste0("l", strrep("c", ncol(wide) - 1)),
   header = c("Tool", tex_escape(names(wide)[-1])),

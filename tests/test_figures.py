@@ -15,7 +15,8 @@ FIXTURE = REPO / "tests" / "data" / "fixture" / "results"
 STAGES = ["figure_per_file_type", "figure_of_testbed", "figure_timeline", "figure_factor",
           "figure_pareto",
           "figure_bandwidth", "table_of_testbed",
-          "table_breakeven", "table_testbeds", "reference_tex", "appendix", "paper_macros", "paper"]
+          "table_breakeven", "table_testbeds", "reference_tex", "appendix", "paper_macros", "paper",
+          "text_cells", "hpc14_cells"]
 
 pytestmark = pytest.mark.workflow
 

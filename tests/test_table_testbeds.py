@@ -1,0 +1,49 @@
+"""The testbeds' table (scripts/table_testbeds.R): each codec in the paper's order, the one
+order of every table and figure (order_codecs), whatever levels a study runs."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+
+from wattzip.analysis.reference import write_with_tex
+
+from .test_workflow import REPO
+
+RUNNER = """setClass("Snakemake", representation(input = "list", output = "list", log = "list"))
+snakemake <- new("Snakemake", input = list(breakeven = "{breakeven}", summary = "{summary}",
+  slides = c({slides})), output = list("{out}"), log = list("{log}"))
+source("scripts/table_testbeds.R")
+"""
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_levels_are_in_the_papers_order(tmp_path):
+    codecs = [("bz-9", "bzip2", 9), ("gz-9", "gzip", 9), ("gz-2", "gzip", 2),
+              ("lzo-1", "lzop", 1), ("zstd-3", "zstd", 3), ("gz-10x", "gzip", 10)]
+    write_csv(tmp_path / "breakeven.csv", [
+        {"testbed": "local", "primary": "true", "file_type": "text", "codec": codec,
+         "metric": metric, "display_tex": "1.0", "estimated": "false"}
+        for codec, _, _ in codecs for metric in ("E", "T")])
+    write_csv(tmp_path / "summary.csv", [{"codec": c, "tool": t, "level": lv}
+                                         for c, t, lv in codecs])
+    slides = []
+    for machine in ("server", "desktop", "laptop"):
+        slides.append(tmp_path / f"systor09_slides_breakeven_{machine}.csv")
+        write_with_tex(REPO / "paper" / "reference" / slides[-1].name, slides[-1])
+    out, log = tmp_path / "testbeds.tex", tmp_path / "r.log"
+    (tmp_path / "run.R").write_text(RUNNER.format(
+        breakeven=tmp_path / "breakeven.csv", summary=tmp_path / "summary.csv",
+        slides=", ".join(f'"{p}"' for p in slides), out=out, log=log))
+    proc = subprocess.run(["Rscript", str(tmp_path / "run.R")], cwd=REPO, capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr + (log.read_text() if log.exists() else "")
+    rows = [line.split(" & ")[0] for line in out.read_text().splitlines()
+            if " & " in line and not line.startswith("Tool")]
+    assert rows == ["gz-2", "gz-9", "gz-10x", "lzo-1", "bz-9", "zstd-3"]
