@@ -353,12 +353,8 @@ def _record(job: MeasurementJob, result: dict, repeat: int, version: str | None,
         "idle_windows": job.idle_windows,
     })
     if job.model is not None:
-        interval = record.meter_interval_s or record.elapsed_s
-        record.update(model_row=job.model.row, model_how=job.model.how,
-                      model_min_w_per_thread=job.model.min_w_per_thread,
-                      model_max_w_per_thread=job.model.max_w_per_thread,
-                      model_threads=job.model.threads, model_source=job.model.source,
-                      model_energy_j=job.model.energy_j(interval, record.cpu_busy_s))
+        record.update(job.model.record_fields(record.meter_interval_s or record.elapsed_s,
+                                              record.cpu_busy_s))
     return record
 
 

@@ -160,11 +160,7 @@ class Simulator:
         }
         rec.update(pairing)
         if self.meter == "model":
-            rec.update(model_row=self.coef.row, model_how=self.coef.how,
-                       model_min_w_per_thread=self.coef.min_w_per_thread,
-                       model_max_w_per_thread=self.coef.max_w_per_thread,
-                       model_threads=THREADS, model_source=self.coef.source,
-                       model_energy_j=energy)
+            rec.update(self.coef.record_fields(elapsed, cpu_s))
         return records.RunRecord.new(rec).to_dict()  # this version's record, as measured
 
     def job_runs(self, job: Job, earlier: Sequence[dict] = ()) -> list[dict]:
