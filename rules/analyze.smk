@@ -34,6 +34,7 @@ rule analyze:
         settings=RULES.settings_flag,
         stage=RULES.stage_flag,
         options=STUDY.analysis_options.flags(),
+        tables_format=layout.ANALYSIS_TABLES_FORMAT,
     shell:
         "wattzip analyze {input.runs:q} {params.settings} --out {wildcards.root:q}/{wildcards.testbed:q} "
         "--expect {params.stage} --testbed {wildcards.testbed:q} --reference paper/reference "

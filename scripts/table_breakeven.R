@@ -13,13 +13,10 @@ pair <- function(d, col) {
   w[, cell := paste(get(metrics[1]), get(metrics[2]), sep = " / ")]
   w[, .(codec, file_type, cell)]
 }
-# Our cells: a dagger where an estimated verdict depends on the model's coefficients.
-be[, shown := display_tex]
-if ("model_robustness" %in% names(be)) {
-  be[model_robustness == "depends on the model", shown := paste0(shown, "$^{\\dagger}$")]
-}
+# Our cells as the analysis set them (cell_tex: a dagger where an estimated verdict
+# depends on the model's coefficients, wattzip.analysis.robustness.cell_tex).
 mine <- dcast(be[metric %in% metrics], codec + file_type ~ factor(metric, levels = metrics),
-              value.var = "shown")
+              value.var = "cell_tex")
 mine <- mine[, .(codec, file_type, cell = paste(get(metrics[1]), get(metrics[2]), sep = " / "))]
 orig <- pair(ref, "display_tex")
 setnames(orig, "cell", "paper")

@@ -70,8 +70,8 @@ options(datatable.integer64 = "double")
 # another, and a display (a study whose every cell is "at least n") as a number that drops
 # the paper's notation; a column empty on every row as logical.
 text_columns <- c(
-  "testbed", "meter_id", "display", "display_tex", "levels_tex", "joint_confidence_text",
-  "model_robustness", "note"
+  "testbed", "meter_id", "display", "display_tex", "cell_tex", "levels_tex",
+  "joint_confidence_text", "model_robustness", "note"
 )
 
 read_table <- function(path, text = NULL) {

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import csv
+import subprocess
+
 import pytest
 
 from wattzip.analysis import robustness, run_tables
 from wattzip.analysis.analysis_options import AnalysisOptions, percent
+from wattzip.analysis.reference import write_with_tex
 from wattzip.meters.coefficients import extremes
+from wattzip.records import write_table
 
 from .test_analysis import run
+from .test_confidence_levels import MOCK, tables_of
+from .test_workflow import REPO
 
 # (elapsed s, CPU-seconds) of each operation: the compressed write costs time and CPU,
 # the decompressed read saves both, at either extreme of the coefficient table.
@@ -112,6 +119,17 @@ def test_the_dagger_compares_kind_decided_and_verdict():
         assert rows[0]["model_robustness"] == robustness.DEPENDS, field
 
 
+def test_the_tables_print_the_dagger_the_analysis_set():
+    """breakeven.csv's cell_tex: the display's LaTeX, daggered where the cell depends on
+    the model, which table_breakeven.R prints as it is (it compared a typed string)."""
+    cell = {"display_tex": r"$\le$\,3.0"}
+    assert robustness.cell_tex({**cell, "model_robustness": robustness.DEPENDS}) == \
+        r"$\le$\,3.0$^{\dagger}$"
+    for mark in (robustness.ROBUST, ""):
+        assert robustness.cell_tex({**cell, "model_robustness": mark}) == cell["display_tex"]
+    assert robustness.cell_tex(cell) == cell["display_tex"]  # no estimated run in the study
+
+
 @pytest.mark.parametrize(("looks", "each", "joint"), [(0, "97.5", "95"), (3, "99.17", "98.33"),
                                                       (5, "99.5", "99")])
 def test_levels_under_both_designs(looks, each, joint):
@@ -136,3 +154,24 @@ def test_the_commands_flags_decide_as_the_options():
         argv = [command, "runs.csv", *options.flags().split()]
         argv += ["--out", "x"] if command == "analyze" else []
         assert commands._analysis_options(cli.build_parser().parse_args(argv)) == options
+
+
+def test_table_breakeven_prints_the_cells_as_the_analysis_set_them(tmp_path):
+    """A cell the analysis daggered (cell_tex) is printed with its dagger: the R decides
+    nothing from model_robustness (here left as the fixture has it)."""
+    paths = tables_of(tmp_path, 0)
+    with open(paths["breakeven"], newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    marked = next(r for r in rows if r["primary"] == "true" and r["metric"] == "E")
+    marked["cell_tex"] = robustness.cell_tex({**marked,
+                                              "model_robustness": robustness.DEPENDS})
+    write_table(rows, paths["breakeven"])
+    ref, out = tmp_path / "table4.csv", tmp_path / "breakeven_server.tex"
+    write_with_tex(REPO / "paper/reference/systor09_table4_breakeven_server.csv", ref)
+    (tmp_path / "t.R").write_text(MOCK.format(be=paths["breakeven"], ref=ref,
+                                              summary=paths["summary"], out=out,
+                                              log=tmp_path / "r.log"))
+    subprocess.run(["Rscript", str(tmp_path / "t.R")], cwd=REPO, check=True,
+                   capture_output=True)
+    assert f"{marked['cell_tex']} / " in out.read_text()
+    assert marked["cell_tex"].endswith(robustness.MODEL_DEPENDENT_TEX)

@@ -22,6 +22,14 @@ from wattzip.stats import mean
 BREAKEVEN_DECISION = ("kind", "decided", "verdict")
 ROBUST = "robust to the model"
 DEPENDS = "depends on the model"
+MODEL_DEPENDENT_TEX = r"$^{\dagger}$"
+
+
+def cell_tex(row: dict) -> str:
+    """A break-even cell as the tables print it: its display's LaTeX, with a dagger where
+    an estimated decision depends on the model (decided otherwise at an extreme)."""
+    marked = row.get("model_robustness") == DEPENDS
+    return row["display_tex"] + (MODEL_DEPENDENT_TEX if marked else "")
 
 
 def _estimated(run: dict) -> bool:

@@ -12,10 +12,12 @@ import json
 import os
 from typing import TextIO
 
+from wattzip.analysis.run_tables import TABLES_FORMAT
 from wattzip.model import plan, repeat_design
 from wattzip.model.study import Study
 from wattzip.workload import codec_registry
 
+ANALYSIS_TABLES_FORMAT = TABLES_FORMAT  # the analysis's, wattzip.analysis.run_tables
 ANALYSIS_TABLES = ("summary", "breakeven", "esav", "correlation", "claims", "comparison",
                    "pareto", "model_check")
 PER_FILE_TYPE_FIGURES = ("energy", "time", "et")  # not an argv: see tests/test_envs.py
