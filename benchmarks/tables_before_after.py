@@ -111,15 +111,35 @@ def tables(root: Path, results: Path, out: Path) -> None:
                                      "table3": ref / "systor09_table3_ratios.csv",
                                      "table1": ref / "systor11_table1_ratios.csv"}, {},
             t / "ratios.tex")
-    r_table(root, "table_claims.R", {"claims": out / "claims.csv"}, {}, t / "claims.tex")
+    r_table(root, "table_claims.R", {"claims": out / "claims.csv",
+                                     **text_cells(root, out, "claims")}, {},
+            t / "claims.tex")
     for name, (reference, metrics, title) in BREAKEVEN.items():
         r_table(root, "table_breakeven.R",
                 {"breakeven": out / "breakeven.csv", "summary": out / "summary.csv",
                  "reference": ref / f"{reference}.csv"},
                 {"metrics": metrics, "original": title}, t / f"breakeven_{name}.tex")
-    r_table(root, "table_testbeds.R", {"breakeven": [out / "breakeven.csv"], "slides": [
+    r_table(root, "table_testbeds.R", {"breakeven": [out / "breakeven.csv"],
+                                       "summary": [out / "summary.csv"], "slides": [
         ref / f"systor09_slides_breakeven_{m}.csv" for m in ("server", "desktop", "laptop")]},
         {}, t / "testbeds.tex")
+
+
+TEXT_CELLS = """import sys
+from wattzip.report import text_cells
+text_cells.write(sys.argv[1], {sys.argv[1]: sys.argv[2]}, sys.argv[3])
+"""
+
+
+def text_cells(root: Path, out: Path, table: str) -> dict[str, Path]:
+    """A table of free text's cells as rule text_cells sets them (input `cells`), where the
+    tree has that rule (wattzip.report.text_cells); a tree before it reads the analysis
+    table itself, which each tree's table script is handed too."""
+    if not (root / "wattzip" / "report" / "text_cells.py").exists():
+        return {}
+    cells = out / f"{table}_cells.csv"
+    python(root, ["-c", TEXT_CELLS, table, str(out / f"{table}.csv"), str(cells)])
+    return {"cells": cells}
 
 
 MACROS = """import json, sys
