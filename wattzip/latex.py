@@ -50,11 +50,16 @@ def display_tex(display) -> str:
     return shown + (r"\textsuperscript{?}" if undecided else "")
 
 
+def number(cell) -> float:
+    """A table's cell as a number: NaN where it is empty or no number."""
+    try:
+        return float(cell)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def fixed_tex(value, digits: int) -> str:
     """A measured number's cell with a fixed number of decimals; "--" where there is none
     (an empty CSV cell, NaN), never "nan" or "NA"."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return "--"
-    return "--" if math.isnan(number) else f"{number:.{digits}f}"
+    value = number(value)
+    return "--" if math.isnan(value) else f"{value:.{digits}f}"

@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping
 
 from wattzip.analysis.reference import read_reference
-from wattzip.latex import fixed_tex, tex
+from wattzip.latex import fixed_tex, number, tex
 from wattzip.records import write_csv_atomically
 from wattzip.report.tables import primary_rows
 
@@ -23,14 +23,6 @@ FILESYSTEM_COLUMNS = ["file_type", "codec", "tool", "level", "ratio", "cpu_perce
 DUTY_COLUMNS = ["codec", "tool", "level", "ratio", "time_s", "power_w", "energy_j",
                 "energy_vs_off", "estimated", "simulated"]
 ORIGINALS_COLUMNS = ["part", "text"]
-
-
-def _number(cell) -> float:
-    """A summary cell as a number: NaN where it is empty."""
-    try:
-        return float(cell)
-    except (TypeError, ValueError):
-        return math.nan
 
 
 def _quotient(a: float, b: float) -> float:
@@ -51,13 +43,13 @@ def filesystem_rows(summary: list[dict], duty_codecs: Iterable[str]) -> list[dic
     """Tables I/II: the writes of plain, of every btrfs codec and of the duty cycle's
     codecs, each against plain's write of the same file (runtime / off)."""
     writes = [r for r in summary if r["op"] in WRITES]
-    off = {r["file_type"]: _number(r["mean_elapsed_s"]) for r in writes
+    off = {r["file_type"]: number(r["mean_elapsed_s"]) for r in writes
            if r["codec"] == "plain"}
     shown = {"plain", *duty_codecs, *(r["codec"] for r in summary if r["tool"] == "btrfs")}
     return [{"file_type": r["file_type"], **_identity(r),
-             "cpu_percent": fixed_tex(100 * _number(r["mean_cpu_utilization"]), 0),
+             "cpu_percent": fixed_tex(100 * number(r["mean_cpu_utilization"]), 0),
              "runtime_vs_off": fixed_tex(
-                 _quotient(_number(r["mean_elapsed_s"]), off[r["file_type"]]), 2),
+                 _quotient(number(r["mean_elapsed_s"]), off[r["file_type"]]), 2),
              "energy_j": fixed_tex(r["mean_energy_j"], 1)}
             for r in writes if r["codec"] in shown and r["file_type"] in off]
 
@@ -66,13 +58,13 @@ def duty_rows(summary: list[dict]) -> list[dict]:
     """Tables III/IV: each duty-cycle run's time, mean power and energy, and its energy
     against plain's run of the same workload (energy / off)."""
     duty = [r for r in summary if r["op"] == DUTY_OP]
-    off = {r["file_type"]: _number(r["mean_energy_j"]) for r in duty if r["codec"] == "plain"}
+    off = {r["file_type"]: number(r["mean_energy_j"]) for r in duty if r["codec"] == "plain"}
     return [{**_identity(r),
              "time_s": fixed_tex(r["mean_elapsed_s"], 2),
-             "power_w": fixed_tex(_quotient(_number(r["mean_energy_j"]),
-                                            _number(r["mean_elapsed_s"])), 1),
+             "power_w": fixed_tex(_quotient(number(r["mean_energy_j"]),
+                                            number(r["mean_elapsed_s"])), 1),
              "energy_j": fixed_tex(r["mean_energy_j"], 1),
-             "energy_vs_off": fixed_tex(_quotient(_number(r["mean_energy_j"]),
+             "energy_vs_off": fixed_tex(_quotient(number(r["mean_energy_j"]),
                                                   off.get(r["file_type"], math.nan)), 2)}
             for r in duty]
 
