@@ -40,7 +40,7 @@ def parse_log(path: Path) -> tuple[dict[str, float], list[tuple[float, float]], 
             first = first if first is not None else now
             last = now
             continue
-        rule = re.match(r"^(?:local)?rule (\w+):", line)
+        rule = re.match(r"^(?:local)?(?:rule|checkpoint) (\w+):", line)
         if rule:
             pending_rule = rule.group(1)
         job = re.match(r"^\s+jobid: (\d+)", line)

@@ -1,7 +1,9 @@
 """Before measuring: pre-flight checks, testbed provenance, idle power."""
 
 
-rule preflight:
+# A checkpoint, as rule paper is: the jobs after it wait for it through ancient inputs,
+# so a pre-flight checked again (a codec added to the config) plans them anew.
+checkpoint preflight:
     """Stop before any work if a codec, the meter, a factor or disk space is missing."""
     input:
         # The rehearsal built the whole report from simulated runs first: a study whose

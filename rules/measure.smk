@@ -3,7 +3,12 @@ under the verdict design each codec's own plain arm in its job, under the modera
 design pairs of the setting and file type's one shared plain arm)."""
 
 
-rule measure_runs:
+# A checkpoint, as rule paper is: under the moderated design each job waits for the one
+# measured before it through an ancient input, and Snakemake 9 plans nothing behind an
+# ancient input of a job it reruns (snakemake/snakemake#4166). As a rule, a change of
+# every job's spec measured one job again per invocation, each report made from old and
+# new runs.
+checkpoint measure_runs:
     """Repeated write/read runs of one codec (or plain; or both, interleaved) on one file,
     alone on the machine."""
     input:

@@ -108,3 +108,25 @@ def test_stops_at_scale_prices_a_cell_behind_its_setting_s_disk(moderated_study,
     stored = 1.0 if top[3] == "plain" else 0.5
     pair_s = (1 + 2 * stored) * 2**31 / 50e6 + 0.1  # bytes through the disk; preparing
     assert float(top[5]) == pytest.approx(int(top[4]) * pair_s / 60, abs=0.05), out
+
+
+def test_a_change_of_every_job_measures_them_all_again_in_one_invocation(moderated_study,
+                                                                         tmp_path):
+    """Under the moderated design each job waits for the one measured before it through an
+    ancient input. A change of every job's spec (the margin, by which they stop) measures
+    them all again in one invocation: as a rule, measure_runs was rerun one job per
+    invocation, each invocation's report made from old and new runs
+    (snakemake/snakemake#4166). Last in this module: it leaves the study changed."""
+    root = moderated_study
+    jobs = sorted(p for p in (root / RESULTS / "runs").rglob("*.jsonl")
+                  if p.parent.name != "dutycycle")
+    before = {p: p.stat().st_mtime_ns for p in jobs}
+    overlay = tmp_path / "margin.yaml"
+    overlay.write_text("verdict: {margin: 0.05}\n")
+    overlays = [root / "moderated.yaml", overlay]
+    targets = ["claims.csv", "breakeven.csv", "plan/estimate.json"]
+    snakemake(root, targets=targets, overlays=overlays)
+    stale = [str(p.relative_to(root)) for p in jobs if p.stat().st_mtime_ns == before[p]]
+    assert len(jobs) > 2 and not stale, stale
+    proc = snakemake(root, "-n", targets=targets, overlays=overlays)
+    assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]

@@ -57,7 +57,7 @@ def rules() -> list[dict]:
     """Each rule's env file, script and the commands its shell line runs."""
     out = []
     for smk in sorted((REPO / "rules").glob("*.smk")):
-        blocks = re.split(r"^\s*rule (\w+):", smk.read_text(), flags=re.M)
+        blocks = re.split(r"^\s*(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M)
         for name, body in zip(blocks[1::2], blocks[2::2], strict=True):
             conda = re.search(r'conda:\s*\n\s*"([^"]+)"', body)
             script = re.search(r'script:\s*\n\s*"([^"]+)"', body)

@@ -166,7 +166,7 @@ def test_editing_an_unrelated_key_reruns_no_measurement(tiny_study):
     text = proc.stdout + proc.stderr
 
     def scheduled(rule):
-        return re.search(rf"^\s*(local)?rule {rule}:", text, re.M) is not None
+        return re.search(rf"^\s*(local)?(rule|checkpoint) {rule}:", text, re.M) is not None
 
     assert scheduled("analyze"), text[-2000:]  # the margin is the analysis's
     assert "wattzip analyze " in text and "--margin 0.05 " in text, text[-2000:]
@@ -187,7 +187,7 @@ def test_editing_a_claim_reruns_the_analysis(tiny_study):
         os.utime(claims, ns=(before.st_atime_ns, before.st_mtime_ns))
     text = proc.stdout + proc.stderr
     assert re.search(r"^\s*(local)?rule analyze:", text, re.M), text[-2000:]
-    assert not re.search(r"^\s*(local)?rule measure_runs:", text, re.M), text[-2000:]
+    assert not re.search(r"^\s*(local)?(rule|checkpoint) measure_runs:", text, re.M), text[-2000:]
 
 
 def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):

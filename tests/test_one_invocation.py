@@ -1,0 +1,40 @@
+"""One invocation makes what a change asks for: the rehearsal and the measured tree
+together, though the measured tree waits for the rehearsal (rules/paper.smk's
+checkpoint)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_workflow import read_csv, snakemake
+
+pytestmark = pytest.mark.workflow
+
+
+def test_a_change_of_both_trees_is_made_in_one_invocation(tiny_study, tmp_path):
+    """A change that the rehearsal and the measured analysis both see (an upgrade of
+    wattzip, or the verdict's margin here) remakes both in one invocation. The measured
+    tree waits for the rehearsal through ancient inputs, behind which Snakemake 9 plans
+    nothing once the rehearsal is rerun (snakemake/snakemake#4166): without the
+    checkpoints, the measured claims stayed at the old margin until a second run. The
+    study is changed in place (its media's paths are its own) and changed back."""
+    runs = tiny_study / "results/tiny/tiny/runs.csv"
+    measured = runs.stat().st_mtime_ns
+    overlay = tmp_path / "margin.yaml"
+    overlay.write_text("verdict: {margin: 0.05}\n")
+
+    def margins(tree):
+        return {float(r["margin"]) for r in read_csv(tiny_study / tree / "tiny/tiny/breakeven.csv")}
+
+    def made_in_one_invocation(overlays):
+        snakemake(tiny_study, targets=("runs", "claims.csv"), overlays=overlays)
+        proc = snakemake(tiny_study, "-n", targets=("runs", "claims.csv"), overlays=overlays)
+        assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]
+
+    try:
+        made_in_one_invocation([overlay])
+        assert margins("rehearsal") == margins("results") == {0.05}
+    finally:
+        made_in_one_invocation([])
+    assert margins("rehearsal") == margins("results") != {0.05}
+    assert runs.stat().st_mtime_ns == measured  # nothing measured again
