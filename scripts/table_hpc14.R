@@ -6,6 +6,8 @@
 source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
+spread <- paste("$\\pm$: the half-width of the mean over the repeats at \\HalfWidthConfidencePct{}",
+                "(none where one run); a ratio to off is one of the means.")
 
 cells <- c("ratio", "cpu_percent", "runtime_vs_off", "time_s", "power_w", "energy_j", "energy_vs_off")
 fs <- read_summary(snakemake@input[["filesystem"]], cells)
@@ -29,7 +31,7 @@ if (nrow(fs) > 0) {
     "llrrrr", c("File", "Codec", "Ratio", "CPU \\%", "Runtime / off", "Energy (J)"),
     "Write of each file with compression in user space or in btrfs, against compression off (plain) on the same medium (HPC '14 Tables I and II).",
     paste("Ratio on disk for btrfs (compsize). CPU \\% is (user + sys) / elapsed of the writing commands;",
-          "the paper's is the server's.", original("filesystem"),
+          "the paper's is the server's.", spread, original("filesystem"),
           estimated_note(any(fs$estimated)))
   )
 }
@@ -41,7 +43,8 @@ if (nrow(duty) > 0) {
     duty[order(codec), .(as.character(codec), ratio, time_s, power_w, energy_j, energy_vs_off)],
     "lrrrrr", c("Codec", "Ratio", "Time (s)", "Power (W)", "Energy (J)", "Energy / off"),
     "Write phases between compute phases, each run one whole workload (HPC '14 Tables III and IV).",
-    paste(original("duty"), estimated_note(any(duty$estimated)))
+    paste("Power is the mean energy over the mean time.", spread, original("duty"),
+          estimated_note(any(duty$estimated)))
   )
 }
 if (!length(lines)) lines <- "% no filesystem codecs and no duty cycle in this study"

@@ -16,7 +16,8 @@ def summary_row(file_type, codec, op, elapsed, energy, cpu=0.5, tool="gzip", **e
     return {"file_type": file_type, "codec": codec, "op": op, "tool": tool, "level": "1",
             "mean_elapsed_s": str(elapsed), "mean_energy_j": str(energy),
             "mean_cpu_utilization": str(cpu), "compression_ratio_tex": "2.00",
-            "meter_method": "estimated", **extra}
+            "meter_method": "estimated", "hw_elapsed_s": "", "hw_energy_j": "",
+            "hw_cpu_utilization": "", **extra}
 
 
 def test_each_write_is_against_plains_write_of_the_same_file():
@@ -56,6 +57,29 @@ def test_a_duty_cycle_is_held_against_plains_run_of_the_same_workload():
             rows["gz-1"]["energy_vs_off"]) == ("50.00", "5.0", "250.0", "1.25")
     no_plain = hpc14_cells.duty_rows(summary[1:])
     assert no_plain[0]["energy_vs_off"] == "--"
+
+
+def test_a_mean_carries_its_half_width_where_there_are_two_runs():
+    """Time, energy and CPU share with the summary's half-widths (the repeats' interval
+    at the level the note names); one run has none, and its mean stands alone."""
+    summary = [summary_row("text", "plain", "plain-write", 2.0, 10, tool="plain"),
+               summary_row("text", "gz-1", "compress-write", 5.0, 30, cpu=0.956,
+                           hw_elapsed_s="0.25", hw_energy_j="1.234",
+                           hw_cpu_utilization="0.031"),
+               summary_row("text", "plain", "write-compute", 40.0, 200, tool="plain",
+                           hw_elapsed_s="1.5", hw_energy_j="nan"),
+               summary_row("text", "gz-1", "write-compute", 50.0, 250,
+                           hw_elapsed_s="2.125", hw_energy_j="12.5")]
+    fs = {r["codec"]: r for r in hpc14_cells.filesystem_rows(summary, ["gz-1"])}
+    assert (fs["gz-1"]["cpu_percent"], fs["gz-1"]["energy_j"]) == (
+        r"96\,$\pm$\,3", r"30.0\,$\pm$\,1.2")
+    assert (fs["plain"]["cpu_percent"], fs["plain"]["energy_j"]) == ("50", "10.0")
+    assert fs["gz-1"]["runtime_vs_off"] == "2.50"  # a ratio of the means, as before
+    duty = {r["codec"]: r for r in hpc14_cells.duty_rows(summary)}
+    assert (duty["gz-1"]["time_s"], duty["gz-1"]["energy_j"]) == (
+        r"50.00\,$\pm$\,2.12", r"250.0\,$\pm$\,12.5")
+    assert (duty["plain"]["time_s"], duty["plain"]["energy_j"]) == (
+        r"40.00\,$\pm$\,1.50", "200.0")
 
 
 def originals() -> list[dict]:

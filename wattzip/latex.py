@@ -63,3 +63,13 @@ def fixed_tex(value, digits: int) -> str:
     (an empty CSV cell, NaN), never "nan" or "NA"."""
     value = number(value)
     return "--" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def mean_tex(mean, half_width, digits: int, scale: float = 1.0) -> str:
+    """A mean with its half-width, "12.3\\,$\\pm$\\,1.2" (both times `scale`, as a share
+    in percent); the mean alone where there is no half-width (fewer than two runs)."""
+    shown = fixed_tex(number(mean) * scale, digits)
+    spread = number(half_width) * scale
+    if shown == "--" or math.isnan(spread):
+        return shown
+    return rf"{shown}\,$\pm$\,{spread:.{digits}f}"

@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from wattzip.stats import PAPER_CONFIDENCE
+
 
 @dataclass(frozen=True)
 class AnalysisOptions:
-    confidence: float = 0.95  # overall, 1 - alpha
+    confidence: float = PAPER_CONFIDENCE  # overall, 1 - alpha; the summary's half-widths too
     margin: float = 0.02  # a verdict's negligible band, a share of its baseline
     reads_per_write: float = 1.0  # the workload a verdict is about
     looks: int = 0  # the verdict design's planned looks (0: the paper's design)

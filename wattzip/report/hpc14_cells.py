@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping
 
 from wattzip.analysis.reference import read_reference
-from wattzip.latex import fixed_tex, number, tex
+from wattzip.latex import fixed_tex, mean_tex, number, tex
 from wattzip.records import write_csv_atomically
 from wattzip.report.tables import primary_rows
 
@@ -41,16 +41,18 @@ def _identity(row: Mapping) -> dict:
 
 def filesystem_rows(summary: list[dict], duty_codecs: Iterable[str]) -> list[dict]:
     """Tables I/II: the writes of plain, of every btrfs codec and of the duty cycle's
-    codecs, each against plain's write of the same file (runtime / off)."""
+    codecs, each against plain's write of the same file (runtime / off, a ratio of the
+    means: its arms' half-widths are in its row and plain's)."""
     writes = [r for r in summary if r["op"] in WRITES]
     off = {r["file_type"]: number(r["mean_elapsed_s"]) for r in writes
            if r["codec"] == "plain"}
     shown = {"plain", *duty_codecs, *(r["codec"] for r in summary if r["tool"] == "btrfs")}
     return [{"file_type": r["file_type"], **_identity(r),
-             "cpu_percent": fixed_tex(100 * number(r["mean_cpu_utilization"]), 0),
+             "cpu_percent": mean_tex(r["mean_cpu_utilization"], r["hw_cpu_utilization"], 0,
+                                     scale=100),
              "runtime_vs_off": fixed_tex(
                  _quotient(number(r["mean_elapsed_s"]), off[r["file_type"]]), 2),
-             "energy_j": fixed_tex(r["mean_energy_j"], 1)}
+             "energy_j": mean_tex(r["mean_energy_j"], r["hw_energy_j"], 1)}
             for r in writes if r["codec"] in shown and r["file_type"] in off]
 
 
@@ -60,10 +62,10 @@ def duty_rows(summary: list[dict]) -> list[dict]:
     duty = [r for r in summary if r["op"] == DUTY_OP]
     off = {r["file_type"]: number(r["mean_energy_j"]) for r in duty if r["codec"] == "plain"}
     return [{**_identity(r),
-             "time_s": fixed_tex(r["mean_elapsed_s"], 2),
+             "time_s": mean_tex(r["mean_elapsed_s"], r["hw_elapsed_s"], 2),
              "power_w": fixed_tex(_quotient(number(r["mean_energy_j"]),
                                             number(r["mean_elapsed_s"])), 1),
-             "energy_j": fixed_tex(r["mean_energy_j"], 1),
+             "energy_j": mean_tex(r["mean_energy_j"], r["hw_energy_j"], 1),
              "energy_vs_off": fixed_tex(_quotient(number(r["mean_energy_j"]),
                                                   off.get(r["file_type"], math.nan)), 2)}
             for r in duty]

@@ -9,13 +9,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from wattzip import stats
 from wattzip.analysis.analysis_options import AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.breakeven import format_ratio
 from wattzip.analysis.pareto import PARETO_READS
 from wattzip.analysis.robustness import median_abs_error_pct
 from wattzip.errors import RecordError
-from wattzip.latex import display_tex, tex
+from wattzip.latex import display_tex, fixed_tex, tex
 from wattzip.meters.coefficients import extremes
 from wattzip.report.tables import ReportTables
 from wattzip.run_record import count_failed
@@ -48,7 +47,7 @@ def throughput_mib_s(t: ReportTables, op: str) -> str:
     """Mean plain-I/O rate over the file types: what the target disk did here."""
     rates = [int(s["input_bytes"]) / float(s["mean_elapsed_s"]) / 2**20 for s in t.summary
              if s["op"] == op and s["codec"] == "plain" and float(s["mean_elapsed_s"]) > 0]
-    return f"{sum(rates) / len(rates):.0f}" if rates else "--"
+    return fixed_tex(sum(rates) / len(rates) if rates else None, 0)
 
 
 def input_sources(manifest: dict) -> str:
@@ -97,8 +96,8 @@ def idle_interval(idle: dict) -> dict[str, str]:
     calibration of one window, or one made before calibrations stopped on it)."""
     half, confidence = idle.get("half_width_w"), idle.get("confidence")
     return {
-        "IdleHalfWidthW": "--" if half is None else f"{half:.2f}",
-        "IdleConfidencePct": "--" if confidence is None else f"{100 * confidence:.4g}\\%",
+        "IdleHalfWidthW": fixed_tex(half, 2),
+        "IdleConfidencePct": "--" if confidence is None else f"{percent(confidence)}\\%",
         "IdleStop": tex(idle.get("stopped") or "as many as configured"),
     }
 
@@ -150,7 +149,8 @@ def confidence_levels(t: ReportTables, params: Mapping) -> dict[str, str]:
         raise RecordError(f"the break-even table was decided at other levels ({sorted(stale)}) "
                           f"than this study's ({levels}): run the analysis again")
     return {"ConfidencePct": f"{percent(options.confidence)}\\%",
-            "HalfWidthConfidencePct": f"{percent(stats.PAPER_CONFIDENCE)}\\%",
+            # the summary's half-widths are at the analysis's confidence (cell_summary)
+            "HalfWidthConfidencePct": f"{percent(options.confidence)}\\%",
             "BeDifferenceConfidencePct": f"{percent(options.difference_confidence)}\\%",
             "BeJointConfidencePct": f"{percent(options.look_confidence)}\\%",
             "BeLevels": levels}
@@ -189,8 +189,8 @@ def _testbed_macros(t: ReportTables, params: Mapping) -> dict:
 def _idle_macros(t: ReportTables) -> dict:
     """The idle power, its spread, its windows and its interval."""
     return {
-        "IdlePowerW": f"{t.idle['idle_power_w']:.1f}",
-        "IdleSdW": f"{t.idle['sd_w']:.2f}",
+        "IdlePowerW": fixed_tex(t.idle["idle_power_w"], 1),
+        "IdleSdW": fixed_tex(t.idle["sd_w"], 2),
         # count: the windows averaged, which a calibration stopping on its interval
         # makes fewer than its maximum (max_count)
         "IdleWindows": f"{t.idle['count']} $\\times$ {t.idle['seconds']:g}\\,s",
