@@ -34,6 +34,6 @@ write_tabular(
     paste0("$\\sim\\!10^{k}$: magnitude; \\textsuperscript{?}: the Student-$t$ (Welch) intervals of the extra write cost and the saving per read (",
            be$levels_tex[1], ") cannot decide the kind."),
     estimated_note(estimated),
-    if (estimated) "$^{\\dagger}$: decided otherwise at the coefficient table's other extreme (depends on the model)." else ""
+    model_dependent_note(estimated)
   )
 )

@@ -13,7 +13,9 @@ if (nrow(be[metric %in% c("E", "T")]) == 0) { # a study without text files (HPC 
 # Each testbed's column says whether its own energy is estimated: one note cannot.
 estimated_testbeds <- be[estimated == TRUE, unique(testbed)]
 be[testbed %in% estimated_testbeds, testbed := paste(testbed, "(ESTIMATED)")]
-cells <- dcast(be[metric %in% c("E", "T")], testbed + codec ~ metric, value.var = "display_tex")
+# Our cells as the analysis set them (cell_tex: a dagger where an estimated verdict
+# depends on the model's coefficients, wattzip.analysis.robustness.cell_tex).
+cells <- dcast(be[metric %in% c("E", "T")], testbed + codec ~ metric, value.var = "cell_tex")
 cells[, cell := paste(E, T, sep = " / ")]
 originals <- rbindlist(lapply(snakemake@input[["slides"]], function(path) {
   d <- read_reference(path)[file_type == "text"]
@@ -35,6 +37,6 @@ wide[, codec := as.character(codec)]
 write_tabular(
   wide, snakemake@output[[1]], paste0("l", strrep("c", ncol(wide) - 1)),
   header = c("Tool", tex_escape(names(wide)[-1])),
-  note = paste("Text file, $n_{be}^{E}$ / $n_{be}^{T}$. The last columns are the SYSTOR '09 slides' server, desktop and laptop.",
-               estimated_note(any(be$estimated)))
+  note = paste(c("Text file, $n_{be}^{E}$ / $n_{be}^{T}$. The last columns are the SYSTOR '09 slides' server, desktop and laptop.",
+                 estimated_note(any(be$estimated)), model_dependent_note(any(be$estimated))), collapse = " ")
 )

@@ -54,3 +54,7 @@ read_reference <- function(path) {
 estimated_note <- function(flag) {
   if (isTRUE(flag)) "\\textbf{Energy is ESTIMATED} by the CPU-utilization model (no power meter)." else NULL
 }
+# What the dagger of a break-even cell (breakeven.csv's cell_tex) means, where energy is estimated.
+model_dependent_note <- function(flag) {
+  if (isTRUE(flag)) "$^{\\dagger}$: decided otherwise at the coefficient table's other extreme (depends on the model)." else NULL
+}

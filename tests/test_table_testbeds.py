@@ -24,13 +24,9 @@ def write_csv(path, rows):
         writer.writerows(rows)
 
 
-def test_levels_are_in_the_papers_order(tmp_path):
-    codecs = [("bz-9", "bzip2", 9), ("gz-9", "gzip", 9), ("gz-2", "gzip", 2),
-              ("lzo-1", "lzop", 1), ("zstd-3", "zstd", 3), ("gz-10x", "gzip", 10)]
-    write_csv(tmp_path / "breakeven.csv", [
-        {"testbed": "local", "primary": "true", "file_type": "text", "codec": codec,
-         "metric": metric, "display_tex": "1.0", "estimated": "false"}
-        for codec, _, _ in codecs for metric in ("E", "T")])
+def run_table(tmp_path, codecs, breakeven):
+    """scripts/table_testbeds.R on these break-even rows: the table's lines."""
+    write_csv(tmp_path / "breakeven.csv", breakeven)
     write_csv(tmp_path / "summary.csv", [{"codec": c, "tool": t, "level": lv}
                                          for c, t, lv in codecs])
     slides = []
@@ -44,6 +40,29 @@ def test_levels_are_in_the_papers_order(tmp_path):
     proc = subprocess.run(["Rscript", str(tmp_path / "run.R")], cwd=REPO, capture_output=True,
                           text=True, check=False)
     assert proc.returncode == 0, proc.stderr + (log.read_text() if log.exists() else "")
-    rows = [line.split(" & ")[0] for line in out.read_text().splitlines()
+    return out.read_text()
+
+
+def test_levels_are_in_the_papers_order(tmp_path):
+    codecs = [("bz-9", "bzip2", 9), ("gz-9", "gzip", 9), ("gz-2", "gzip", 2),
+              ("lzo-1", "lzop", 1), ("zstd-3", "zstd", 3), ("gz-10x", "gzip", 10)]
+    text = run_table(tmp_path, codecs, [
+        {"testbed": "local", "primary": "true", "file_type": "text", "codec": codec,
+         "metric": metric, "display_tex": "1.0", "cell_tex": "1.0", "estimated": "false"}
+        for codec, _, _ in codecs for metric in ("E", "T")])
+    rows = [line.split(" & ")[0] for line in text.splitlines()
             if " & " in line and not line.startswith("Tool")]
     assert rows == ["gz-2", "gz-9", "gz-10x", "lzo-1", "bz-9", "zstd-3"]
+
+
+def test_a_cell_the_model_decides_has_its_dagger_as_in_the_break_even_tables(tmp_path):
+    """The cells as the analysis set them (cell_tex), as table_breakeven.R prints them:
+    an estimated cell decided otherwise at the model's other extreme is marked."""
+    dagger = r"$^{\dagger}$"
+    rows = [{"testbed": "local", "primary": "true", "file_type": "text", "codec": "gz-1",
+             "metric": metric, "display_tex": "12", "cell_tex": "12" + mark,
+             "estimated": "true"} for metric, mark in (("E", dagger), ("T", ""))]
+    text = run_table(tmp_path, [("gz-1", "gzip", 1)], rows)
+    assert f"gz-1 & 12{dagger} / 12 & " in text
+    assert f"{dagger}: decided otherwise at the coefficient table's other extreme" in text
+    assert "local (ESTIMATED)" in text
