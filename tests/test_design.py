@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -198,3 +200,26 @@ def test_a_caller_cannot_change_the_schema_another_caller_reads():
     assert load_schema() != first
     assert schema_default("verdict.margin") != 0.5
     assert schema_default("verdict.kind_metrics") == ["T", "E"]
+
+
+def test_a_job_names_its_media_from_the_study_s_folder(tmp_path, monkeypatch):
+    """What Snakemake compares between invocations (a job's spec, the pre-flight's and the
+    cross-check's params) names a medium inside the study's folder relative to it, so
+    moving the folder measures nothing again. A medium outside it, reached through a
+    link in the folder, keeps its resolved absolute path."""
+    outside = tmp_path / "ssd"
+    outside.mkdir()
+    (tmp_path / "wf/results").mkdir(parents=True)
+    (tmp_path / "wf/results/linked").symlink_to(outside)
+    monkeypatch.chdir(tmp_path / "wf")
+    s = study(factors={"medium": {**MEDIA, "far": {"path": "results/linked/target"}}})
+    specs = {s_.medium: s.job_spec(next(j for j in s.jobs("tb") if j.setting == s_.name))
+             for s_ in s.settings.values()}
+    assert specs["ext2"]["target_dir"] == "results/tb/ext2"
+    assert specs["ext2"]["medium_image"] == "results/tb/ext2.img"
+    assert specs["tmpfs"]["target_dir"] == "results/tb/tmpfs"
+    assert specs["far"]["target_dir"] == str(outside / "target")
+    preflight = s.preflight_settings("tb")
+    assert {v["target_dir"] for v in preflight.values()} == {
+        "results/tb/ext2", "results/tb/tmpfs", str(outside / "target")}
+    assert not any(str(tmp_path / "wf") in json.dumps(v) for v in (specs, preflight))

@@ -4,6 +4,8 @@ checkpoint)."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from .test_workflow import read_csv, snakemake
@@ -17,7 +19,7 @@ def test_a_change_of_both_trees_is_made_in_one_invocation(tiny_study, tmp_path):
     tree waits for the rehearsal through ancient inputs, behind which Snakemake 9 plans
     nothing once the rehearsal is rerun (snakemake/snakemake#4166): without the
     checkpoints, the measured claims stayed at the old margin until a second run. The
-    study is changed in place (its media's paths are its own) and changed back."""
+    study is changed in place and changed back."""
     runs = tiny_study / "results/tiny/tiny/runs.csv"
     measured = runs.stat().st_mtime_ns
     overlay = tmp_path / "margin.yaml"
@@ -38,3 +40,14 @@ def test_a_change_of_both_trees_is_made_in_one_invocation(tiny_study, tmp_path):
         made_in_one_invocation([])
     assert margins("rehearsal") == margins("results") != {0.05}
     assert runs.stat().st_mtime_ns == measured  # nothing measured again
+
+
+def test_a_moved_study_measures_nothing_again(tiny_study, tmp_path):
+    """A study's folder moved (copied here, its files' times kept) needs nothing made
+    again: the jobs' specs and the pre-flight's params name the media inside it relative
+    to it (wattzip.model.testbed.workdir_relative). They named them by absolute path, and
+    the moved study's pre-flight, then every job after it, were made again."""
+    moved = tmp_path / "moved"
+    shutil.copytree(tiny_study, moved, symlinks=True)
+    proc = snakemake(moved, "-n", targets=("runs", "claims.csv"))
+    assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]

@@ -95,6 +95,12 @@ def test_corrupting_decompressor_is_recorded_not_verified(small_inputs, tmp_path
     assert all(not r["verified"] for r in runs)
     assert "sha256 mismatch" in runs[0]["failure"]
     assert runs[1]["failure"].startswith("not run")
+    # The read not run names its job as the write does: what ran, under which meter.
+    identity = ("testbed", "codec", "tool", "level", "tool_version", "threads", "job_key",
+                "meter_id", "input_sha256", "idle_power_u_w")
+    assert runs[1]["tool"] == "gzip" and runs[1]["meter_id"] and runs[1]["tool_version"]
+    assert {k: runs[1][k] for k in identity} == {k: runs[0][k] for k in identity}
+    assert runs[1]["schema_version"] == runs[0]["schema_version"]
 
 
 def test_repeated_identical_output_is_verified_by_identity_not_trusted_blindly(

@@ -160,9 +160,9 @@ MEDIUM_OPTIONS = [
 ]
 
 
-def medium_flags(medium: media.Medium) -> dict:
-    """A medium as its flags' values (a spec's keys)."""
-    return {dest(flag): flag_value(getattr(medium, field), kwargs)
+def medium_flags(medium: dict) -> dict:
+    """A medium's fields (media.Medium.to_spec) as its flags' values (a spec's keys)."""
+    return {dest(flag): flag_value(medium.get(field), kwargs)
             for flag, field, kwargs in MEDIUM_OPTIONS}
 
 

@@ -270,7 +270,7 @@ def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, co
     written_ok = False
     for operation in (write_op, read_op) if read_op else (write_op,):
         if operation is read_op and not written_ok:
-            record = _skipped_read(arm, operation.op, repeat, key)
+            record = _skipped_read(arm, operation.op, repeat, version, key)
         else:
             cache, warmed = cold_cache()
             moved = arm.medium.disk_moved_bytes()
@@ -328,10 +328,11 @@ def _check_written(job: MeasurementJob, result: dict, record: RunRecord) -> tupl
     return verified
 
 
-def _record(job: MeasurementJob, result: dict, repeat: int, version: str | None, cache: str,
-            key: str) -> RunRecord:
-    """A measured region's run record: its result, then its job's fields."""
-    record = RunRecord.new(result, {
+def _job_fields(job: MeasurementJob, repeat: int, version: str | None, key: str,
+                cache: str | None) -> dict:
+    """What every record of a job's repeat says of its job, run or not: the input, the
+    tool and its level, the factors, the meter and the idle power, the job's key."""
+    return {
         "testbed": job.testbed,
         "file_type": job.file_type,
         "input_bytes": job.input_bytes,
@@ -351,19 +352,24 @@ def _record(job: MeasurementJob, result: dict, repeat: int, version: str | None,
         "meter_id": identity_id(job.meter_identity),
         "idle_power_u_w": job.idle_power_u_w,
         "idle_windows": job.idle_windows,
-    })
+    }
+
+
+def _record(job: MeasurementJob, result: dict, repeat: int, version: str | None, cache: str,
+            key: str) -> RunRecord:
+    """A measured region's run record: its result, then its job's fields."""
+    record = RunRecord.new(result, _job_fields(job, repeat, version, key, cache))
     if job.model is not None:
         record.update(job.model.record_fields(record.meter_interval_s or record.elapsed_s,
                                               record.cpu_busy_s))
     return record
 
 
-def _skipped_read(job: MeasurementJob, op: str, repeat: int, key: str) -> RunRecord:
-    return RunRecord.new({
-        "testbed": job.testbed, "file_type": job.file_type, "input_bytes": job.input_bytes,
-        "input_sha256": job.input_sha256, "codec": job.codec_name, "op": op, "repeat": repeat,
-        "factors": {**job.factors, "copies": job.copies}, "job_key": key,
-        "verified": False, "succeeded": False, "exit_code": None,
+def _skipped_read(job: MeasurementJob, op: str, repeat: int, version: str | None,
+                  key: str) -> RunRecord:
+    """The read of a repeat whose write failed: not run, recorded with its job's fields."""
+    return RunRecord.new(_job_fields(job, repeat, version, key, cache=None), {
+        "op": op, "verified": False, "succeeded": False, "exit_code": None,
         "failure": "not run: the write of this repeat failed or did not verify",
         "started_at": None, "ended_at": None, "elapsed_s": None, "energy_j": None,
     })

@@ -126,7 +126,7 @@ class RuleLookups:
 
     def primary_target(self, wildcards) -> str:
         """The primary setting's target directory on a testbed (provenance, cross-check)."""
-        return self.study.primary.medium_on(self.testbeds[wildcards.testbed]).path
+        return self.study.primary.placed_medium_on(self.testbeds[wildcards.testbed])["path"]
 
     def crosscheck_unconditioned(self, wildcards) -> str:
         return self.study.crosscheck_unconditioned(wildcards.testbed)

@@ -301,7 +301,7 @@ class Study:
         """A setting on a testbed as the setting and medium flags' values."""
         s = self.settings[setting]
         return {"setting": s.name, **s.machine_factors(), "bandwidth": s.bandwidth,
-                **flags.medium_flags(s.medium_on(self.testbeds[testbed]))}
+                **flags.medium_flags(s.placed_medium_on(self.testbeds[testbed]))}
 
     def job_spec(self, job: Job) -> dict:
         """Everything one measurement job needs of the study, and nothing else: its
@@ -360,8 +360,8 @@ class Study:
         """Every setting of a testbed as plain values, for the pre-flight checks."""
         out = {}
         for name, s in self.settings.items():
-            m = s.medium_on(self.testbeds[testbed])
-            out[name] = {"medium": m.to_spec(), "target_dir": m.path, **s.machine_factors(),
+            m = s.placed_medium_on(self.testbeds[testbed])
+            out[name] = {"medium": m, "target_dir": m["path"], **s.machine_factors(),
                          "copies": s.copies, "bandwidth": s.bandwidth}
         return out
 

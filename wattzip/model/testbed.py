@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from wattzip import resources
@@ -76,6 +77,13 @@ class Setting:
                 for k, v in self.medium_spec.items()}
         return Medium.from_spec(self.medium, spec)
 
+    def placed_medium_on(self, testbed: Testbed) -> dict:
+        """The medium on a testbed as the jobs' specs and the rules' params carry it: its
+        fields, its paths inside the study's folder relative to it (workdir_relative)."""
+        m = self.medium_on(testbed)
+        return {**m.to_spec(), "path": workdir_relative(m.path),
+                "image": workdir_relative(m.image)}
+
     def factors(self) -> dict:
         """The factor fields every run record of this setting carries."""
         return {"setting": self.name, **{c: getattr(self, c) for c in FACTOR_COLUMNS}}
@@ -86,6 +94,17 @@ class Setting:
 
     def value(self, factor: str):
         return self.bandwidth_bytes_per_s if factor == "bandwidth" else getattr(self, factor)
+
+
+def workdir_relative(path: str | None) -> str | None:
+    """A resolved path inside the working directory (the study's folder), relative to it.
+    A job's spec and its rule's params name the medium so, and moving or copying the
+    folder then changes no job: Snakemake measures nothing again. The command reading the
+    spec resolves the path again, from the same working directory, to the same place."""
+    if not path or not os.path.isabs(path):
+        return path
+    here = os.path.realpath(os.getcwd())
+    return os.path.relpath(path, here) if os.path.commonpath([here, path]) == here else path
 
 
 def medium_fields(spec: str | dict, emulated_disks: bool) -> dict:
