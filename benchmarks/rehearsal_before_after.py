@@ -8,7 +8,8 @@ each study, once in a checkout of git revision REV (default: HEAD~1) with its ow
 package first on the path, and once in this work tree. CONFIG are overlays (default:
 the default study and every config/*.yaml but the schema). Then it compares every
 file of the two rehearsal trees: analysis tables, figure data, generated LaTeX, run
-journals and traces (decompressed), and each PDF's text (pdftotext), each tree's own
+journals and traces (decompressed), and each PDF's text (pdftotext; both trees' PDFs
+carry one date), each tree's own
 folder read as "<tree>" (runs.csv holds absolute target paths). Logs and the figures'
 pixels are left out; a claims.csv that differs is followed by each verdict that changed.
 --renamed OLD=NEW reads OLD in the files before as NEW
@@ -26,12 +27,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from arguments import file_under
 
 REPO = Path(__file__).resolve().parent.parent
 SKIPPED = {".log", ".png", ".aux", ".fls", ".fdb_latexmk", ".out", ".toc"}
+# One date for both trees' PDFs (pdfTeX's \today, from SOURCE_DATE_EPOCH when
+# FORCE_SOURCE_DATE is set): a comparison that crosses midnight found every PDF
+# built after it different.
+BUILD_DATE = {"SOURCE_DATE_EPOCH": str(int(time.time())), "FORCE_SOURCE_DATE": "1"}
 
 
 def shipped_overlays() -> list[str]:
@@ -41,7 +47,7 @@ def shipped_overlays() -> list[str]:
 
 def rehearse(tree: Path, overlays: list[str]) -> Path:
     """Every study's rehearsal in `tree`, its own package first on the path."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree), **BUILD_DATE}
     for overlay in [None, *overlays]:
         args = [sys.executable, "-m", "snakemake", "--cores", "2", "rehearsal"]
         args += ["--configfile", overlay] if overlay else []
