@@ -33,6 +33,22 @@ rule text_cells:
         "../scripts/text_cells.py"
 
 
+rule ratio_cells:
+    """The ratios' cells, each beside the originals' (SYSTOR '09 Table 3, '11 Table 1)."""
+    input:
+        summary="{root}/{testbed}/summary.csv",
+        table3="paper/generated/reference/systor09_table3_ratios.csv",
+        table1="paper/generated/reference/systor11_table1_ratios.csv",
+    output:
+        "{root}/generated/{testbed}/ratios_cells.csv",
+    log:
+        "{root}/logs/tables/{testbed}/ratios_cells.log",
+    conda:
+        "../envs/wattzip.yaml"
+    script:
+        "../scripts/comparison_cells.py"
+
+
 rule reference_tex:
     """An original table with its cells in LaTeX, set by the reproduced values' formatter."""
     input:
@@ -84,12 +100,28 @@ rule table_hpc14:
         "../scripts/table_hpc14.R"
 
 
-rule table_breakeven:
-    """Break-even ratios beside one original table (Tables 4/5, the talk's slides)."""
+rule breakeven_cells:
+    """Break-even cells, each pair beside one original's (Tables 4/5, the slides)."""
     input:
         breakeven="{root}/{testbed}/breakeven.csv",
         summary="{root}/{testbed}/summary.csv",
         reference=RULES.breakeven_reference,
+    output:
+        "{root}/generated/{testbed}/breakeven_{original}_cells.csv",
+    log:
+        "{root}/logs/tables/{testbed}/breakeven_{original}_cells.log",
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        metrics=RULES.breakeven_original(1),
+    script:
+        "../scripts/comparison_cells.py"
+
+
+rule table_breakeven:
+    """Break-even ratios beside one original table (Tables 4/5, the talk's slides)."""
+    input:
+        cells="{root}/generated/{testbed}/breakeven_{original}_cells.csv",
     output:
         "{root}/generated/{testbed}/breakeven_{original}.tex",
     log:
@@ -103,8 +135,8 @@ rule table_breakeven:
         "../scripts/table_breakeven.R"
 
 
-rule table_testbeds:
-    """Text break-even of every testbed beside the talk's server, desktop and laptop."""
+rule testbed_cells:
+    """Every testbed's text break-even cells, then the slides' machines'."""
     input:
         breakeven=RULES.testbed_tables("breakeven.csv"),
         summary=RULES.testbed_tables("summary.csv"),
@@ -112,6 +144,22 @@ rule table_testbeds:
             "paper/generated/reference/systor09_slides_breakeven_{machine}.csv",
             machine=["server", "desktop", "laptop"],
         ),
+    output:
+        "{root}/generated/testbeds_cells.csv",
+    log:
+        "{root}/logs/tables/testbeds_cells.log",
+    conda:
+        "../envs/wattzip.yaml"
+    script:
+        "../scripts/comparison_cells.py"
+
+
+rule table_testbeds:
+    """Text break-even of every testbed beside the talk's server, desktop and laptop."""
+    input:
+        cells="{root}/generated/testbeds_cells.csv",
+        # Whether the study is a rehearsal (is_simulated), one without text files too.
+        summary=RULES.testbed_tables("summary.csv"),
     output:
         "{root}/generated/testbeds.tex",
     log:

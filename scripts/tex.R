@@ -32,9 +32,8 @@ write_tex_lines <- function(lines, path) {
 }
 
 # One row per codec in the paper's order, one column per file type (the paper's
-# four first), each cell "this testbed (original)" where an original exists.
+# four first), each cell as wattzip.report.comparison_cells set it.
 wide_by_file_type <- function(dt) {
-  dt[, cell := fifelse(is.na(paper), cell, sprintf("%s {\\scriptsize(%s)}", cell, paper))]
   dt[, codec := order_codecs(dt)]
   types <- intersect(c("text", "binary", "random", "zero"), unique(dt$file_type))
   types <- c(types, setdiff(sort(unique(dt$file_type)), types))
@@ -42,13 +41,6 @@ wide_by_file_type <- function(dt) {
   setorder(wide, codec)
   wide[, codec := as.character(codec)]
   wide
-}
-
-# An original table as rule reference_tex wrote it: each cell's LaTeX in display_tex, set
-# by the same formatter (wattzip.latex.display_tex) as the reproduced cells.
-# The cells are text as the formatter set them: "4.0" stays "4.0", not the number 4.
-read_reference <- function(path) {
-  fread(path, encoding = "UTF-8", colClasses = list(character = c("display", "display_tex")))
 }
 
 estimated_note <- function(flag) {

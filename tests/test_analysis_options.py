@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import csv
-import subprocess
 
 import pytest
 
 from wattzip.analysis import robustness, run_tables
 from wattzip.analysis.analysis_options import AnalysisOptions, percent
-from wattzip.analysis.reference import write_with_tex
 from wattzip.meters.coefficients import extremes
 from wattzip.records import write_table
 
 from .test_analysis import run
-from .test_confidence_levels import MOCK, tables_of
-from .test_workflow import REPO
+from .test_confidence_levels import breakeven_table, tables_of
 
 # (elapsed s, CPU-seconds) of each operation: the compressed write costs time and CPU,
 # the decompressed read saves both, at either extreme of the coefficient table.
@@ -166,12 +163,6 @@ def test_table_breakeven_prints_the_cells_as_the_analysis_set_them(tmp_path):
     marked["cell_tex"] = robustness.cell_tex({**marked,
                                               "model_robustness": robustness.DEPENDS})
     write_table(rows, paths["breakeven"])
-    ref, out = tmp_path / "table4.csv", tmp_path / "breakeven_server.tex"
-    write_with_tex(REPO / "paper/reference/systor09_table4_breakeven_server.csv", ref)
-    (tmp_path / "t.R").write_text(MOCK.format(be=paths["breakeven"], ref=ref,
-                                              summary=paths["summary"], out=out,
-                                              log=tmp_path / "r.log"))
-    subprocess.run(["Rscript", str(tmp_path / "t.R")], cwd=REPO, check=True,
-                   capture_output=True)
-    assert f"{marked['cell_tex']} / " in out.read_text()
+    text = breakeven_table(tmp_path, paths)
+    assert f"{marked['cell_tex']} / " in text
     assert marked["cell_tex"].endswith(robustness.MODEL_DEPENDENT_TEX)

@@ -12,7 +12,9 @@ from wattzip.analysis import run_tables, uncertainty
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
-from wattzip.report import macros, passages
+from wattzip.model import repeat_design
+from wattzip.model.study import Study
+from wattzip.report import comparison_cells, macros, passages
 from wattzip.report.tables import ReportTables
 
 from .test_report import PARAMS, PRIMARY, TINY, inputs
@@ -54,25 +56,32 @@ def test_a_table_decided_at_other_levels_is_refused(tmp_path):
 
 MOCK = """setClass("Snakemake", representation(input = "list", output = "list",
   params = "list", log = "list", wildcards = "list"))
-snakemake <- new("Snakemake", input = list(breakeven = "{be}", reference = "{ref}",
-  summary = "{summary}"), output = list("{out}"), params = list(metrics = c("E", "ET"),
-  original = "SYSTOR '09 Table 4"), log = list("{log}"), wildcards = list())
+snakemake <- new("Snakemake", input = list(cells = "{cells}"), output = list("{out}"),
+  params = list(metrics = c("E", "ET"), original = "SYSTOR '09 Table 4"),
+  log = list("{log}"), wildcards = list())
 source("scripts/table_breakeven.R")
 """
+
+
+def breakeven_table(tmp_path, paths) -> str:
+    """Table 4 as rules breakeven_cells and table_breakeven make it from these tables."""
+    ref, cells = tmp_path / "table4.csv", tmp_path / "cells.csv"
+    out, script = tmp_path / "breakeven_server.tex", tmp_path / "t.R"
+    write_with_tex("paper/reference/systor09_table4_breakeven_server.csv", ref)
+    comparison_cells.write_breakeven({**paths, "reference": ref}, {"metrics": ["E", "ET"]},
+                                     cells)
+    script.write_text(MOCK.format(cells=cells, out=out, log=tmp_path / "r.log"))
+    subprocess.run(["Rscript", str(script)], cwd=REPO, check=True, capture_output=True)
+    return out.read_text()
 
 
 @pytest.mark.parametrize(("design", "looks"), [("paper", 0), ("verdict", 3)])
 def test_the_breakeven_tables_note_places_the_analysis_levels(tmp_path, design, looks):
     paths = tables_of(tmp_path, looks)
-    ref = tmp_path / "table4.csv"
-    write_with_tex("paper/reference/systor09_table4_breakeven_server.csv", ref)
-    out = tmp_path / "breakeven_server.tex"
-    script = tmp_path / "t.R"
-    script.write_text(MOCK.format(be=paths["breakeven"], ref=ref, summary=paths["summary"],
-                                  out=out, log=tmp_path / "r.log"))
-    subprocess.run(["Rscript", str(script)], cwd=REPO, check=True, capture_output=True)
-    text = out.read_text()
+    text = breakeven_table(tmp_path, paths)
     assert f"per read ({LEVELS[design]}) cannot decide" in text
+    assert r"the \BeIntervals{} intervals of the extra write cost" in text
+    assert "Welch" not in text and "Student" not in text
     with open(paths["breakeven"], newline="", encoding="utf-8") as f:
         assert {r["levels_tex"] for r in csv.DictReader(f)} == {LEVELS[design]}
 
@@ -96,3 +105,13 @@ def test_the_captions_name_their_levels_by_macro_not_by_hand():
     budget = uncertainty.describe_dominant([{"dominant_energy_j": "repeat"}])
     assert r"\HalfWidthConfidencePct{} expanded interval" in budget
     assert not re.search(r"\d\\%", budget)
+
+
+@pytest.mark.parametrize(("overlays", "intervals"), [
+    ([], "Welch-$t$"), (["config/paper.yaml", "config/paper-moderated.yaml"], "moderated-$t$")])
+def test_the_tables_and_the_text_name_the_design_s_intervals(overlays, intervals):
+    """The break-even tables' note names the intervals by the text's macro (\\BeIntervals):
+    under the moderated design it said Welch's, which that design does not use."""
+    study = Study.from_files([REPO / "config.yaml", *(REPO / o for o in overlays)])
+    assert repeat_design.intervals(study)["be_intervals"] == intervals
+    assert r"\BeIntervals{}" in (REPO / "scripts" / "table_breakeven.R").read_text()

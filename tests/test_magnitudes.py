@@ -8,6 +8,8 @@ from wattzip.analysis import cell_summary
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.breakeven import display, format_number, format_ratio, magnitude
 from wattzip.latex import display_tex
+from wattzip.records import write_csv_atomically
+from wattzip.report import comparison_cells
 
 from .rscript import r_output
 from .test_workflow import REPO
@@ -49,10 +51,9 @@ def test_the_ratio_table_only_places_the_cell(tmp_path):
     script = (REPO / "scripts" / "table_ratios.R").read_text()
     assert "log10" not in script and "sprintf" not in script
     csv = tmp_path / "s.csv"
-    csv.write_text("tool,compression_ratio_tex\ngzip,1.00\ngzip,4.10\n")
+    csv.write_text("tool,cell\ngzip,1.00\ngzip,4.10\n")
     out = r_output(tmp_path, "theme.R",
-                   f'cat(read_summary("{csv}", "compression_ratio_tex")$compression_ratio_tex,'
-                   ' sep = "\\n")\n').split()
+                   f'cat(read_summary("{csv}", "cell")$cell, sep = "\\n")\n').split()
     assert out == ["1.00", "4.10"]
 
 
@@ -67,11 +68,13 @@ def test_the_texts_ratios_share_the_formatter():
 
 
 def test_r_reads_the_formatters_cells_as_text(tmp_path):
-    """An original table (or a break-even table) whose cells all look like numbers keeps
-    them as the formatter set them: "4.0" is not printed as 4."""
-    ref = tmp_path / "r.csv"
-    ref.write_text("codec,file_type,display,display_tex\ngz-1,text,4.0,4.0\n")
-    out = r_output(tmp_path, "tex.R", 'suppressMessages(library(data.table))\n'
-                   f'd <- read_reference("{ref}")\ncat(d$display, d$display_tex, sep = "\\n")\n'
-                   ).split()
-    assert out == ["4.0", "4.0"]
+    """An original table whose cells all look like numbers keeps them as the formatter set
+    them, through the cells' composition (Python) and the table (R): "4.0" is not 4."""
+    summary = [{"codec": "gz-1", "tool": "gzip", "level": "1", "file_type": "text",
+                "op": "compress-write", "n": "3", "compression_ratio_tex": "4.00"}]
+    original = [{"codec": "gz-1", "file_type": "text", "display_tex": "4.0"}]
+    rows = comparison_cells.ratio_rows(summary, [original])
+    cells = tmp_path / "cells.csv"
+    write_csv_atomically(rows, cells, comparison_cells.RATIO_COLUMNS)
+    out = r_output(tmp_path, "theme.R", f'cat(read_summary("{cells}", "cell")$cell)\n')
+    assert out == r"4.00 {\scriptsize(4.0)}"

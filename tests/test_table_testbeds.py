@@ -1,5 +1,6 @@
-"""The testbeds' table (scripts/table_testbeds.R): each codec in the paper's order, the one
-order of every table and figure (order_codecs), whatever levels a study runs."""
+"""The testbeds' table (rule testbed_cells, then scripts/table_testbeds.R): each codec in the
+paper's order, the one order of every table and figure (order_codecs), whatever levels a
+study runs."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import csv
 import subprocess
 
 from wattzip.analysis.reference import write_with_tex
+from wattzip.report import comparison_cells
 
 from .test_workflow import REPO
 
 RUNNER = """setClass("Snakemake", representation(input = "list", output = "list", log = "list"))
-snakemake <- new("Snakemake", input = list(breakeven = "{breakeven}", summary = "{summary}",
-  slides = c({slides})), output = list("{out}"), log = list("{log}"))
+snakemake <- new("Snakemake", input = list(cells = "{cells}", summary = "{summary}"),
+  output = list("{out}"), log = list("{log}"))
 source("scripts/table_testbeds.R")
 """
 
@@ -25,7 +27,8 @@ def write_csv(path, rows):
 
 
 def run_table(tmp_path, codecs, breakeven):
-    """scripts/table_testbeds.R on these break-even rows: the table's lines."""
+    """Rule testbed_cells, then scripts/table_testbeds.R, on these break-even rows: the
+    table's text."""
     write_csv(tmp_path / "breakeven.csv", breakeven)
     write_csv(tmp_path / "summary.csv", [{"codec": c, "tool": t, "level": lv}
                                          for c, t, lv in codecs])
@@ -33,10 +36,12 @@ def run_table(tmp_path, codecs, breakeven):
     for machine in ("server", "desktop", "laptop"):
         slides.append(tmp_path / f"systor09_slides_breakeven_{machine}.csv")
         write_with_tex(REPO / "paper" / "reference" / slides[-1].name, slides[-1])
-    out, log = tmp_path / "testbeds.tex", tmp_path / "r.log"
-    (tmp_path / "run.R").write_text(RUNNER.format(
-        breakeven=tmp_path / "breakeven.csv", summary=tmp_path / "summary.csv",
-        slides=", ".join(f'"{p}"' for p in slides), out=out, log=log))
+    cells, out, log = tmp_path / "cells.csv", tmp_path / "testbeds.tex", tmp_path / "r.log"
+    comparison_cells.write_testbeds({"breakeven": [tmp_path / "breakeven.csv"],
+                                     "summary": [tmp_path / "summary.csv"],
+                                     "slides": [str(p) for p in slides]}, {}, cells)
+    (tmp_path / "run.R").write_text(RUNNER.format(cells=cells, summary=tmp_path / "summary.csv",
+                                                  out=out, log=log))
     proc = subprocess.run(["Rscript", str(tmp_path / "run.R")], cwd=REPO, capture_output=True,
                           text=True, check=False)
     assert proc.returncode == 0, proc.stderr + (log.read_text() if log.exists() else "")

@@ -192,13 +192,9 @@ class Tree:
         return out + [f"{self.root}/paper.pdf"]
 
     def table_inputs(self, testbed: str, table: str) -> dict[str, str]:
-        """What each table of a testbed reads: ratios the summary and the originals, the
-        tables of free text their cells (text_cell_inputs, set by rule text_cells)."""
-        if table in ("claims", "provenance"):
-            return {"cells": f"{self.root}/generated/{testbed}/{table}_cells.csv"}
-        return {"summary": f"{self.root}/{testbed}/summary.csv",
-                "table3": "paper/generated/reference/systor09_table3_ratios.csv",
-                "table1": "paper/generated/reference/systor11_table1_ratios.csv"}
+        """What each table of a testbed reads: its cells, set by rule text_cells (claims,
+        provenance) or ratio_cells (ratios)."""
+        return {"cells": f"{self.root}/generated/{testbed}/{table}_cells.csv"}
 
     def text_cell_inputs(self, testbed: str, table: str) -> dict[str, str]:
         """The analysis table a table of free text is made from (claims, provenance)."""

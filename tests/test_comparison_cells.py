@@ -1,0 +1,85 @@
+"""The cells beside the originals (wattzip.report.comparison_cells): composed once in
+Python, so that the R tables place them and decide nothing."""
+
+from __future__ import annotations
+
+import re
+
+from wattzip.report import comparison_cells as cells
+
+from .test_workflow import REPO
+
+DAGGER = r"$^{\dagger}$"
+
+
+def summary_row(codec, tool, level, file_type="text", op="compress-write", n="3", ratio="4.00"):
+    return {"codec": codec, "tool": tool, "level": level, "file_type": file_type, "op": op,
+            "n": n, "compression_ratio_tex": ratio, "simulated": "false"}
+
+
+def breakeven_row(codec, metric, cell, testbed="local", file_type="text", estimated="false"):
+    return {"testbed": testbed, "primary": "true", "file_type": file_type, "codec": codec,
+            "metric": metric, "cell_tex": cell, "estimated": estimated,
+            "levels_tex": "each at 97.5\\%", "simulated": "false"}
+
+
+def test_a_cell_stands_alone_where_the_original_has_none():
+    assert cells.beside_original("4.00", None) == "4.00"
+    assert cells.beside_original("4.00", "4.1") == r"4.00 {\scriptsize(4.1)}"
+
+
+def test_a_metric_without_a_cell_is_marked_not_printed_as_na():
+    assert cells.metric_pair({"E": "12", "T": "3.4"}, ["E", "T"]) == "12 / 3.4"
+    assert cells.metric_pair({"T": "3.4"}, ["E", "T"]) == "-- / 3.4"
+
+
+def test_the_ratios_are_beside_the_first_original_that_has_them():
+    """Table 3 first, then SYSTOR '11 Table 1; a codec of neither stands alone; a write not
+    run (n = 0) and a read have no ratio cell."""
+    summary = [summary_row("gz-1", "gzip", "1"), summary_row("zstd-3", "zstd", "3"),
+               summary_row("gz-9", "gzip", "9", n="0"),
+               summary_row("gz-1", "gzip", "1", op="decompress-read")]
+    table3 = [{"codec": "gz-1", "file_type": "text", "display_tex": "3.9"}]
+    table1 = [{"codec": "gz-1", "file_type": "text", "display_tex": "9.9"}]
+    out = {r["codec"]: r["cell"] for r in cells.ratio_rows(summary, [table3, table1])}
+    assert out == {"gz-1": r"4.00 {\scriptsize(3.9)}", "zstd-3": "4.00"}
+
+
+def test_a_breakeven_pair_keeps_the_analysis_cell_and_its_dagger():
+    """The pair in the order the table names its metrics, our cell_tex as the analysis set
+    it (its dagger kept), the original's pair beside it; the note's flag is the table's."""
+    breakeven = [breakeven_row("gz-1", "ET", "7.0"), breakeven_row("gz-1", "E", "12" + DAGGER,
+                                                                   estimated="true"),
+                 breakeven_row("gz-1", "T", "99")]
+    original = [{"codec": "gz-1", "file_type": "text", "metric": m, "display_tex": v}
+                for m, v in (("E", "20.2"), ("ET", "18.3"))]
+    summary = [summary_row("plain", "cat", ""), summary_row("gz-1", "gzip", "1")]
+    (row,) = cells.breakeven_rows(breakeven, summary, original, ["E", "ET"])
+    assert row["cell"] == rf"12{DAGGER} / 7.0 {{\scriptsize(20.2 / 18.3)}}"
+    assert (row["tool"], row["level"], row["estimated"]) == ("gzip", "1", True)
+
+
+def test_the_testbeds_columns_are_labelled_and_the_slides_come_last(tmp_path):
+    """A testbed whose energy is estimated says so in its label; the slides' machines
+    follow the testbeds; a codec no testbed ran has no row, a slides' codec either."""
+    breakevens = [[breakeven_row("gz-1", m, c, testbed="b", estimated=e)
+                   for m, c, e in (("E", "1", "true"), ("T", "2", "false"))],
+                  [breakeven_row("gz-1", m, c, testbed="a") for m, c in (("E", "3"), ("T", "4"))]
+                  + [breakeven_row("gz-1", "E", "5", testbed="a", file_type="zero")]]
+    summaries = [[summary_row("gz-1", "gzip", "1")]]
+    slides = {str(tmp_path / "systor09_slides_breakeven_server.csv"): [
+        {"codec": codec, "file_type": "text", "metric": m, "display_tex": v}
+        for codec in ("gz-1", "bz-1") for m, v in (("E", "20"), ("T", "21"))]}
+    out = cells.testbed_rows(breakevens, summaries, slides)
+    assert [(r["testbed"], r["cell"], r["estimated"]) for r in out] == [
+        ("a", "3 / 4", False), ("b (ESTIMATED)", "1 / 2", True),
+        ("paper server", "20 / 21", False)]
+    assert {(r["codec"], r["tool"]) for r in out} == {("gz-1", "gzip")}
+
+
+def test_no_r_table_composes_a_cell():
+    """The R tables read the composed cells: none pastes a pair or an original's value."""
+    for name in ("table_ratios.R", "table_breakeven.R", "table_testbeds.R", "tex.R"):
+        lines = (REPO / "scripts" / name).read_text().splitlines()
+        script = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
+        assert not re.search(r'sep = " / "|scriptsize\(|display_tex|cell_tex', script), name
