@@ -7,7 +7,8 @@ source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
 spread <- paste("$\\pm$: the half-width of the mean over the repeats at \\HalfWidthConfidencePct{}",
-                "(none where one run); a ratio to off is one of the means.")
+                "(none where one run); a ratio to off is the ratio of the two means, with Fieller's",
+                "interval at the same confidence in brackets (none where an arm has one run).")
 
 cells <- c("ratio", "cpu_percent", "runtime_vs_off", "time_s", "power_w", "energy_j", "energy_vs_off")
 fs <- read_summary(snakemake@input[["filesystem"]], cells)

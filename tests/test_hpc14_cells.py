@@ -17,14 +17,20 @@ def summary_row(file_type, codec, op, elapsed, energy, cpu=0.5, tool="gzip", **e
             "mean_elapsed_s": str(elapsed), "mean_energy_j": str(energy),
             "mean_cpu_utilization": str(cpu), "compression_ratio_tex": "2.00",
             "meter_method": "estimated", "hw_elapsed_s": "", "hw_energy_j": "",
-            "hw_cpu_utilization": "", **extra}
+            "hw_cpu_utilization": "", **{f"{stem}{end}": "" for stem in RATIOS
+                                          for end in ("", "_lo", "_hi")}, **extra}
+
+
+RATIOS = ("elapsed_vs_off", "energy_vs_off")  # as wattzip.analysis.ratio_to_off gives them
 
 
 def test_each_write_is_against_plains_write_of_the_same_file():
     summary = [summary_row("text", "plain", "plain-write", 2.0, 10, tool="plain"),
-               summary_row("text", "gz-1", "compress-write", 5.0, 30, cpu=0.956),
+               summary_row("text", "gz-1", "compress-write", 5.0, 30, cpu=0.956,
+                           elapsed_vs_off="2.5"),
                summary_row("zero", "plain", "plain-write", 1.0, 4, tool="plain"),
-               summary_row("zero", "btrfs-lzo", "compress-write", 0.5, 3, tool="btrfs"),
+               summary_row("zero", "btrfs-lzo", "compress-write", 0.5, 3, tool="btrfs",
+                           elapsed_vs_off="0.5"),
                summary_row("random", "btrfs-lzo", "compress-write", 9, 9, tool="btrfs"),
                summary_row("text", "gz-1", "decompress-read", 1.0, 5),
                summary_row("text", "bz2-9", "compress-write", 7.0, 50, tool="bzip2")]
@@ -49,13 +55,13 @@ def test_a_missing_number_is_a_dash_never_nan():
 
 def test_a_duty_cycle_is_held_against_plains_run_of_the_same_workload():
     summary = [summary_row("text", "plain", "write-compute", 40.0, 200, tool="plain"),
-               summary_row("text", "gz-1", "write-compute", 50.0, 250),
+               summary_row("text", "gz-1", "write-compute", 50.0, 250, energy_vs_off="1.25"),
                summary_row("text", "gz-1", "compress-write", 5.0, 30)]
     rows = {r["codec"]: r for r in hpc14_cells.duty_rows(summary)}
     assert set(rows) == {"plain", "gz-1"}
     assert (rows["gz-1"]["time_s"], rows["gz-1"]["power_w"], rows["gz-1"]["energy_j"],
             rows["gz-1"]["energy_vs_off"]) == ("50.00", "5.0", "250.0", "1.25")
-    no_plain = hpc14_cells.duty_rows(summary[1:])
+    no_plain = hpc14_cells.duty_rows([{**summary[1], "energy_vs_off": ""}])
     assert no_plain[0]["energy_vs_off"] == "--"
 
 
@@ -65,7 +71,8 @@ def test_a_mean_carries_its_half_width_where_there_are_two_runs():
     summary = [summary_row("text", "plain", "plain-write", 2.0, 10, tool="plain"),
                summary_row("text", "gz-1", "compress-write", 5.0, 30, cpu=0.956,
                            hw_elapsed_s="0.25", hw_energy_j="1.234",
-                           hw_cpu_utilization="0.031"),
+                           hw_cpu_utilization="0.031", elapsed_vs_off="2.5",
+                           elapsed_vs_off_lo="2.26", elapsed_vs_off_hi="2.771"),
                summary_row("text", "plain", "write-compute", 40.0, 200, tool="plain",
                            hw_elapsed_s="1.5", hw_energy_j="nan"),
                summary_row("text", "gz-1", "write-compute", 50.0, 250,
@@ -74,7 +81,8 @@ def test_a_mean_carries_its_half_width_where_there_are_two_runs():
     assert (fs["gz-1"]["cpu_percent"], fs["gz-1"]["energy_j"]) == (
         r"96\,$\pm$\,3", r"30.0\,$\pm$\,1.2")
     assert (fs["plain"]["cpu_percent"], fs["plain"]["energy_j"]) == ("50", "10.0")
-    assert fs["gz-1"]["runtime_vs_off"] == "2.50"  # a ratio of the means, as before
+    # the ratio of the means with Fieller's interval, as the analysis gave them
+    assert fs["gz-1"]["runtime_vs_off"] == r"2.50\,[2.26, 2.77]"
     duty = {r["codec"]: r for r in hpc14_cells.duty_rows(summary)}
     assert (duty["gz-1"]["time_s"], duty["gz-1"]["energy_j"]) == (
         r"50.00\,$\pm$\,2.12", r"250.0\,$\pm$\,12.5")
@@ -104,13 +112,15 @@ def test_the_r_table_prints_the_cells_as_set(tmp_path, simulated):
     order, and SIMULATED above a rehearsal's tables only."""
     extra = {"simulated": "true"} if simulated else {}
     summary = [summary_row("text", "plain", "plain-write", 2.0, 10, tool="plain", **extra),
-               summary_row("text", "gz-1", "compress-write", 5.0, 30, **extra),
+               summary_row("text", "gz-1", "compress-write", 5.0, 30, elapsed_vs_off="2.5",
+                           elapsed_vs_off_lo="2.26", elapsed_vs_off_hi="2.771", **extra),
                summary_row("text", "plain", "write-compute", 40.0, 200, tool="plain", **extra),
-               summary_row("text", "gz-1", "write-compute", 50.0, 250, **extra)]
+               summary_row("text", "gz-1", "write-compute", 50.0, 250, energy_vs_off="1.25",
+                           **extra)]
     outputs = {part: tmp_path / f"{part}.csv" for part in ("filesystem", "duty", "originals")}
     hpc14_cells.write_cells(summary, ["gz-1"], originals(), outputs)
     tex = run_table_script(tmp_path, outputs)
-    assert "text & gz-1 & 2.00 & 50 & 2.50 & 30.0 \\\\" in tex
+    assert "text & gz-1 & 2.00 & 50 & 2.50\\,[2.26, 2.77] & 30.0 \\\\" in tex
     assert "gz-1 & 2.00 & 50.00 & 5.0 & 250.0 & 1.25 \\\\" in tex
     assert tex.index("text & plain") < tex.index("text & gz-1")
     assert "repeated gzip-1 126.96 / 23.3\\% / 1.24" in tex

@@ -7,7 +7,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 
-from wattzip.analysis import uncertainty
+from wattzip.analysis import ratio_to_off, uncertainty
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.breakeven import format_ratio
 from wattzip.latex import display_tex
@@ -63,11 +63,13 @@ def summarize(rows: list[dict], options: AnalysisOptions) -> list[dict]:
     for row in rows:
         groups[key_of(row, GROUP)].append(row)
     out = []
+    arms: dict[tuple, dict[str, list[float]]] = {}  # each row's values, for the ratios to off
     for key, group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         good = [r for r in group if r.get("verified")]
         row = _identity(dict(zip(GROUP, key, strict=True)), group, good)
         for stem, get in METRICS.items():
             values = [get(r) for r in good if has_metric(r, stem)]
+            arms.setdefault(key, {})[stem] = values
             row[f"mean_{stem}"] = mean(values) if values else math.nan
             row[f"hw_{stem}"] = (half_width(values, options.confidence) if len(values) > 1
                                   else math.nan)
@@ -80,6 +82,8 @@ def summarize(rows: list[dict], options: AnalysisOptions) -> list[dict]:
         row.update(_ratio(row, group[0], good))
         row.update(_repeat_rule(row, len(good), options.ci_target))
         out.append(row)
+    for key, row in zip(arms, out, strict=True):  # arms holds the rows' keys in their order
+        row.update(ratio_to_off.columns(key, arms, options.confidence))
     return out
 
 

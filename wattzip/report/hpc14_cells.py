@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping
 
 from wattzip.analysis.reference import read_reference
-from wattzip.latex import fixed_tex, mean_tex, number, tex
+from wattzip.latex import fixed_tex, interval_tex, mean_tex, number, tex
 from wattzip.records import write_csv_atomically
 from wattzip.report.tables import primary_rows
 
@@ -39,19 +39,22 @@ def _identity(row: Mapping) -> dict:
             "simulated": row.get("simulated") == "true"}
 
 
+def _against_off(row: Mapping, stem: str) -> str:
+    """A ratio to off as the analysis gave it (wattzip.analysis.ratio_to_off), with
+    Fieller's interval."""
+    return interval_tex(row[stem], row[f"{stem}_lo"], row[f"{stem}_hi"], 2)
+
+
 def filesystem_rows(summary: list[dict], duty_codecs: Iterable[str]) -> list[dict]:
     """Tables I/II: the writes of plain, of every btrfs codec and of the duty cycle's
-    codecs, each against plain's write of the same file (runtime / off, a ratio of the
-    means: its arms' half-widths are in its row and plain's)."""
+    codecs, each against plain's write of the same file (runtime / off)."""
     writes = [r for r in summary if r["op"] in WRITES]
-    off = {r["file_type"]: number(r["mean_elapsed_s"]) for r in writes
-           if r["codec"] == "plain"}
+    off = {r["file_type"] for r in writes if r["codec"] == "plain"}
     shown = {"plain", *duty_codecs, *(r["codec"] for r in summary if r["tool"] == "btrfs")}
     return [{"file_type": r["file_type"], **_identity(r),
              "cpu_percent": mean_tex(r["mean_cpu_utilization"], r["hw_cpu_utilization"], 0,
                                      scale=100),
-             "runtime_vs_off": fixed_tex(
-                 _quotient(number(r["mean_elapsed_s"]), off[r["file_type"]]), 2),
+             "runtime_vs_off": _against_off(r, "elapsed_vs_off"),
              "energy_j": mean_tex(r["mean_energy_j"], r["hw_energy_j"], 1)}
             for r in writes if r["codec"] in shown and r["file_type"] in off]
 
@@ -60,14 +63,12 @@ def duty_rows(summary: list[dict]) -> list[dict]:
     """Tables III/IV: each duty-cycle run's time, mean power and energy, and its energy
     against plain's run of the same workload (energy / off)."""
     duty = [r for r in summary if r["op"] == DUTY_OP]
-    off = {r["file_type"]: number(r["mean_energy_j"]) for r in duty if r["codec"] == "plain"}
     return [{**_identity(r),
              "time_s": mean_tex(r["mean_elapsed_s"], r["hw_elapsed_s"], 2),
              "power_w": fixed_tex(_quotient(number(r["mean_energy_j"]),
                                             number(r["mean_elapsed_s"])), 1),
              "energy_j": mean_tex(r["mean_energy_j"], r["hw_energy_j"], 1),
-             "energy_vs_off": fixed_tex(_quotient(number(r["mean_energy_j"]),
-                                                  off.get(r["file_type"], math.nan)), 2)}
+             "energy_vs_off": _against_off(r, "energy_vs_off")}
             for r in duty]
 
 
