@@ -29,6 +29,8 @@ rule text_cells:
         table="claims|provenance",
     conda:
         "../envs/wattzip.yaml"
+    params:
+        cells_format=CELLS_FORMAT,
     script:
         "../scripts/text_cells.py"
 
@@ -45,6 +47,8 @@ rule ratio_cells:
         "{root}/logs/tables/{testbed}/ratios_cells.log",
     conda:
         "../envs/wattzip.yaml"
+    params:
+        cells_format=CELLS_FORMAT,
     script:
         "../scripts/comparison_cells.py"
 
@@ -64,7 +68,8 @@ rule reference_tex:
 
 
 rule hpc14_cells:
-    """The HPC '14 tables' cells and the originals' notes, set by the report's formatters."""
+    """The HPC '14 tables' cells and notes (the originals' values in them), set by the
+    report's formatters."""
     input:
         summary="{root}/{testbed}/summary.csv",
         table2="paper/reference/hpc14_table2_patterns.csv",
@@ -73,12 +78,13 @@ rule hpc14_cells:
     output:
         filesystem="{root}/generated/{testbed}/hpc14_filesystem.csv",
         duty="{root}/generated/{testbed}/hpc14_duty.csv",
-        originals="{root}/generated/{testbed}/hpc14_originals.csv",
+        notes="{root}/generated/{testbed}/hpc14_notes.csv",
     log:
         "{root}/logs/tables/{testbed}/hpc14_cells.log",
     conda:
         "../envs/wattzip.yaml"
     params:
+        cells_format=CELLS_FORMAT,
         duty_codecs=DUTY_CODECS,
     script:
         "../scripts/hpc14_cells.py"
@@ -89,7 +95,7 @@ rule table_hpc14:
     input:
         filesystem="{root}/generated/{testbed}/hpc14_filesystem.csv",
         duty="{root}/generated/{testbed}/hpc14_duty.csv",
-        originals="{root}/generated/{testbed}/hpc14_originals.csv",
+        notes="{root}/generated/{testbed}/hpc14_notes.csv",
     output:
         "{root}/generated/{testbed}/hpc14.tex",
     log:
@@ -101,7 +107,8 @@ rule table_hpc14:
 
 
 rule breakeven_cells:
-    """Break-even cells, each pair beside one original's (Tables 4/5, the slides)."""
+    """Break-even cells, each pair beside one original's (Tables 4/5, the slides), and the
+    table's note."""
     input:
         breakeven="{root}/{testbed}/breakeven.csv",
         summary="{root}/{testbed}/summary.csv",
@@ -113,7 +120,9 @@ rule breakeven_cells:
     conda:
         "../envs/wattzip.yaml"
     params:
+        cells_format=CELLS_FORMAT,
         metrics=RULES.breakeven_original(1),
+        original=RULES.breakeven_original(2),
     script:
         "../scripts/comparison_cells.py"
 
@@ -128,9 +137,6 @@ rule table_breakeven:
         "{root}/logs/tables/{testbed}/breakeven_{original}.log",
     conda:
         "../envs/r.yaml"
-    params:
-        metrics=RULES.breakeven_original(1),
-        original=RULES.breakeven_original(2),
     script:
         "../scripts/table_breakeven.R"
 
@@ -150,6 +156,8 @@ rule testbed_cells:
         "{root}/logs/tables/testbeds_cells.log",
     conda:
         "../envs/wattzip.yaml"
+    params:
+        cells_format=CELLS_FORMAT,
     script:
         "../scripts/comparison_cells.py"
 

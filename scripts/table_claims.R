@@ -1,5 +1,5 @@
-# The original papers' claims and their verdicts on this testbed. Every cell is set by
-# rule text_cells (wattzip.report.text_cells); this script lays them out.
+# The original papers' claims and their verdicts on this testbed. Every cell and the note
+# are set by rule text_cells (wattzip.report.text_cells); this script lays them out.
 source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
@@ -13,6 +13,7 @@ lines <- c(
   paste0(apply(as.matrix(rows), 1, paste, collapse = " & "), " \\\\"),
   "\\bottomrule",
   "\\end{longtable}",
-  if (any(claims$estimated)) "{\\footnotesize $^{\\ast}$ The verdict rests on ESTIMATED energy (CPU-time model, no power meter); decided again at the coefficient table's extremes, it is robust to the model or depends on it.}" else ""
+  # the star's legend, where a verdict rests on estimated energy (wattzip.report.legends)
+  if (is.null(table_note(claims))) "" else sprintf("{\\footnotesize %s}", table_note(claims))
 )
 write_tex_lines(lines, snakemake@output[[1]])

@@ -1,20 +1,17 @@
 # HPC '14 beside the originals: compression in the filesystem (Tables I and II:
 # ratio on disk, CPU utilisation, runtime against compression off) and write
 # phases between compute phases (Tables III and IV: time, power, energy).
-# Every cell, the originals' too, is set by rule hpc14_cells (wattzip.report.hpc14_cells);
-# this script orders the codecs and lays the cells out.
+# Every cell and note, the originals' values too, is set by rule hpc14_cells
+# (wattzip.report.hpc14_cells); this script orders the codecs and lays the cells out.
 source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
-spread <- paste("$\\pm$: the half-width of the mean over the repeats at \\HalfWidthConfidencePct{}",
-                "(none where one run); a ratio to off is the ratio of the two means, with Fieller's",
-                "interval at the same confidence in brackets (none where an arm has one run).")
 
 cells <- c("ratio", "cpu_percent", "runtime_vs_off", "time_s", "power_w", "energy_j", "energy_vs_off")
 fs <- read_summary(snakemake@input[["filesystem"]], cells)
 duty <- read_summary(snakemake@input[["duty"]], cells)
-originals <- read_table(snakemake@input[["originals"]], "text")
-original <- function(which) originals[part == which, text]
+notes <- read_table(snakemake@input[["notes"]], "text")
+note_of <- function(which) notes[part == which, text]
 lines <- character()
 add_table <- function(dt, align, header, caption, note = NULL) {
   path <- tempfile(fileext = ".tex")
@@ -31,9 +28,7 @@ if (nrow(fs) > 0) {
     fs[, .(file_type, as.character(codec), ratio, cpu_percent, runtime_vs_off, energy_j)],
     "llrrrr", c("File", "Codec", "Ratio", "CPU \\%", "Runtime / off", "Energy (J)"),
     "Write of each file with compression in user space or in btrfs, against compression off (plain) on the same medium (HPC '14 Tables I and II).",
-    paste("Ratio on disk for btrfs (compsize). CPU \\% is (user + sys) / elapsed of the writing commands;",
-          "the paper's is the server's.", spread, original("filesystem"),
-          estimated_note(any(fs$estimated)))
+    note_of("filesystem")
   )
 }
 
@@ -44,8 +39,7 @@ if (nrow(duty) > 0) {
     duty[order(codec), .(as.character(codec), ratio, time_s, power_w, energy_j, energy_vs_off)],
     "lrrrrr", c("Codec", "Ratio", "Time (s)", "Power (W)", "Energy (J)", "Energy / off"),
     "Write phases between compute phases, each run one whole workload (HPC '14 Tables III and IV).",
-    paste("Power is the mean energy over the mean time.", spread, original("duty"),
-          estimated_note(any(duty$estimated)))
+    note_of("duty")
   )
 }
 if (!length(lines)) lines <- "% no filesystem codecs and no duty cycle in this study"

@@ -1,5 +1,5 @@
 # Text-file break-even (E / T) of every testbed beside the slides' server, desktop and laptop.
-# Each cell, and each column's label, is set by rule testbed_cells
+# Each cell, each column's label and the note are set by rule testbed_cells
 # (wattzip.report.comparison_cells): this script orders the codecs and lays the cells out.
 source("scripts/theme.R")
 source("scripts/tex.R")
@@ -21,7 +21,5 @@ wide[, c("tool", "level") := NULL]
 wide[, codec := as.character(codec)]
 write_tabular(
   wide, snakemake@output[[1]], paste0("l", strrep("c", ncol(wide) - 1)),
-  header = c("Tool", tex_escape(names(wide)[-1])),
-  note = paste(c("Text file, $n_{be}^{E}$ / $n_{be}^{T}$. The last columns are the SYSTOR '09 slides' server, desktop and laptop.",
-                 estimated_note(any(cells$estimated)), model_dependent_note(any(cells$estimated))), collapse = " ")
+  header = c("Tool", tex_escape(names(wide)[-1])), note = table_note(cells)
 )

@@ -43,10 +43,9 @@ wide_by_file_type <- function(dt) {
   wide
 }
 
-estimated_note <- function(flag) {
-  if (isTRUE(flag)) "\\textbf{Energy is ESTIMATED} by the CPU-utilization model (no power meter)." else NULL
-}
-# What the dagger of a break-even cell (breakeven.csv's cell_tex) means, where energy is estimated.
-model_dependent_note <- function(flag) {
-  if (isTRUE(flag)) "$^{\\dagger}$: decided otherwise at the coefficient table's other extreme (depends on the model)." else NULL
+# A table's note as its cells' rule set it (the note column, one per table), with the
+# legends of its marks (wattzip.report.legends); none for a table without rows.
+table_note <- function(cells) {
+  note <- if (nrow(cells) == 0) NA else cells$note[1]
+  if (is.na(note) || !nzchar(note)) NULL else note
 }

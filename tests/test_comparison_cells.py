@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from wattzip.report import comparison_cells as cells
+from wattzip.report import legends
 
 from .test_workflow import REPO
 
@@ -56,7 +57,19 @@ def test_a_breakeven_pair_keeps_the_analysis_cell_and_its_dagger():
     summary = [summary_row("plain", "cat", ""), summary_row("gz-1", "gzip", "1")]
     (row,) = cells.breakeven_rows(breakeven, summary, original, ["E", "ET"])
     assert row["cell"] == rf"12{DAGGER} / 7.0 {{\scriptsize(20.2 / 18.3)}}"
-    assert (row["tool"], row["level"], row["estimated"]) == ("gzip", "1", True)
+    assert (row["tool"], row["level"]) == ("gzip", "1")
+    note = cells.breakeven_note(breakeven, ["E", "ET"], "SYSTOR '09 Table 4, server")
+    assert note.startswith(r"$n_{be}$ for E / ET on this testbed; the original (SYSTOR '09 "
+                           "Table 4, server) in parentheses.")
+    assert note.endswith(f"{legends.ESTIMATED} {legends.MODEL_DEPENDENT}")
+    assert legends.MODEL_DEPENDENT.startswith(DAGGER)  # the mark cell_tex sets, explained
+
+
+def test_a_note_without_estimated_energy_has_no_dagger_legend():
+    breakeven = [breakeven_row("gz-1", "E", "12"), breakeven_row("gz-1", "ET", "7.0")]
+    note = cells.breakeven_note(breakeven, ["E", "ET"], "x")
+    assert "ESTIMATED" not in note and DAGGER not in note
+    assert note.endswith(r"saving per read (each at 97.5\%) cannot decide the kind.")
 
 
 def test_the_testbeds_columns_are_labelled_and_the_slides_come_last(tmp_path):
@@ -71,15 +84,31 @@ def test_the_testbeds_columns_are_labelled_and_the_slides_come_last(tmp_path):
         {"codec": codec, "file_type": "text", "metric": m, "display_tex": v}
         for codec in ("gz-1", "bz-1") for m, v in (("E", "20"), ("T", "21"))]}
     out = cells.testbed_rows(breakevens, summaries, slides)
-    assert [(r["testbed"], r["cell"], r["estimated"]) for r in out] == [
-        ("a", "3 / 4", False), ("b (ESTIMATED)", "1 / 2", True),
-        ("paper server", "20 / 21", False)]
+    assert [(r["testbed"], r["cell"]) for r in out] == [
+        ("a", "3 / 4"), ("b (ESTIMATED)", "1 / 2"), ("paper server", "20 / 21")]
     assert {(r["codec"], r["tool"]) for r in out} == {("gz-1", "gzip")}
+    assert {r["note"] for r in out} == {
+        f"{cells.TESTBED_NOTE} {legends.ESTIMATED} {legends.MODEL_DEPENDENT}"}
 
 
 def test_no_r_table_composes_a_cell():
-    """The R tables read the composed cells: none pastes a pair or an original's value."""
-    for name in ("table_ratios.R", "table_breakeven.R", "table_testbeds.R", "tex.R"):
+    """The R tables read the composed cells and notes: none pastes a pair or an original's
+    value, or types a mark's legend."""
+    for name in ("table_ratios.R", "table_breakeven.R", "table_testbeds.R", "table_claims.R",
+                 "table_hpc14.R", "tex.R"):
         lines = (REPO / "scripts" / name).read_text().splitlines()
         script = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
-        assert not re.search(r'sep = " / "|scriptsize\(|display_tex|cell_tex', script), name
+        assert not re.search(r'sep = " / "|scriptsize\(|display_tex|cell_tex|dagger|ast\}|'
+                             r"ESTIMATED\}|forall", script), name
+
+
+def test_every_cells_rule_sets_its_cells_again_when_their_format_changes():
+    """An upgrade whose cells gain a column the R tables read (CELLS_FORMAT) makes every
+    cells table again (the rules' params), rather than hand an older one to a newer R
+    script: the claims' cells without their note stopped table_claims.R."""
+    rules = (REPO / "rules" / "tables.smk").read_text().split("\nrule ")
+    makers = [r for r in rules if re.search(r'_cells\.csv"|hpc14_notes\.csv"',
+                                            r.split("output:")[-1].split("log:")[0])]
+    assert len(makers) == 5
+    for rule in makers:
+        assert "cells_format=CELLS_FORMAT," in rule, rule.split(":")[0]

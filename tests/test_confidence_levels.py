@@ -14,7 +14,7 @@ from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
 from wattzip.model import repeat_design
 from wattzip.model.study import Study
-from wattzip.report import comparison_cells, macros, passages
+from wattzip.report import comparison_cells, legends, macros, passages
 from wattzip.report.tables import ReportTables
 
 from .test_report import PARAMS, PRIMARY, TINY, inputs
@@ -57,8 +57,7 @@ def test_a_table_decided_at_other_levels_is_refused(tmp_path):
 MOCK = """setClass("Snakemake", representation(input = "list", output = "list",
   params = "list", log = "list", wildcards = "list"))
 snakemake <- new("Snakemake", input = list(cells = "{cells}"), output = list("{out}"),
-  params = list(metrics = c("E", "ET"), original = "SYSTOR '09 Table 4"),
-  log = list("{log}"), wildcards = list())
+  params = list(), log = list("{log}"), wildcards = list())
 source("scripts/table_breakeven.R")
 """
 
@@ -68,7 +67,8 @@ def breakeven_table(tmp_path, paths) -> str:
     ref, cells = tmp_path / "table4.csv", tmp_path / "cells.csv"
     out, script = tmp_path / "breakeven_server.tex", tmp_path / "t.R"
     write_with_tex("paper/reference/systor09_table4_breakeven_server.csv", ref)
-    comparison_cells.write_breakeven({**paths, "reference": ref}, {"metrics": ["E", "ET"]},
+    comparison_cells.write_breakeven({**paths, "reference": ref},
+                                     {"metrics": ["E", "ET"], "original": "SYSTOR '09 Table 4"},
                                      cells)
     script.write_text(MOCK.format(cells=cells, out=out, log=tmp_path / "r.log"))
     subprocess.run(["Rscript", str(script)], cwd=REPO, check=True, capture_output=True)
@@ -114,4 +114,4 @@ def test_the_tables_and_the_text_name_the_design_s_intervals(overlays, intervals
     under the moderated design it said Welch's, which that design does not use."""
     study = Study.from_files([REPO / "config.yaml", *(REPO / o for o in overlays)])
     assert repeat_design.intervals(study)["be_intervals"] == intervals
-    assert r"\BeIntervals{}" in (REPO / "scripts" / "table_breakeven.R").read_text()
+    assert r"the \BeIntervals{} intervals" in legends.breakeven_marks("")

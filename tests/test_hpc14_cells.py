@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from wattzip.report import hpc14_cells
+from wattzip.report import hpc14_cells, legends
 
 from .test_workflow import REPO
 
@@ -90,15 +90,15 @@ def test_a_mean_carries_its_half_width_where_there_are_two_runs():
         r"40.00\,$\pm$\,1.50", "200.0")
 
 
-def originals() -> list[dict]:
+def originals() -> dict[str, str]:
     reference = REPO / "paper" / "reference"
-    return hpc14_cells.originals_rows(reference / "hpc14_table2_patterns.csv",
-                                      reference / "hpc14_table3_write_only.csv",
-                                      reference / "hpc14_table4_write_compute.csv")
+    return hpc14_cells.originals(reference / "hpc14_table2_patterns.csv",
+                                 reference / "hpc14_table3_write_only.csv",
+                                 reference / "hpc14_table4_write_compute.csv")
 
 
 def test_the_originals_notes_are_the_papers_cells():
-    notes = {r["part"]: r["text"] for r in originals()}
+    notes = originals()
     assert "repeated lz4 126.96 / 15.8\\% / 1.28" in notes["filesystem"]
     assert notes["filesystem"].endswith("random gzip-1 1.00 / 66.1\\% / 1.03.")
     assert notes["duty"].startswith("Originals (Lustre on ZFS, 600 GB written")
@@ -117,7 +117,7 @@ def test_the_r_table_prints_the_cells_as_set(tmp_path, simulated):
                summary_row("text", "plain", "write-compute", 40.0, 200, tool="plain", **extra),
                summary_row("text", "gz-1", "write-compute", 50.0, 250, energy_vs_off="1.25",
                            **extra)]
-    outputs = {part: tmp_path / f"{part}.csv" for part in ("filesystem", "duty", "originals")}
+    outputs = {part: tmp_path / f"{part}.csv" for part in ("filesystem", "duty", "notes")}
     hpc14_cells.write_cells(summary, ["gz-1"], originals(), outputs)
     tex = run_table_script(tmp_path, outputs)
     assert "text & gz-1 & 2.00 & 50 & 2.50\\,[2.26, 2.77] & 30.0 \\\\" in tex
@@ -125,12 +125,28 @@ def test_the_r_table_prints_the_cells_as_set(tmp_path, simulated):
     assert tex.index("text & plain") < tex.index("text & gz-1")
     assert "repeated gzip-1 126.96 / 23.3\\% / 1.24" in tex
     assert ("SIMULATED" in tex) is simulated
+    # the notes as Python set them: the estimated energy said under each table
+    assert tex.count(legends.ESTIMATED) == 2 and r"\HalfWidthConfidencePct{}" in tex
+
+
+def test_a_table_s_note_says_estimated_only_where_its_energy_is():
+    """The filesystem table's energy is measured, the duty cycle's estimated: each note
+    says so of its own table."""
+    measured = {**summary_row("text", "plain", "plain-write", 2.0, 10, tool="plain"),
+                "meter_method": "measured"}
+    filesystem = hpc14_cells.filesystem_rows([measured], [])
+    duty = hpc14_cells.duty_rows([summary_row("text", "plain", "write-compute", 40.0, 200)])
+    notes = {r["part"]: r["text"] for r in hpc14_cells.notes_rows(originals(), filesystem,
+                                                                  duty)}
+    assert legends.ESTIMATED not in notes["filesystem"]
+    assert notes["duty"].startswith("Power is the mean energy over the mean time.")
+    assert notes["duty"].endswith(legends.ESTIMATED)
 
 
 RUNNER = """setClass("Snakemake", representation(input = "list", output = "list",
   log = "list"))
 snakemake <- new("Snakemake", input = list(filesystem = "{filesystem}", duty = "{duty}",
-  originals = "{originals}"), output = list("{out}"), log = list("{log}"))
+  notes = "{notes}"), output = list("{out}"), log = list("{log}"))
 source("scripts/table_hpc14.R")
 """
 

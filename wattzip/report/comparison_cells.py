@@ -2,7 +2,8 @@
 compression ratios (SYSTOR '09 Table 3, SYSTOR '11 Table 1), the break-even ratios
 (Tables 4 and 5, the slides) and every testbed's text break-even beside the slides'
 machines. Each cell is composed here, from the cells the analysis and rule reference_tex
-set: a pair of metrics as "E / T", and the original's value in parentheses. The R tables
+set: a pair of metrics as "E / T", and the original's value in parentheses; and each
+table's note, with the legends of its marks (wattzip.report.legends). The R tables
 (scripts/table_ratios.R, table_breakeven.R, table_testbeds.R) only order and lay them out.
 """
 
@@ -12,15 +13,20 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from wattzip.latex import tex
 from wattzip.records import write_csv_atomically
+from wattzip.report import legends
 from wattzip.report.tables import primary_rows, rows
 
 MISSING = "--"  # a cell the table has no value for, as the R tables fill empty cells
-RATIO_COLUMNS = ["codec", "tool", "level", "file_type", "cell", "simulated"]
-BREAKEVEN_COLUMNS = ["codec", "tool", "level", "file_type", "cell", "estimated",
-                     "levels_tex", "simulated"]
-TESTBED_COLUMNS = ["testbed", "codec", "tool", "level", "cell", "estimated", "simulated"]
+RATIO_COLUMNS = ["codec", "tool", "level", "file_type", "cell", "note", "simulated"]
+BREAKEVEN_COLUMNS = RATIO_COLUMNS
+TESTBED_COLUMNS = ["testbed", "codec", "tool", "level", "cell", "note", "simulated"]
 ESTIMATED_LABEL = " (ESTIMATED)"  # a testbed's column whose energy is estimated
+RATIO_NOTE = ("This testbed's ratio, the original paper's in parentheses (SYSTOR '09 Table 3; "
+              "SYSTOR '11 Table 1 for other levels).")
+TESTBED_NOTE = ("Text file, $n_{be}^{E}$ / $n_{be}^{T}$. The last columns are the SYSTOR '09 "
+                "slides' server, desktop and laptop.")
 
 
 def metric_pair(cells: Mapping[str, str], metrics: Sequence[str]) -> str:
@@ -74,12 +80,20 @@ def breakeven_rows(breakeven: list[dict], summary: list[dict], original: list[di
     mine = _pairs(breakeven, "cell_tex", metrics)
     paper = _pairs(original, "display_tex", metrics)
     tools = _tools(r for r in summary if r["codec"] != "plain")
-    estimated = any(r["estimated"] == "true" for r in breakeven)  # the note's, per table
     return [{"codec": codec, **tools[codec], "file_type": file_type,
              "cell": beside_original(cell, paper.get((codec, file_type))),
-             "estimated": estimated, "levels_tex": breakeven[0]["levels_tex"],
              "simulated": breakeven[0].get("simulated") == "true"}
             for (codec, file_type), cell in sorted(mine.items()) if codec in tools]
+
+
+def breakeven_note(breakeven: list[dict], metrics: Sequence[str], original: str) -> str:
+    """A break-even table's note: what its cells are, the legend of their marks at the
+    levels the analysis decided them, and where energy is estimated, the dagger's."""
+    estimated = any(r["estimated"] == "true" for r in breakeven)
+    levels = breakeven[0]["levels_tex"] if breakeven else ""
+    return legends.note(rf"$n_{{be}}$ for {' / '.join(metrics)} on this testbed; the "
+                        rf"original ({tex(original)}) in parentheses.",
+                        legends.breakeven_marks(levels), legends.estimated_cells(estimated))
 
 
 def _slides_machine(path: str) -> str:
@@ -102,30 +116,32 @@ def testbed_rows(breakevens: Sequence[list[dict]], summaries: Sequence[list[dict
              for r in text}
     mine = _pairs(({**r, "testbed": label[r["testbed"]]} for r in text), "cell_tex",
                   ("E", "T"), key=("testbed", "codec"))
-    out = [{"testbed": testbed, "codec": codec, "cell": cell,
-            "estimated": testbed.endswith(ESTIMATED_LABEL)}
+    out = [{"testbed": testbed, "codec": codec, "cell": cell}
            for (testbed, codec), cell in sorted(mine.items())]
     for path, table in slides.items():
         paper = _pairs((r for r in table if r["file_type"] == "text"),
                                    "display_tex", ("E", "T"), key=("codec",))
-        out += [{"testbed": f"paper {_slides_machine(path)}", "codec": codec, "cell": cell,
-                 "estimated": False} for (codec,), cell in sorted(paper.items())]
-    return [{**row, **tools[row["codec"]], "simulated": simulated}
+        out += [{"testbed": f"paper {_slides_machine(path)}", "codec": codec, "cell": cell}
+                for (codec,), cell in sorted(paper.items())]
+    note = legends.note(TESTBED_NOTE, legends.estimated_cells(bool(estimated)))
+    return [{**row, **tools[row["codec"]], "note": note, "simulated": simulated}
             for row in out if row["codec"] in codecs]
 
 
 def write_ratios(inputs: Mapping, params: Mapping, output) -> None:
     """Rule ratio_cells: the primary setting's ratios beside Table 3, then Table 1."""
     originals = [rows(inputs["table3"]), rows(inputs["table1"])]
-    write_csv_atomically(ratio_rows(primary_rows(inputs["summary"]), originals), output,
-                         RATIO_COLUMNS)
+    cells = ratio_rows(primary_rows(inputs["summary"]), originals)
+    write_csv_atomically([{**r, "note": RATIO_NOTE} for r in cells], output, RATIO_COLUMNS)
 
 
 def write_breakeven(inputs: Mapping, params: Mapping, output) -> None:
     """Rule breakeven_cells: the primary setting's break-even beside one original."""
-    cells = breakeven_rows(primary_rows(inputs["breakeven"]), rows(inputs["summary"]),
-                           rows(inputs["reference"]), params["metrics"])
-    write_csv_atomically(cells, output, BREAKEVEN_COLUMNS)
+    breakeven = primary_rows(inputs["breakeven"])
+    cells = breakeven_rows(breakeven, rows(inputs["summary"]), rows(inputs["reference"]),
+                           params["metrics"])
+    note = breakeven_note(breakeven, params["metrics"], params["original"])
+    write_csv_atomically([{**r, "note": note} for r in cells], output, BREAKEVEN_COLUMNS)
 
 
 def write_testbeds(inputs: Mapping, params: Mapping, output) -> None:

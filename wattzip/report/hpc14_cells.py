@@ -1,6 +1,6 @@
-"""The cells of the HPC '14 tables beside the originals, set here with the report's
-formatters (wattzip.latex), so that the R table (scripts/table_hpc14.R) only orders and
-lays them out.
+"""The cells of the HPC '14 tables beside the originals, and the tables' notes (the
+originals' values in them), set here with the report's formatters (wattzip.latex), so
+that the R table (scripts/table_hpc14.R) only orders and lays them out.
 
 Tables I/II: each codec's write of a file against the plain write of the same file on
 the same medium. Tables III/IV: the duty-cycle runs (write phases between compute phases).
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from wattzip.analysis.reference import read_reference
 from wattzip.latex import fixed_tex, interval_tex, mean_tex, number, tex
 from wattzip.records import write_csv_atomically
+from wattzip.report import legends
 from wattzip.report.tables import primary_rows
 
 WRITES = ("compress-write", "plain-write")
@@ -22,7 +23,13 @@ FILESYSTEM_COLUMNS = ["file_type", "codec", "tool", "level", "ratio", "cpu_perce
                       "runtime_vs_off", "energy_j", "estimated", "simulated"]
 DUTY_COLUMNS = ["codec", "tool", "level", "ratio", "time_s", "power_w", "energy_j",
                 "energy_vs_off", "estimated", "simulated"]
-ORIGINALS_COLUMNS = ["part", "text"]
+NOTES_COLUMNS = ["part", "text"]
+SPREAD = (r"$\pm$: the half-width of the mean over the repeats at \HalfWidthConfidencePct{} "
+          "(none where one run); a ratio to off is the ratio of the two means, with Fieller's "
+          "interval at the same confidence in brackets (none where an arm has one run).")
+FILESYSTEM_NOTE = (r"Ratio on disk for btrfs (compsize). CPU \% is (user + sys) / elapsed of "
+                   "the writing commands; the paper's is the server's.")
+DUTY_NOTE = "Power is the mean energy over the mean time."
 
 
 def _quotient(a: float, b: float) -> float:
@@ -83,8 +90,8 @@ def _runs(rows: list[dict]) -> str:
                      for r in rows)
 
 
-def originals_rows(table2, table3, table4) -> list[dict]:
-    """The originals' cells for the tables' notes, one sentence per table: Table II's
+def originals(table2, table3, table4) -> dict[str, str]:
+    """The originals' values for the tables' notes, one sentence per table: Table II's
     patterns; Table III (write only) and Table IV (with computation, idle timer off)."""
     _, patterns = read_reference(table2)
     _, write_only = read_reference(table3)
@@ -94,24 +101,34 @@ def originals_rows(table2, table3, table4) -> list[dict]:
         f"{fixed_tex(r['cpu_util_pct'], 1)}\\% / {fixed_tex(r['runtime_ratio'], 2)}"
         for r in patterns)
     computing = [r for r in with_computation if r["idle3_timer"] == "disabled"]
-    return [
-        {"part": "filesystem", "text": f"Originals ({_setup(patterns)}): {pattern_cells}."},
-        {"part": "duty", "text": f"Originals ({_setup(write_only)}): write only "
-                                 f"{_runs(write_only)}; with computation {_runs(computing)}."},
-    ]
+    return {"filesystem": f"Originals ({_setup(patterns)}): {pattern_cells}.",
+            "duty": f"Originals ({_setup(write_only)}): write only {_runs(write_only)}; "
+                    f"with computation {_runs(computing)}."}
 
 
-def write_cells(summary: list[dict], duty_codecs: Iterable[str], originals: list[dict],
+def notes_rows(originals: Mapping[str, str], filesystem: list[dict],
+               duty: list[dict]) -> list[dict]:
+    """Each table's note: what its cells are, the originals' values, and whether its
+    energy is estimated."""
+    return [{"part": part, "text": legends.note(
+                lead, SPREAD, originals[part],
+                legends.estimated_energy(any(r["estimated"] for r in rows)))}
+            for part, lead, rows in (("filesystem", FILESYSTEM_NOTE, filesystem),
+                                     ("duty", DUTY_NOTE, duty))]
+
+
+def write_cells(summary: list[dict], duty_codecs: Iterable[str], original: Mapping[str, str],
                 outputs: Mapping) -> None:
-    """The three tables the R table reads: filesystem, duty and originals."""
-    write_csv_atomically(filesystem_rows(summary, duty_codecs), outputs["filesystem"],
-                         FILESYSTEM_COLUMNS)
-    write_csv_atomically(duty_rows(summary), outputs["duty"], DUTY_COLUMNS)
-    write_csv_atomically(originals, outputs["originals"], ORIGINALS_COLUMNS)
+    """The three tables the R table reads: filesystem, duty and notes."""
+    filesystem, duty = filesystem_rows(summary, duty_codecs), duty_rows(summary)
+    write_csv_atomically(filesystem, outputs["filesystem"], FILESYSTEM_COLUMNS)
+    write_csv_atomically(duty, outputs["duty"], DUTY_COLUMNS)
+    write_csv_atomically(notes_rows(original, filesystem, duty), outputs["notes"],
+                         NOTES_COLUMNS)
 
 
 def write(inputs: Mapping, duty_codecs: Iterable[str], outputs: Mapping) -> None:
     """Write rule hpc14_cells' outputs from the summary's primary rows that have runs."""
     summary = [r for r in primary_rows(inputs["summary"]) if int(r["n"]) > 0]
     write_cells(summary, duty_codecs,
-                originals_rows(inputs["table2"], inputs["table3"], inputs["table4"]), outputs)
+                originals(inputs["table2"], inputs["table3"], inputs["table4"]), outputs)

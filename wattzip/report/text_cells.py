@@ -9,10 +9,11 @@ from collections.abc import Mapping
 
 from wattzip.latex import tex
 from wattzip.records import write_csv_atomically
+from wattzip.report import legends
 from wattzip.report.tables import rows
 
 UNTESTABLE = "not testable here"
-CLAIM_COLUMNS = ["claim", "source", "verdict", "evidence", "estimated", "simulated"]
+CLAIM_COLUMNS = ["claim", "source", "verdict", "evidence", "estimated", "note", "simulated"]
 PROVENANCE_COLUMNS = ["key", "value", "simulated"]
 
 
@@ -25,14 +26,15 @@ def _verdict(row: Mapping) -> tuple[str, str]:
     shown = rf"\textbf{{{verdict}}}" if verdict in ("holds", "refuted") else \
         rf"\emph{{{UNTESTABLE}}}"
     if row["estimated"] == "true":
-        shown += r"$^{\ast}$"
+        shown += legends.ESTIMATED_VERDICT_TEX
     if row.get("model_robustness"):
         shown += f" ({tex(row['model_robustness'])})"
     return shown, tex(evidence)
 
 
 def claim_rows(claims: list[dict]) -> list[dict]:
-    """Every claim decided over all settings or on the primary one."""
+    """Every claim decided over all settings or on the primary one; the table's note, the
+    star's legend, where a verdict rests on estimated energy."""
     out = []
     for row in claims:
         if row["setting"] == "all" or row["primary"] == "true":
@@ -41,7 +43,8 @@ def claim_rows(claims: list[dict]) -> list[dict]:
                         "verdict": verdict, "evidence": evidence,
                         "estimated": row["estimated"] == "true",
                         "simulated": row.get("simulated") == "true"})
-    return out
+    note = legends.ESTIMATED_VERDICT if any(r["estimated"] for r in out) else ""
+    return [{**r, "note": note} for r in out]
 
 
 def provenance_rows(provenance: list[dict]) -> list[dict]:

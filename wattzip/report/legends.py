@@ -1,0 +1,45 @@
+"""What the tables' marks mean, written beside the marks themselves: the dagger of a
+break-even cell the energy model decides (wattzip.analysis.robustness) and the star of
+a verdict on estimated energy. The cells' modules put these legends in the tables'
+notes; the R tables print the notes as given, so a mark and its legend cannot drift
+apart."""
+
+from __future__ import annotations
+
+from wattzip.analysis.robustness import MODEL_DEPENDENT_TEX
+from wattzip.latex import tex
+
+ESTIMATED_VERDICT_TEX = r"$^{\ast}$"  # a claim's verdict that rests on estimated energy
+
+ESTIMATED = r"\textbf{Energy is ESTIMATED} by the CPU-utilization model (no power meter)."
+MODEL_DEPENDENT = (rf"{MODEL_DEPENDENT_TEX}: decided otherwise at the coefficient table's "
+                   "other extreme (depends on the model).")
+ESTIMATED_VERDICT = (rf"{ESTIMATED_VERDICT_TEX} The verdict rests on ESTIMATED energy "
+                     "(CPU-utilization model, no power meter); decided again at the "
+                     "coefficient table's extremes, it is robust to the model or depends on "
+                     "it.")
+
+
+def breakeven_marks(levels_tex: str) -> str:
+    """The legend of a break-even cell's marks, set by the cells' own formatter (tex), at
+    the levels the analysis decided the cells; the intervals as the text names them
+    (\\BeIntervals: Welch's or moderated, by the design)."""
+    return (f"{tex('∀')}: compression pays at any ratio; {tex('×')}: never; {tex('≤')}: "
+            r"pays only up to that many reads per write; $\sim\!10^{k}$: magnitude; "
+            r"\textsuperscript{?}: the \BeIntervals{} intervals of the extra write cost and "
+            f"the saving per read ({levels_tex}) cannot decide the kind.")
+
+
+def estimated_energy(estimated: bool) -> list[str]:
+    """A table's note on estimated energy: none where its energy is measured."""
+    return [ESTIMATED] if estimated else []
+
+
+def estimated_cells(estimated: bool) -> list[str]:
+    """A break-even table's notes on estimated energy, its dagger's legend with it."""
+    return [ESTIMATED, MODEL_DEPENDENT] if estimated else []
+
+
+def note(*parts: str | list[str]) -> str:
+    """A table's note: its sentences, and the lists of legends, in one line."""
+    return " ".join(p for part in parts for p in ([part] if isinstance(part, str) else part))
