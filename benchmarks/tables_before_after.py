@@ -104,25 +104,53 @@ def r_table(root: Path, script: str, inputs: dict, params: dict, out: Path) -> N
 
 
 def tables(root: Path, results: Path, out: Path) -> None:
+    """Each table script with its rule's inputs and params: a tree's own cells rules
+    first (comparison_cells, text_cells) where it has them, whose cells its scripts read;
+    a tree before them reads the analysis tables, which each tree's script is handed too."""
     ref = out / "reference"
     t = out / "tex"
     t.mkdir()
-    r_table(root, "table_ratios.R", {"summary": out / "summary.csv",
-                                     "table3": ref / "systor09_table3_ratios.csv",
-                                     "table1": ref / "systor11_table1_ratios.csv"}, {},
-            t / "ratios.tex")
+    ratios = {"summary": out / "summary.csv", "table3": ref / "systor09_table3_ratios.csv",
+              "table1": ref / "systor11_table1_ratios.csv"}
+    r_table(root, "table_ratios.R", {**ratios, **cells(root, out, "ratio_cells", ratios, {})},
+            {}, t / "ratios.tex")
     r_table(root, "table_claims.R", {"claims": out / "claims.csv",
                                      **text_cells(root, out, "claims")}, {},
             t / "claims.tex")
     for name, (reference, metrics, title) in BREAKEVEN.items():
+        inputs = {"breakeven": out / "breakeven.csv", "summary": out / "summary.csv",
+                  "reference": ref / f"{reference}.csv"}
+        params = {"metrics": metrics, "original": title}
         r_table(root, "table_breakeven.R",
-                {"breakeven": out / "breakeven.csv", "summary": out / "summary.csv",
-                 "reference": ref / f"{reference}.csv"},
-                {"metrics": metrics, "original": title}, t / f"breakeven_{name}.tex")
-    r_table(root, "table_testbeds.R", {"breakeven": [out / "breakeven.csv"],
-                                       "summary": [out / "summary.csv"], "slides": [
-        ref / f"systor09_slides_breakeven_{m}.csv" for m in ("server", "desktop", "laptop")]},
-        {}, t / "testbeds.tex")
+                {**inputs, **cells(root, out, "breakeven_cells", inputs, params, name)},
+                params, t / f"breakeven_{name}.tex")
+    inputs = {"breakeven": [out / "breakeven.csv"], "summary": [out / "summary.csv"],
+              "slides": [ref / f"systor09_slides_breakeven_{m}.csv"
+                         for m in ("server", "desktop", "laptop")]}
+    r_table(root, "table_testbeds.R",
+            {**inputs, **cells(root, out, "testbed_cells", inputs, {})}, {},
+            t / "testbeds.tex")
+
+
+COMPARISON_CELLS = """import json, sys
+from wattzip.report import comparison_cells
+comparison_cells.WRITERS[sys.argv[1]](json.loads(sys.argv[2]), json.loads(sys.argv[3]),
+                                      sys.argv[4])
+"""
+
+
+def cells(root: Path, out: Path, rule: str, inputs: dict, params: dict,
+          name: str = "") -> dict[str, Path]:
+    """A table's cells as its rule (`rule`: ratio_cells, breakeven_cells, testbed_cells)
+    sets them, where the tree has that rule (wattzip.report.comparison_cells)."""
+    if not (root / "wattzip" / "report" / "comparison_cells.py").exists():
+        return {}
+    made = out / f"{rule}{'_' + name if name else ''}.csv"
+    as_text = {k: [str(p) for p in v] if isinstance(v, list) else str(v)
+               for k, v in inputs.items()}
+    python(root, ["-c", COMPARISON_CELLS, rule, json.dumps(as_text), json.dumps(params),
+                  str(made)])
+    return {"cells": made}
 
 
 TEXT_CELLS = """import sys
