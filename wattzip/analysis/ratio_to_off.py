@@ -57,9 +57,8 @@ def columns(key: tuple, arms: Mapping[tuple, Mapping[str, Sequence[float]]],
         return out
     for stem, name in STEMS.items():
         values = arms[key][stem]
-        if key == off_key:  # plain's own row: 1, with no interval
-            ratio = against(values, values, confidence)[0]
-            out[name] = ratio
+        if key == off_key:  # plain's own row: 1 (where it has a mean), with no interval
+            out[name] = 1.0 if values and mean(values) else math.nan
             continue
         triple = against(values, arms[off_key][stem], confidence)
         out.update(zip((name, f"{name}_lo", f"{name}_hi"), triple, strict=True))

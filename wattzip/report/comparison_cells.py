@@ -119,8 +119,8 @@ def testbed_rows(breakevens: Sequence[list[dict]], summaries: Sequence[list[dict
     out = [{"testbed": testbed, "codec": codec, "cell": cell}
            for (testbed, codec), cell in sorted(mine.items())]
     for path, table in slides.items():
-        paper = _pairs((r for r in table if r["file_type"] == "text"),
-                                   "display_tex", ("E", "T"), key=("codec",))
+        paper = _pairs((r for r in table if r["file_type"] == "text"), "display_tex",
+                       ("E", "T"), key=("codec",))
         out += [{"testbed": f"paper {_slides_machine(path)}", "codec": codec, "cell": cell}
                 for (codec,), cell in sorted(paper.items())]
     note = legends.note(TESTBED_NOTE, legends.estimated_cells(bool(estimated)))
