@@ -11,6 +11,7 @@ from wattzip.model import layout
 from wattzip.model.lookups import RuleLookups
 from wattzip.model.study import Study
 from wattzip.model.testbed import FACTORS
+from wattzip.report.macros import MACROS_FORMAT
 from wattzip.report.tables import CELLS_FORMAT
 
 STUDY = Study.from_config(config)
@@ -57,6 +58,24 @@ def previous_runs(wildcards):
     """The runs of the job measured just before this one (the moderated design's order);
     ancient, so a later pilot's order never reruns a finished job."""
     return [ancient(path) for path in RULES.previous_job_runs(wildcards)]
+
+
+# A measurement job's command, the same for a file type's job and a duty cycle's.
+JOB_COMMAND = (
+    "wattzip job --spec {params.spec:q} --manifest {input.manifest:q} "
+    "--idle {input.idle:q} --journal {params.journal:q} --trace-dir {params.traces:q} "
+    "--verify-cache {params.verified:q} --out {output:q} 2> {log:q}"
+)
+
+
+def job_paths(part):
+    """A job's journal, power traces and the testbed's verification cache, the job named
+    by its part of the runs' path (a file type's wildcard, or dutycycle)."""
+    return dict(
+        journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/{part}/{{codec}}.jsonl",
+        traces=f"{MEASURED}/{{testbed}}/traces/{{setting}}/{part}/{{codec}}",
+        verified=f"{MEASURED}/{{testbed}}/journal/verified.jsonl",
+    )
 
 
 layout.print_study_summary(

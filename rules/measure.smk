@@ -29,14 +29,10 @@ checkpoint measure_runs:
         **SLURM,
         measure=1,
     params:
+        **job_paths("{ftype}"),
         spec=STUDY.job_spec_json,
-        journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/{{ftype}}/{{codec}}.jsonl",
-        traces=f"{MEASURED}/{{testbed}}/traces/{{setting}}/{{ftype}}/{{codec}}",
-        verified=f"{MEASURED}/{{testbed}}/journal/verified.jsonl",
     shell:
-        "wattzip job --spec {params.spec:q} --manifest {input.manifest:q} "
-        "--idle {input.idle:q} --journal {params.journal:q} --trace-dir {params.traces:q} "
-        "--verify-cache {params.verified:q} --out {output:q} 2> {log:q}"
+        JOB_COMMAND
 
 
 rule measure_dutycycle:
@@ -58,14 +54,10 @@ rule measure_dutycycle:
         **SLURM,
         measure=1,
     params:
+        **job_paths("dutycycle"),
         spec=STUDY.job_spec_json,
-        journal=f"{MEASURED}/{{testbed}}/journal/{{setting}}/dutycycle/{{codec}}.jsonl",
-        traces=f"{MEASURED}/{{testbed}}/traces/{{setting}}/dutycycle/{{codec}}",
-        verified=f"{MEASURED}/{{testbed}}/journal/verified.jsonl",
     shell:
-        "wattzip job --spec {params.spec:q} --manifest {input.manifest:q} "
-        "--idle {input.idle:q} --journal {params.journal:q} --trace-dir {params.traces:q} "
-        "--verify-cache {params.verified:q} --out {output:q} 2> {log:q}"
+        JOB_COMMAND
 
 
 rule runs_table:

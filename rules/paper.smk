@@ -17,6 +17,7 @@ rule paper_macros:
         "../envs/wattzip.yaml"
     params:
         design=RULES.macro_params,
+        macros_format=MACROS_FORMAT,
     script:
         "../scripts/paper_macros.py"
 

@@ -5,9 +5,4 @@ source("scripts/theme.R")
 source("scripts/tex.R")
 open_log()
 
-cells <- read_summary(snakemake@input[["cells"]], "cell")
-wide <- wide_by_file_type(cells)
-write_tabular(
-  wide, snakemake@output[[1]], paste0("l", strrep("c", ncol(wide) - 1)),
-  header = c("Tool", names(wide)[-1]), note = table_note(cells)
-)
+write_by_file_type(snakemake@input[["cells"]], snakemake@output[[1]], "c")

@@ -11,8 +11,8 @@ tex_escape <- function(x) {
   gsub("\001", "\\textbackslash{}", x, fixed = TRUE)
 }
 
-write_tabular <- function(dt, path, align, header = names(dt), note = NULL) {
-  dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
+# A booktabs tabular's lines, its note below it.
+tabular_lines <- function(dt, align, header = names(dt), note = NULL) {
   rows <- apply(as.matrix(dt), 1, paste, collapse = " & ")
   lines <- c(
     sprintf("\\begin{tabular}{%s}", align), "\\toprule",
@@ -20,7 +20,11 @@ write_tabular <- function(dt, path, align, header = names(dt), note = NULL) {
     paste0(rows, " \\\\"), "\\bottomrule", "\\end{tabular}"
   )
   if (!is.null(note)) lines <- c(lines, "", sprintf("\\par\\smallskip{\\footnotesize %s}", note))
-  write_tex_lines(lines, path)
+  lines
+}
+
+write_tabular <- function(dt, path, align, header = names(dt), note = NULL) {
+  write_tex_lines(tabular_lines(dt, align, header, note), path)
 }
 
 # Every table's file: a rehearsal's says SIMULATED above the table (is_simulated, theme.R).
@@ -28,6 +32,7 @@ write_tex_lines <- function(lines, path) {
   if (is_simulated()) {
     lines <- c(sprintf("{\\color{red!70!black}\\bfseries %s}\\par\\smallskip", tex_escape(simulated_label)), lines)
   }
+  dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
   writeLines(lines, path)
 }
 
@@ -41,6 +46,17 @@ wide_by_file_type <- function(dt) {
   setorder(wide, codec)
   wide[, codec := as.character(codec)]
   wide
+}
+
+# A cells table (wattzip.report.comparison_cells) by file type: one row per codec, the
+# cells aligned by `cell_align` ("r" for numbers, "c" for pairs), the note below.
+write_by_file_type <- function(cells_path, path, cell_align) {
+  cells <- read_summary(cells_path, "cell")
+  wide <- wide_by_file_type(cells)
+  write_tabular(
+    wide, path, paste0("l", strrep(cell_align, ncol(wide) - 1)),
+    header = c("Tool", names(wide)[-1]), note = table_note(cells)
+  )
 }
 
 # A table's note as its cells' rule set it (the note column, one per table), with the

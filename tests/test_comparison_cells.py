@@ -112,3 +112,15 @@ def test_every_cells_rule_sets_its_cells_again_when_their_format_changes():
     assert len(makers) == 5
     for rule in makers:
         assert "cells_format=CELLS_FORMAT," in rule, rule.split(":")[0]
+
+
+def test_the_macros_are_written_again_when_their_format_changes():
+    """The text reads \\MeasuredDates, which a macros.tex written before it lacks: the
+    rule paper_macros carries MACROS_FORMAT, so an upgrade writes every study's macros
+    again rather than stop latexmk on an undefined macro."""
+    from wattzip.report.macros import MACROS_FORMAT
+
+    rule = (REPO / "rules" / "paper.smk").read_text().split("\nrule ")[1]
+    assert rule.startswith("paper_macros:")
+    assert "macros_format=MACROS_FORMAT," in rule
+    assert MACROS_FORMAT >= 2 and "\\MeasuredDates" in (REPO / "paper" / "main.tex").read_text()

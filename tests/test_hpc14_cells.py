@@ -109,7 +109,8 @@ def test_the_originals_notes_are_the_papers_cells():
 @pytest.mark.parametrize("simulated", [True, False])
 def test_the_r_table_prints_the_cells_as_set(tmp_path, simulated):
     """scripts/table_hpc14.R through Rscript: every cell as Python set it, in the codecs'
-    order, and SIMULATED above a rehearsal's tables only."""
+    order, and SIMULATED above a rehearsal's tables only, once for the file (it said
+    so again inside each float)."""
     extra = {"simulated": "true"} if simulated else {}
     summary = [summary_row("text", "plain", "plain-write", 2.0, 10, tool="plain", **extra),
                summary_row("text", "gz-1", "compress-write", 5.0, 30, elapsed_vs_off="2.5",
@@ -124,7 +125,10 @@ def test_the_r_table_prints_the_cells_as_set(tmp_path, simulated):
     assert "gz-1 & 2.00 & 50.00 & 5.0 & 250.0 & 1.25 \\\\" in tex
     assert tex.index("text & plain") < tex.index("text & gz-1")
     assert "repeated gzip-1 126.96 / 23.3\\% / 1.24" in tex
-    assert ("SIMULATED" in tex) is simulated
+    assert tex.count("SIMULATED") == int(simulated)
+    # the captions as Python set them too: the R script types no text of its own
+    assert all(f"\\caption{{{c}}}" in tex for c in hpc14_cells.CAPTIONS.values())
+    assert not simulated or tex.index("SIMULATED") < tex.index("\\begin{table}")
     # the notes as Python set them: the estimated energy said under each table
     assert tex.count(legends.ESTIMATED) == 2 and r"\HalfWidthConfidencePct{}" in tex
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from wattzip import report
+from wattzip import records, report
 from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex
@@ -109,6 +109,23 @@ def test_macros_are_the_primary_settings_numbers(tables):
     assert values["PaperBeGzOneText"] == "20.2"  # SYSTOR '09 Table 4, as printed
     measured = [r for r in summary if int(r["n"]) > 0]
     assert values["CiMet"].endswith(f"of {len(measured)}")
+
+
+def test_the_report_is_dated_by_its_runs_in_utc_not_by_the_day_it_is_built():
+    """The same runs build the same PDF: its date is the days they were measured on."""
+    runs = [{"started_at": "2026-03-01T23:30:00-02:00", "ended_at": "2026-03-02T01:40:00+00:00",
+             "elapsed_s": 60.0},
+            {"started_at": "2026-03-02T02:00:00+00:00", "ended_at": "2026-03-02T02:01:00+00:00",
+             "elapsed_s": 60.0},
+            {"started_at": None, "ended_at": None, "elapsed_s": None}]  # a read not run
+    measured_s, first, last = records.measured_span(runs)
+    assert measured_s == 120.0 and macros.measured_dates(first, last) == "2026-03-02"
+    _, first, last = records.measured_span(runs[:1])
+    assert macros.measured_dates(first, last) == "2026-03-02"  # 01:30 UTC
+    _, first, last = records.measured_span([{**runs[1], "started_at": "2026-02-28T10:00:00Z"}])
+    assert macros.measured_dates(first, last) == "2026-02-28 to 2026-03-02"
+    assert macros.measured_dates(*records.measured_span([])[1:]) == "--"
+    assert "\\today" not in (REPO / "paper" / "main.tex").read_text()
 
 
 def test_a_run_measured_again_after_a_drift_is_not_counted_as_failed(tables):

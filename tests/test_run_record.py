@@ -83,3 +83,28 @@ def test_a_rehearsals_runs_are_records_of_this_version(tmp_path):
     rows = records.read_runs_csv(_simulated_runs(tmp_path))
     assert rows and {r["schema_version"] for r in rows} == {SCHEMA_VERSION}
     assert all(r["simulated"] is True for r in rows)
+
+
+def test_a_simulated_record_derives_its_fields_as_a_measured_one_does(tmp_path):
+    """The wait, the CPU utilization and the passive energy are defined once
+    (run_record.region_fields), for the runner's records and the rehearsal's alike."""
+    from .test_rehearsal import _simulated_runs
+
+    for r in records.read_runs_csv(_simulated_runs(tmp_path)):
+        cpu_s = r["user_s"] + r["sys_s"]
+        assert r["cpu_utilization"] == pytest.approx(cpu_s / r["elapsed_s"])
+        if cpu_s <= r["elapsed_s"]:
+            assert r["wait_s"] == pytest.approx(r["elapsed_s"] - cpu_s)
+        assert r["energy_passive_j"] == pytest.approx(r["idle_power_w"] * r["meter_interval_s"])
+        assert r["energy_active_j"] == pytest.approx(r["energy_j"] - r["energy_passive_j"])
+        assert r["tool"] == ("dd" if r["codec"] == "plain" else r["tool"])
+
+
+def test_a_run_using_more_cpu_than_wall_time_has_no_wait_and_no_energy_no_passive():
+    from wattzip.run_record import region_fields
+
+    threaded = region_fields(2.0, 3.0, 50.0, 10.0, 2.1)
+    assert threaded["wait_s"] is None and threaded["cpu_utilization"] == 1.5
+    assert threaded["energy_passive_j"] == pytest.approx(21.0)  # over the meter's interval
+    unmetered = region_fields(2.0, 1.0, None, 10.0, None)
+    assert unmetered["energy_passive_j"] is None and unmetered["energy_active_j"] is None

@@ -191,6 +191,33 @@ class RunRecord:
         return row
 
 
+def region_fields(elapsed_s: float, cpu_s: float, energy_j: float | None,
+                  idle_power_w: float | None, meter_interval_s: float | None) -> dict:
+    """What a record derives from its region's measures, defined once for a measured run
+    (wattzip.measure.runner) and a simulated one (wattzip.model.rehearsal): the wait
+    (paper 4.3), the CPU utilization, and the passive energy over the meter's interval,
+    the one its energy covers."""
+    passive = (idle_power_w * meter_interval_s
+               if idle_power_w is not None and energy_j is not None else None)
+    return {
+        # Undefined when the run used more CPU time than wall time (several threads or copies).
+        "wait_s": elapsed_s - cpu_s if cpu_s <= elapsed_s else None,
+        "cpu_utilization": cpu_s / elapsed_s if elapsed_s > 0 else None,
+        "energy_j": energy_j,
+        "idle_power_w": idle_power_w,
+        "energy_passive_j": passive,
+        "energy_active_j": energy_j - passive if passive is not None else None,
+    }
+
+
+def codec_fields(name: str, codec) -> dict:
+    """A run's codec columns, measured or simulated: plain (no codec) is dd's copy
+    (wattzip.measure.runner), without level or mount option."""
+    return {"codec": name, "tool": codec.tool if codec else "dd",
+            "level": codec.level if codec else None,
+            "mount_option": codec.mount_option if codec else None}
+
+
 def in_effect_fields(values: Mapping[str, str | None]) -> dict:
     """The machine factors' values in effect as the record's `<name>_in_effect` fields."""
     return {name + IN_EFFECT_SUFFIX: value for name, value in values.items()}

@@ -44,7 +44,7 @@ from wattzip.measure.staging import (
 )
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
-from wattzip.run_record import RunRecord, count_failed, in_effect_fields
+from wattzip.run_record import RunRecord, codec_fields, count_failed, in_effect_fields
 from wattzip.stats import relative_half_width
 from wattzip.workload import codec_registry
 
@@ -337,10 +337,7 @@ def _job_fields(job: MeasurementJob, repeat: int, version: str | None, key: str,
         "file_type": job.file_type,
         "input_bytes": job.input_bytes,
         "input_sha256": job.input_sha256,
-        "codec": job.codec_name,
-        "tool": job.codec.tool if job.codec else "dd",
-        "mount_option": job.codec.mount_option if job.codec else None,
-        "level": job.codec.level if job.codec else None,
+        **codec_fields(job.codec_name, job.codec),
         "repeat": repeat,
         "tool_version": version,
         "threads": job.threads if job.codec and job.codec.multithreaded else 1,

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wattzip import records
+from wattzip import records, run_record
 from wattzip.analysis.uncertainty import sampling_terms
 from wattzip.errors import MeterError, WattzipError
 from wattzip.machine.media import Medium
@@ -287,9 +287,6 @@ def _run_fields(operation: Operation, meter: Meter, region: _Region,
     reading, elapsed_s = region.reading, region.elapsed_s
     energy = reading.energy_j if reading else None
     meter_interval_s = reading.elapsed_s if reading else None
-    # Passive energy covers the meter's interval, the same one the energy covers.
-    passive = (idle_power_w * meter_interval_s
-               if idle_power_w is not None and energy is not None else None)
     cpu_s = region.user_s + region.sys_s
     # What the budget's sampling term needs (wattzip.analysis.uncertainty): the readings' spacing
     # and how much the power moved between them.
@@ -308,15 +305,9 @@ def _run_fields(operation: Operation, meter: Meter, region: _Region,
         "meter_interval_s": meter_interval_s,
         "user_s": region.user_s,
         "sys_s": region.sys_s,
-        # Undefined when the run used more CPU time than wall time (several threads or copies).
-        "wait_s": elapsed_s - cpu_s if cpu_s <= elapsed_s else None,
-        "cpu_utilization": cpu_s / elapsed_s if elapsed_s > 0 else None,
+        **run_record.region_fields(elapsed_s, cpu_s, energy, idle_power_w, meter_interval_s),
         # The whole machine's busy CPU time (the estimate's CPU-seconds, for any meter).
         "cpu_busy_s": (after.busy_jiffies - before.busy_jiffies) / CLOCK_TICKS,
-        "energy_j": energy,
-        "idle_power_w": idle_power_w,
-        "energy_passive_j": passive,
-        "energy_active_j": energy - passive if passive is not None else None,
         "meter_source": meter.name,
         "meter_scope": meter.scope,
         "meter_method": meter.method,

@@ -235,7 +235,7 @@ class Poller:
 
 
 class CounterMeter(Meter):
-    """A meter read as a cumulative energy counter (RAPL, the CPU-time model).
+    """A meter read as a cumulative energy counter (RAPL, the CPU-utilization model).
 
     Read at start and at stop, so the interval is exactly the meter's; the
     polls between only keep counter wraps resolvable and give a power trace.

@@ -10,7 +10,7 @@ The model is deliberately simple: each tool's speed and ratio from a data file
 (wattzip/data/rehearsal_codecs.csv), a disk of fixed speed (or the setting's
 emulated bandwidth), a few per cent of noise, and energy labelled as the study's
 meter would label it: measured by the first measuring backend of meter.order when
-the study requires a meter, else estimated by the CPU-time model.
+the study requires a meter, else estimated by the CPU-utilization model.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from wattzip import records
+from wattzip import records, run_record
 from wattzip.analysis import stopping
 from wattzip.machine import system
 from wattzip.measure import crosscheck
@@ -127,23 +127,18 @@ class Simulator:
         self.clock += dt.timedelta(seconds=o["elapsed_s"] + 0.5)
         elapsed, cpu_s = o["elapsed_s"], min(o["cpu_s"], o["elapsed_s"] * THREADS)
         energy = self.coef.energy_j(elapsed, cpu_s)
-        passive = self.idle_w * elapsed
-        user_s, sys_s = 0.9 * cpu_s, 0.1 * cpu_s
         medium = s.medium_on(self.study.testbeds[self.testbed])
         name = arm_codec.name if arm_codec else "plain"
         rec = {
             "testbed": self.testbed, "file_type": file_type,
             "input_bytes": self.study.file_size_bytes, "input_sha256": "simulated",
-            "codec": name, "tool": arm_codec.tool if arm_codec else "dd",
-            "level": arm_codec.level if arm_codec else None,
-            "mount_option": arm_codec.mount_option if arm_codec else None,
+            **run_record.codec_fields(name, arm_codec),
             "op": op, "repeat": repeat, "started_at": started.isoformat(),
             "ended_at": (started + dt.timedelta(seconds=elapsed)).isoformat(),
-            "elapsed_s": elapsed, "meter_interval_s": elapsed, "user_s": user_s,
-            "sys_s": sys_s, "wait_s": max(elapsed - cpu_s, 0.0) if cpu_s <= elapsed else None,
-            "cpu_utilization": cpu_s / elapsed, "cpu_busy_s": cpu_s, "energy_j": energy,
-            "idle_power_w": self.idle_w, "energy_passive_j": passive,
-            "energy_active_j": energy - passive, "meter_source": self.meter,
+            "elapsed_s": elapsed, "meter_interval_s": elapsed, "user_s": 0.9 * cpu_s,
+            "sys_s": 0.1 * cpu_s, "cpu_busy_s": cpu_s,
+            **run_record.region_fields(elapsed, cpu_s, energy, self.idle_w, elapsed),
+            "meter_source": self.meter,
             "meter_scope": SCOPES.get(self.meter, "wall"),
             "meter_method": "estimated" if self.meter == "model" else "measured",
             "meter_identity": {"source": self.meter, "simulated": True},
@@ -161,7 +156,7 @@ class Simulator:
         rec.update(pairing)
         if self.meter == "model":
             rec.update(self.coef.record_fields(elapsed, cpu_s))
-        return records.RunRecord.new(rec).to_dict()  # this version's record, as measured
+        return run_record.RunRecord.new(rec).to_dict()  # this version's record, as measured
 
     def job_runs(self, job: Job, earlier: Sequence[dict] = ()) -> list[dict]:
         """A job's runs, repeat by repeat, as its design would measure them: the paper's

@@ -10,9 +10,9 @@ Markdown (<tree>/<testbed>/appendix.md) and as a LaTeX section.
 from __future__ import annotations
 
 import csv
-import datetime as dt
 from pathlib import Path
 
+from wattzip import records
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims import load_claims
 from wattzip.latex import tex
@@ -29,10 +29,6 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
-def _stamp(text):
-    return dt.datetime.fromisoformat(text).timestamp()
-
-
 def analysis_options(configfiles: list[str]) -> AnalysisOptions:
     """The options the analysis decided the claims with, from the study's config (the
     verdict design's looks among them): a claim decided again decides the same way."""
@@ -42,9 +38,8 @@ def analysis_options(configfiles: list[str]) -> AnalysisOptions:
 def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str],
             simulated: bool = False) -> list:
     """One entry per claim of the registry: its commands, duration and results."""
-    timed = [r for r in runs if r["started_at"]]
-    span_min = ((max(_stamp(r["ended_at"]) for r in timed)
-                 - min(_stamp(r["started_at"]) for r in timed)) / 60 if timed else 0.0)
+    _, first, last = records.measured_span(runs)
+    span_min = (last - first).total_seconds() / 60 if first else 0.0
     verdicts = {row["claim_id"]: row for row in rows(claims_csv)
                 if row["setting"] == "all" or row["primary"] == "true"}  # the primary's
 

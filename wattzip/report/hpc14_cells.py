@@ -23,13 +23,19 @@ FILESYSTEM_COLUMNS = ["file_type", "codec", "tool", "level", "ratio", "cpu_perce
                       "runtime_vs_off", "energy_j", "estimated", "simulated"]
 DUTY_COLUMNS = ["codec", "tool", "level", "ratio", "time_s", "power_w", "energy_j",
                 "energy_vs_off", "estimated", "simulated"]
-NOTES_COLUMNS = ["part", "text"]
+NOTES_COLUMNS = ["part", "caption", "text"]
 SPREAD = (r"$\pm$: the half-width of the mean over the repeats at \HalfWidthConfidencePct{} "
           "(none where one run); a ratio to off is the ratio of the two means, with Fieller's "
           "interval at the same confidence in brackets (none where an arm has one run).")
 FILESYSTEM_NOTE = (r"Ratio on disk for btrfs (compsize). CPU \% is (user + sys) / elapsed of "
                    "the writing commands; the paper's is the server's.")
 DUTY_NOTE = "Power is the mean energy over the mean time."
+CAPTIONS = {
+    "filesystem": ("Write of each file with compression in user space or in btrfs, against "
+                   "compression off (plain) on the same medium (HPC '14 Tables I and II)."),
+    "duty": ("Write phases between compute phases, each run one whole workload (HPC '14 "
+             "Tables III and IV)."),
+}
 
 
 def _quotient(a: float, b: float) -> float:
@@ -108,9 +114,9 @@ def originals(table2, table3, table4) -> dict[str, str]:
 
 def notes_rows(originals: Mapping[str, str], filesystem: list[dict],
                duty: list[dict]) -> list[dict]:
-    """Each table's note: what its cells are, the originals' values, and whether its
-    energy is estimated."""
-    return [{"part": part, "text": legends.note(
+    """Each table's caption and note: what its cells are, the originals' values, and
+    whether its energy is estimated."""
+    return [{"part": part, "caption": CAPTIONS[part], "text": legends.note(
                 lead, SPREAD, originals[part],
                 legends.estimated_energy(any(r["estimated"] for r in rows)))}
             for part, lead, rows in (("filesystem", FILESYSTEM_NOTE, filesystem),

@@ -16,9 +16,16 @@ from wattzip.analysis.robustness import median_abs_error_pct
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex, fixed_tex, tex
 from wattzip.meters.coefficients import extremes
+from wattzip.records import measured_span
 from wattzip.report.tables import ReportTables
 from wattzip.run_record import count_failed
 from wattzip.units import parse_size
+
+# The format of the macros the text reads (the rule paper_macros, through its params):
+# raised when paper/main.tex reads a macro an older macros.tex lacks (2: \MeasuredDates,
+# the report's date), so the workflow writes every study's macros again after an upgrade
+# rather than hand an older macros.tex to a newer text.
+MACROS_FORMAT = 2
 
 
 def original(table: list[dict], file_type: str, codec: str, metric: str | None = None) -> str:
@@ -106,17 +113,13 @@ def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f}\\,min"
 
 
-def measured_time(runs: list[dict]) -> tuple[float, float]:
-    """Seconds inside measured regions, and the span from the first start to the last end."""
-    timed = [r for r in runs if r["started_at"]]
-    if not timed:
-        return 0.0, 0.0
-
-    def stamp(text):
-        return dt.datetime.fromisoformat(text).timestamp()
-
-    return (sum(float(r["elapsed_s"]) for r in timed),
-            max(stamp(r["ended_at"]) for r in timed) - min(stamp(r["started_at"]) for r in timed))
+def measured_dates(first: dt.datetime | None, last: dt.datetime | None) -> str:
+    """The days the runs were measured on (UTC), the report's date: the same runs build
+    the same PDF, whatever day it is built."""
+    if first is None:
+        return "--"
+    days = [d.astimezone(dt.UTC).date().isoformat() for d in (first, last)]
+    return days[0] if days[0] == days[1] else f"{days[0]} to {days[1]}"
 
 
 def claim_counts(t: ReportTables) -> dict[str, int]:
@@ -278,13 +281,15 @@ def _result_macros(t: ReportTables) -> dict:
 
 def _time_macros(t: ReportTables) -> dict:
     """The plan's estimate beside the time the measured runs took."""
-    measured_s, span_s = measured_time(t.runs)
+    measured_s, first, last = measured_span(t.runs)
+    span_s = (last - first).total_seconds() if first else 0.0
     return {
         "EstimateMeasured": minutes(t.estimate["measured_min_s"]),
         "EstimateMeasuredMax": minutes(t.estimate["measured_max_s"]),
         "EstimateWall": minutes(t.estimate["wall_min_s"]),
         "MeasuredTotal": minutes(measured_s),
         "MeasuredSpan": minutes(span_s),
+        "MeasuredDates": measured_dates(first, last),
     }
 
 

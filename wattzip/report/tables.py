@@ -12,10 +12,10 @@ from wattzip.analysis.reference import read_reference
 from wattzip.errors import RecordError
 
 # The format of the R tables' cells and notes (the rules *_cells, through their params):
-# raised when a cells table gains or changes a column the R tables read (1: the notes),
-# so the workflow sets every study's cells again after an upgrade rather than hand an
-# older cells table to a newer R script.
-CELLS_FORMAT = 1
+# raised when a cells table gains or changes a column the R tables read (1: the notes;
+# 2: HPC '14's captions), so the workflow sets every study's cells again after an
+# upgrade rather than hand an older cells table to a newer R script.
+CELLS_FORMAT = 2
 
 
 def rows(path) -> list[dict]:
