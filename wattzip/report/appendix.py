@@ -9,7 +9,6 @@ Markdown (<tree>/<testbed>/appendix.md) and as a LaTeX section.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from wattzip import records
@@ -19,14 +18,10 @@ from wattzip.latex import tex
 from wattzip.model.config import study_files
 from wattzip.model.study import Study
 from wattzip.report.passages import claim_mark
+from wattzip.report.tables import rows
 
 SIMULATED = ("SIMULATED: a rehearsal's runs, synthesised from the study's design; nothing "
              "here was measured.")
-
-
-def rows(path):
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
 
 
 def analysis_options(configfiles: list[str]) -> AnalysisOptions:
