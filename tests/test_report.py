@@ -118,13 +118,14 @@ def test_the_report_is_dated_by_its_runs_in_utc_not_by_the_day_it_is_built():
             {"started_at": "2026-03-02T02:00:00+00:00", "ended_at": "2026-03-02T02:01:00+00:00",
              "elapsed_s": 60.0},
             {"started_at": None, "ended_at": None, "elapsed_s": None}]  # a read not run
-    measured_s, first, last = records.measured_span(runs)
+    measured_s, span_s, first, last = records.measured_span(runs)
+    assert span_s == 31 * 60  # 01:30 UTC to 02:01
     assert measured_s == 120.0 and macros.measured_dates(first, last) == "2026-03-02"
-    _, first, last = records.measured_span(runs[:1])
+    _, _, first, last = records.measured_span(runs[:1])
     assert macros.measured_dates(first, last) == "2026-03-02"  # 01:30 UTC
-    _, first, last = records.measured_span([{**runs[1], "started_at": "2026-02-28T10:00:00Z"}])
+    _, _, first, last = records.measured_span([{**runs[1], "started_at": "2026-02-28T10:00:00Z"}])
     assert macros.measured_dates(first, last) == "2026-02-28 to 2026-03-02"
-    assert macros.measured_dates(*records.measured_span([])[1:]) == "--"
+    assert macros.measured_dates(*records.measured_span([])[2:]) == "--"
     assert "\\today" not in (REPO / "paper" / "main.tex").read_text()
 
 

@@ -315,16 +315,18 @@ def find_overlaps(records: list[dict]) -> list[tuple[dict, dict]]:
     return overlaps
 
 
-def measured_span(runs: Iterable[dict]) -> tuple[float, dt.datetime | None, dt.datetime | None]:
-    """The seconds inside the runs' measured regions, the first start and the last end
-    (None, None without a timed run): read once for the report's time, its date and each
-    claim's duration."""
+def measured_span(runs: Iterable[dict]) -> tuple[float, float, dt.datetime | None,
+                                                dt.datetime | None]:
+    """The seconds inside the runs' measured regions, the seconds from the first start to
+    the last end, and those two moments (0, 0, None, None without a timed run): read once
+    for the report's time, its date and each claim's duration."""
     timed = [r for r in runs if r.get("started_at") and r.get("ended_at")]
     if not timed:
-        return 0.0, None, None
-    return (sum(float(r["elapsed_s"]) for r in timed),
-            min(dt.datetime.fromisoformat(r["started_at"]) for r in timed),
-            max(dt.datetime.fromisoformat(r["ended_at"]) for r in timed))
+        return 0.0, 0.0, None, None
+    first = min(dt.datetime.fromisoformat(r["started_at"]) for r in timed)
+    last = max(dt.datetime.fromisoformat(r["ended_at"]) for r in timed)
+    return (sum(float(r["elapsed_s"]) for r in timed), (last - first).total_seconds(),
+            first, last)
 
 
 STAGES = {"results": False, "rehearsal": True}  # each tree, and whether its runs are simulated

@@ -281,8 +281,7 @@ def _result_macros(t: ReportTables) -> dict:
 
 def _time_macros(t: ReportTables) -> dict:
     """The plan's estimate beside the time the measured runs took."""
-    measured_s, first, last = measured_span(t.runs)
-    span_s = (last - first).total_seconds() if first else 0.0
+    measured_s, span_s, first, last = measured_span(t.runs)
     return {
         "EstimateMeasured": minutes(t.estimate["measured_min_s"]),
         "EstimateMeasuredMax": minutes(t.estimate["measured_max_s"]),
