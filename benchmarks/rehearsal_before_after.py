@@ -1,7 +1,7 @@
 """Benchmark notes: every shipped study's rehearsal before and after a change, file by file.
 
     .venv/bin/python benchmarks/rehearsal_before_after.py [--rev REV]
-        [--renamed OLD=NEW ...] [CONFIG ...]
+        [--renamed OLD=NEW ...] [--keep DIR] [CONFIG ...]
 
 Builds the rehearsal (the whole report from SIMULATED runs, `snakemake rehearsal`) of
 each study, once in a checkout of git revision REV (default: HEAD~1) with its own
@@ -14,7 +14,8 @@ folder read as "<tree>" (runs.csv holds absolute target paths). Logs and the fig
 pixels are left out; a claims.csv that differs is followed by each verdict that changed.
 --renamed OLD=NEW reads OLD in the files before as NEW
 (a module's dotted name that a refactoring moved and a text names). A refactoring that
-changes no behaviour prints "0 differ".
+changes no behaviour prints "0 differ". --keep DIR leaves the two trees' rehearsals in
+DIR/before and DIR/after, to read what differs.
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ def main() -> int:
     parser.add_argument("--rev", default="HEAD~1", help="the revision before (default HEAD~1)")
     parser.add_argument("--renamed", action="append", default=[], metavar="OLD=NEW",
                         help="read OLD in the files before as NEW (a moved module's name)")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="copy both rehearsals to DIR/before and DIR/after")
     parser.add_argument("configs", nargs="*", type=file_under(REPO),
                         help="overlays (default: every shipped one)")
     a = parser.parse_args()
@@ -119,7 +122,10 @@ def main() -> int:
         try:
             shutil.copytree(REPO, new, ignore=shutil.ignore_patterns(
                 ".git", ".venv", ".snakemake", "results", "rehearsal", "figures"))
-            same, differ = compare(rehearse(old, overlays), rehearse(new, overlays), renamed)
+            trees = rehearse(old, overlays), rehearse(new, overlays)
+            same, differ = compare(*trees, renamed)
+            for side, tree in zip(("before", "after"), trees, strict=True) if a.keep else ():
+                shutil.copytree(tree, a.keep / side, dirs_exist_ok=True)
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
                            check=False)

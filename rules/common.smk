@@ -11,6 +11,7 @@ from wattzip.model import layout
 from wattzip.model.lookups import RuleLookups
 from wattzip.model.study import Study
 from wattzip.model.testbed import FACTORS
+from wattzip.report.appendix import APPENDIX_FORMAT
 from wattzip.report.macros import MACROS_FORMAT
 from wattzip.report.tables import CELLS_FORMAT
 

@@ -37,6 +37,7 @@ rule appendix:
         "../envs/wattzip.yaml"
     params:
         configfiles=[os.path.relpath(str(p)) for p in workflow.overwrite_configfiles],
+        appendix_format=APPENDIX_FORMAT,
     script:
         "../scripts/appendix.py"
 

@@ -97,10 +97,14 @@ theme_wattzip <- function(base_size = 9) {
     )
 }
 
+# The words that mark what is not measured, as the Python parts say them too
+# (scripts/labels.csv is a link to wattzip/data/labels.csv).
+honesty_label <- with(fread("scripts/labels.csv", encoding = "UTF-8"), setNames(as.list(text), label))
+
 # Figures whose energy comes from the utilization model say so on themselves.
 estimated_subtitle <- function(dt) {
   if (any(dt$meter_method == "estimated", na.rm = TRUE)) {
-    "ESTIMATED energy: CPU-utilization model, no power meter"
+    honesty_label[["estimated"]]
   } else {
     NULL
   }
@@ -204,7 +208,7 @@ active_passive_plot <- function(dt, mean_col, hw_col, what, title) {
 
 # A rehearsal's tables say so in their `simulated` column: whatever is drawn or set from
 # them says SIMULATED on itself, read from the data (not from where it is written).
-simulated_label <- "SIMULATED: a rehearsal's runs, made from the study's design; nothing was measured"
+simulated_label <- honesty_label[["simulated"]]
 
 is_simulated <- function() {
   paths <- unlist(snakemake@input)

@@ -124,3 +124,11 @@ def test_the_macros_are_written_again_when_their_format_changes():
     assert rule.startswith("paper_macros:")
     assert "macros_format=MACROS_FORMAT," in rule
     assert MACROS_FORMAT >= 2 and "\\MeasuredDates" in (REPO / "paper" / "main.tex").read_text()
+
+
+def test_the_appendix_is_written_again_when_its_format_changes():
+    """Snakemake sees the appendix's script change, not wattzip.report.appendix's: the rule
+    carries APPENDIX_FORMAT, so a change of what the module writes reaches every study."""
+    rule = (REPO / "rules" / "paper.smk").read_text().split("\nrule ")[2]
+    assert rule.startswith("appendix:")
+    assert "appendix_format=APPENDIX_FORMAT," in rule.split("params:")[1]

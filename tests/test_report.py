@@ -235,3 +235,28 @@ def test_the_appendix_says_why_a_claim_of_this_studys_configuration_has_no_durat
     assert "not testable here: no ppmd runs" in items["ppmd_most_energy"]["obtained"]
     media = next(e for e in items.values() if e["overlay"] == "config/media.yaml")
     assert media["duration"] == "not run here (needs config/media.yaml)"
+
+
+def test_what_is_not_measured_is_marked_in_one_wording_from_python_and_r(tmp_path):
+    """The SIMULATED and ESTIMATED labels of the figures, the tables, the appendix and the
+    rehearsal's records are data/labels.csv's rows, which the R scripts read through
+    scripts/labels.csv: no module or script types them again."""
+    from wattzip.model import rehearsal
+    from wattzip.report import appendix, legends
+    from wattzip.resources import label
+
+    from .rscript import r_output
+
+    simulated, estimated = label("simulated"), label("estimated")
+    assert simulated.startswith("SIMULATED") and estimated.startswith("ESTIMATED")
+    assert simulated == rehearsal.SIMULATED_HOW and appendix.SIMULATED.startswith(simulated)
+    assert estimated in legends.ESTIMATED
+    shown = r_output(tmp_path, "theme.R", 'cat(simulated_label, "\\n", sep = "")\n'
+                     'cat(estimated_subtitle(data.frame(meter_method = "estimated")), "\\n", '
+                     'sep = "")')
+    assert shown.splitlines() == [simulated, estimated]
+    sources = [*REPO.glob("wattzip/**/*.py"), *REPO.glob("scripts/*.R"),
+               *REPO.glob("scripts/*.py"), REPO / "paper" / "main.tex"]
+    for path in sources:
+        text = path.read_text(encoding="utf-8")
+        assert simulated.split(": ")[1] not in text and estimated.split(": ")[1] not in text, path

@@ -108,3 +108,35 @@ def test_a_run_using_more_cpu_than_wall_time_has_no_wait_and_no_energy_no_passiv
     assert threaded["energy_passive_j"] == pytest.approx(21.0)  # over the meter's interval
     unmetered = region_fields(2.0, 1.0, None, 10.0, None)
     assert unmetered["energy_passive_j"] is None and unmetered["energy_active_j"] is None
+
+
+@pytest.mark.parametrize("order", [["ipmi", "model"], ["powercap"], ["model"]])
+def test_a_simulated_run_says_the_scope_and_method_its_meter_says(tmp_path, order):
+    """The rehearsal's runs of a meter carry that meter's own scope and method (its class:
+    meters.METERS), not a table of their own: IPMI's DCMI reading is the wall's."""
+    import yaml
+
+    from wattzip.model import rehearsal
+    from wattzip.model.study import Study
+
+    from .test_workflow import REPO, TINY
+
+    overlay = tmp_path / "meter.yaml"
+    overlay.write_text(yaml.safe_dump({"meter": {"order": order, "require_measured":
+                                                 order != ["model"]}}))
+    study = Study.from_files([REPO / "config.yaml", TINY, overlay])
+    runs = tmp_path / "runs.csv"
+    rehearsal.synthesize(study, "tiny", runs)
+    meter = meters.METERS[order[0]]
+    assert {(r["meter_source"], r["meter_scope"], r["meter_method"])
+            for r in records.read_runs_csv(runs)} == {(meter.name, meter.scope, meter.method)}
+    assert meters.METERS["ipmi"].scope == "wall"
+
+
+def test_a_meter_opened_reports_its_class_scope_where_nothing_on_the_machine_narrows_it():
+    options = meters.MeterOptions()
+    for name in ("model", "none"):
+        opened = meters.open_meter([name], options)
+        assert opened.scope == meters.METERS[name].scope != "unknown"
+        opened.start()
+        assert opened.stop().scope == opened.scope

@@ -2,8 +2,8 @@
 tables, read with importlib.resources so that an installed wattzip never needs a checkout.
 
 The workflow reaches the same files through the checkout's links (config/schema.yaml,
-paper/reference/, scripts/factors.csv), so the package, the rules and the R scripts read
-one copy.
+paper/reference/, scripts/factors.csv, scripts/labels.csv), so the package, the rules and
+the R scripts read one copy.
 """
 
 from __future__ import annotations
@@ -34,6 +34,15 @@ def factor_table() -> list[dict[str, str]]:
     (scripts/theme.R)."""
     text = (data() / "factors.csv").read_text(encoding="utf-8")
     return list(csv.DictReader(io.StringIO(text)))
+
+
+@functools.cache
+def label(name: str) -> str:
+    """The words that mark what is not measured ("simulated", "estimated"), as every
+    figure, table, note and record says them (data/labels.csv; the R scripts read the
+    same file through scripts/labels.csv)."""
+    text = (data() / "labels.csv").read_text(encoding="utf-8")
+    return {row["label"]: row["text"] for row in csv.DictReader(io.StringIO(text))}[name]
 
 
 def schema_text() -> str:

@@ -50,7 +50,7 @@ COUNT = number(1, whole=True)  # windows, repeats: at least one
 # The meter's settings under their three names: the flag, the MeterOptions field and the
 # config's key (under `meter:`; "model." for the estimated model's coefficients; None: not
 # in the config). The study's spec is written (meter_flags) and read (meter_options_of) by
-# this table alone.
+# this table alone, and the pre-flight's meter opened through both (open_configured_meter).
 METER_SETTINGS = [
     ("--interval", "interval_s", "interval_s",
      dict(type=seconds(0, above=True), default=0.1, metavar="S",
@@ -182,6 +182,14 @@ def meter_options_of(a: argparse.Namespace) -> meters.MeterOptions:
     if command:
         opts.ipmi_command = tuple(command.split())
     return opts
+
+
+def open_configured_meter(meter: dict) -> meters.Meter:
+    """The meter a testbed's `meter:` config opens (the pre-flight's), read as its jobs read
+    it: the config as their spec's meter flags, those as MeterOptions."""
+    defaults = {dest(flag): flag_value(None, kwargs) for flag, _f, _k, kwargs in METER_SETTINGS}
+    a = argparse.Namespace(**{**defaults, **meter_flags(meter)})
+    return meters.open_meter(a.meter.split(","), meter_options_of(a), a.require_measured)
 
 
 def open_meter(a: argparse.Namespace) -> meters.Meter:

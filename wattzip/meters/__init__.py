@@ -43,23 +43,6 @@ METERS: dict[str, type[Meter]] = {
 }
 
 
-def open_configured(meter: dict) -> Meter:
-    """The meter a testbed's `meter` config block asks for (order, options, requirement)."""
-    options = MeterOptions(interval_s=meter.get("interval_s", MeterOptions.interval_s),
-                           powercap_psys=bool(meter.get("psys")),
-                           wattsup_port=meter.get("wattsup_port"),
-                           trace_path=meter.get("trace_path"),
-                           trace_timezone=meter.get("trace_timezone"))
-    if meter.get("powercap_root"):
-        options.powercap_root = meter["powercap_root"]
-    if meter.get("ipmi_command"):
-        options.ipmi_command = tuple(meter["ipmi_command"].split())
-    if meter.get("model"):
-        options.model_idle_power_w = meter["model"]["idle_power_w"]
-        options.model_max_power_w = meter["model"]["max_power_w"]
-    return open_meter(list(meter["order"]), options, bool(meter.get("require_measured")))
-
-
 def probe_all(options: MeterOptions) -> dict[str, str | None]:
     return {name: cls.probe(options) for name, cls in METERS.items()}
 

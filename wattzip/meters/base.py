@@ -69,12 +69,15 @@ class Meter:
 
     name = "meter"
     method = "measured"
+    # What part of the machine its readings cover. A backend that finds it on the machine
+    # (RAPL's zones, perf's events) sets it when opened; the class's is its usual one,
+    # which a rehearsal's SIMULATED runs of this meter say.
+    scope = "unknown"
     # Shortest interval the meter can resolve (s); None for counters read on demand.
     resolution_s: float | None = None
 
     def __init__(self, options: MeterOptions):
         self.options = options
-        self.scope = "unknown"
 
     @classmethod
     def probe(cls, options: MeterOptions) -> str | None:

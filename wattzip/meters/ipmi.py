@@ -55,10 +55,10 @@ class IpmiMeter(PowerSampleMeter):
     """
 
     name = "ipmi"
+    scope = "wall"
 
     def __init__(self, options):
         super().__init__(options)
-        self.scope = "wall"
         self.resolution_s = None
 
     @classmethod

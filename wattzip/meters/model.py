@@ -34,12 +34,12 @@ class ModelMeter(CounterMeter):
     """
 
     name = "model"
+    scope = "wall (CPU-utilization model)"
     method = "estimated"
 
     def __init__(self, options):
         super().__init__(options)
         self.require_usable()
-        self.scope = "wall (CPU-utilization model)"
         self.model = coefficients.configured(options.model_idle_power_w,
                                              options.model_max_power_w,
                                              cpuinfo=options.cpuinfo)

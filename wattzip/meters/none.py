@@ -9,11 +9,8 @@ from wattzip.meters.base import Meter, Reading
 
 class NoMeter(Meter):
     name = "none"
+    scope = "none (time only)"
     method = "none"
-
-    def __init__(self, options):
-        super().__init__(options)
-        self.scope = "none (time only)"
 
     @classmethod
     def probe(cls, options):

@@ -52,6 +52,7 @@ def parse_perf_stat(text: str, events: tuple[str, ...]) -> float:
 
 class PerfMeter(Meter):
     name = "perf"
+    scope = "package+dram"
     events = ("power/energy-pkg/", "power/energy-ram/")
 
     def __init__(self, options):

@@ -95,6 +95,7 @@ def discover_rapl_zones(root: str, psys: bool = False) -> tuple[list[RaplZone], 
 
 class PowercapMeter(CounterMeter):
     name = "powercap"
+    scope = "package+dram"
     # A wrap is undone only if no two happen between reads; this many reads
     # per shortest wrap period leaves a wide margin.
     assumed_max_power_w = 1000.0

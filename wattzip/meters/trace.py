@@ -75,11 +75,11 @@ class TraceMeter(Meter):
     """
 
     name = "trace"
+    scope = "wall"
 
     def __init__(self, options):
         super().__init__(options)
         self.require_usable()
-        self.scope = "wall"
 
     @classmethod
     def probe(cls, options):

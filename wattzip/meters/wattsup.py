@@ -29,6 +29,7 @@ class WattsUpMeter(PowerSampleMeter):
     """
 
     name = "wattsup"
+    scope = "wall"
 
     def __init__(self, options):
         super().__init__(options)
@@ -36,7 +37,6 @@ class WattsUpMeter(PowerSampleMeter):
 
         if not options.wattsup_port:
             raise MeterError("wattsup: no serial port configured (meter.wattsup_port)")
-        self.scope = "wall"
         self.resolution_s = options.wattsup_interval_s
         self._port = None  # opened by start(), under the machine's lock
         self._reader: threading.Thread | None = None

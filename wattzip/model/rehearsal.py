@@ -31,20 +31,19 @@ from wattzip.analysis import stopping
 from wattzip.machine import system
 from wattzip.measure import crosscheck
 from wattzip.measure.interleaving import with_shared_plain
-from wattzip.meters import coefficients
+from wattzip.meters import METERS, coefficients
 from wattzip.model import checks
 from wattzip.model.jobs import Job
 from wattzip.model.study import Study
+from wattzip.resources import label
 from wattzip.workload import codec_registry
 
 THREADS = 4  # the simulated testbed's hardware threads
 DISK_READ_MB_S, DISK_WRITE_MB_S = 400.0, 300.0  # its disk, where no bandwidth is emulated
 NOISE_CV = 0.03
-SCOPES = {"powercap": "package+dram", "perf": "package+dram", "ipmi": "platform",
-          "wattsup": "wall", "trace": "wall", "model": "wall (CPU-utilization model)"}
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 CODEC_OPS = ("compress-write", "decompress-read")
-SIMULATED_HOW = "SIMULATED by the rehearsal (wattzip.model.rehearsal): nothing was measured"
+SIMULATED_HOW = label("simulated")  # every run's note and the idle calibration's
 
 
 def codec_models() -> dict[str, dict]:
@@ -139,8 +138,8 @@ class Simulator:
             "sys_s": 0.1 * cpu_s, "cpu_busy_s": cpu_s,
             **run_record.region_fields(elapsed, cpu_s, energy, self.idle_w, elapsed),
             "meter_source": self.meter,
-            "meter_scope": SCOPES.get(self.meter, "wall"),
-            "meter_method": "estimated" if self.meter == "model" else "measured",
+            "meter_scope": METERS[self.meter].scope,
+            "meter_method": METERS[self.meter].method,
             "meter_identity": {"source": self.meter, "simulated": True},
             "meter_id": "simulated", "samples": max(int(elapsed / 0.1), 1),
             "output_bytes": o["output_bytes"], "verified": True,
@@ -253,8 +252,8 @@ def _add_traces(study: Study, out: Path, runs: list[dict], sim: Simulator) -> No
 def _side_files(study: Study, testbed: str, out: Path, runs: list[dict],
                 sim: Simulator) -> dict[str, str]:
     t = study.testbeds[testbed]
-    meter = {"source": sim.meter, "scope": SCOPES.get(sim.meter, "wall"),
-             "method": "estimated" if sim.meter == "model" else "measured"}
+    meter = {"source": sim.meter, "scope": METERS[sim.meter].scope,
+             "method": METERS[sim.meter].method}
     provenance = {
         "testbed": testbed, "description": t.description, "simulated": True,
         "hostname": "SIMULATED", "cpu_model": "SIMULATED testbed", "cpu_count": THREADS,

@@ -19,9 +19,13 @@ from wattzip.model.config import study_files
 from wattzip.model.study import Study
 from wattzip.report.passages import claim_mark
 from wattzip.report.tables import rows
+from wattzip.resources import label
 
-SIMULATED = ("SIMULATED: a rehearsal's runs, synthesised from the study's design; nothing "
-             "here was measured.")
+SIMULATED = label("simulated") + "."
+# The format of the appendix (the rule appendix, through its params): raised when what
+# it writes changes, so the workflow writes every study's appendix again after an
+# upgrade (Snakemake sees its script change, not this module's).
+APPENDIX_FORMAT = 1
 
 
 def analysis_options(configfiles: list[str]) -> AnalysisOptions:
@@ -97,7 +101,7 @@ def latex(items: list[dict], simulated: bool) -> str:
            "Generated from the claims registry and the runs. For each claim: its source, "
            "the command that reruns its experiment, the command that decides it again from "
            "the runs, its duration here, and the original and obtained results."
-           + (f" \\textbf{{{SIMULATED}}}" if simulated else ""),
+           + (f" \\textbf{{{tex(SIMULATED)}}}" if simulated else ""),
            "\\begin{description}"]
     for e in items:
         out += [f"\\item[{tex(e['id'])}] {tex(e['claim'])} ({tex(e['source'])}).\\\\",

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from wattzip.analysis.robustness import MODEL_DEPENDENT_TEX
 from wattzip.latex import tex
+from wattzip.resources import label
 
 ESTIMATED_VERDICT_TEX = r"$^{\ast}$"  # a claim's verdict that rests on estimated energy
 
-ESTIMATED = r"\textbf{Energy is ESTIMATED} by the CPU-utilization model (no power meter)."
+ESTIMATED = rf"\textbf{{{tex(label('estimated'))}}}."  # the figures' subtitle's words
 MODEL_DEPENDENT = (rf"{MODEL_DEPENDENT_TEX}: decided otherwise at the coefficient table's "
                    "other extreme (depends on the model).")
-ESTIMATED_VERDICT = (rf"{ESTIMATED_VERDICT_TEX} The verdict rests on ESTIMATED energy "
-                     "(CPU-utilization model, no power meter); decided again at the "
-                     "coefficient table's extremes, it is robust to the model or depends on "
-                     "it.")
+ESTIMATED_VERDICT = (rf"{ESTIMATED_VERDICT_TEX} The verdict rests on "
+                     rf"{tex(label('estimated'))}. Decided again at the coefficient table's "
+                     "extremes, it is robust to the model or depends on it.")
 
 
 def breakeven_marks(levels_tex: str) -> str:
