@@ -91,6 +91,8 @@ def t_ppf(p: float, df: float) -> float:
 
 PAPER_CONFIDENCE = 0.95
 """SYSTOR '09's level: its repeat rule's interval, and every figure's error bars."""
+PAPER_CI_TARGET = 0.05
+"""SYSTOR '09's precision target: each interval's half-width within 5% of its mean."""
 
 
 def half_width(xs: Sequence[float], confidence: float = PAPER_CONFIDENCE) -> float:
@@ -147,7 +149,7 @@ class Interval:
 
 
 def welch_interval(terms: Sequence[tuple[float, Sequence[float]]],
-                   confidence: float = 0.95) -> Interval:
+                   confidence: float = PAPER_CONFIDENCE) -> Interval:
     """Interval of sum(coef * mean(values)) over independent groups (Welch-Satterthwaite).
 
     A difference of two operations' means (dw = M_c - M_w) or the energy saving
@@ -213,7 +215,7 @@ def least_squares_predict(x_train, y_train, x_test) -> list[float]:
 
 
 def fieller(dw: Sequence[float] | tuple, dr: Sequence[float] | tuple,
-            confidence: float = 0.95) -> tuple[float, float] | None:
+            confidence: float = PAPER_CONFIDENCE) -> tuple[float, float] | None:
     """Fieller's interval for the ratio dw / dr of two independent estimates.
 
     `dw` and `dr` are (estimate, variance, degrees of freedom). Returns (lo, hi), or

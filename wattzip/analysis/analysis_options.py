@@ -13,19 +13,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wattzip.stats import PAPER_CONFIDENCE
+from wattzip.resources import schema_default
+from wattzip.stats import PAPER_CI_TARGET, PAPER_CONFIDENCE
 
 
 @dataclass(frozen=True)
 class AnalysisOptions:
     confidence: float = PAPER_CONFIDENCE  # overall, 1 - alpha; the summary's half-widths too
-    margin: float = 0.02  # a verdict's negligible band, a share of its baseline
-    reads_per_write: float = 1.0  # the workload a verdict is about
+    # A verdict's negligible band (a share of its baseline) and the workload it is about:
+    # the schema's defaults, as the command line's.
+    margin: float = schema_default("verdict.margin")
+    reads_per_write: float = float(schema_default("verdict.reads_per_write"))
     looks: int = 0  # the verdict design's planned looks (0: the paper's design)
-    ci_target: float = 0.05  # the repeat rule's half-width, a share of the mean
+    ci_target: float = PAPER_CI_TARGET  # the repeat rule's half-width, a share of the mean
     # The smallest saving worth reporting, a share of the baseline: an undecided verdict
     # says whether it could have seen one (wattzip.analysis.power).
-    effect: float = 0.05
+    effect: float = schema_default("verdict.effect")
     # The moderated design: each verdict's arms moderated by the priors its job fitted
     # over the study's cells (wattzip.analysis.moderated); with `looks` (its planned looks).
     moderated: bool = False

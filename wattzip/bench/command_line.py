@@ -14,6 +14,8 @@ from wattzip.bench.loop import Bench, Plan
 from wattzip.bench.progress import BenchProgress
 from wattzip.errors import WattzipError
 from wattzip.measure import flags
+from wattzip.resources import schema_default
+from wattzip.stats import PAPER_CONFIDENCE
 
 DEFAULT_LOOKS = "3,5,8,13"
 SHELL_HELP = ("the shell that runs each command line, as hyperfine does (default: "
@@ -81,9 +83,11 @@ def _add_comparison_energy_export(p: argparse.ArgumentParser) -> None:
     c = p.add_argument_group("comparison")
     c.add_argument("--reference", action=Once, metavar="CMD",
                    help="the command the others are compared with (default: the first)")
-    c.add_argument("--margin", action=Once, type=float, default=0.02, metavar="SHARE",
+    c.add_argument("--margin", action=Once, type=float,
+                   default=schema_default("verdict.margin"), metavar="SHARE",
                    help="'the same' within this share of the reference (default: %(default)s)")
-    c.add_argument("--confidence", action=Once, type=float, default=0.95, metavar="LEVEL",
+    c.add_argument("--confidence", action=Once, type=float, default=PAPER_CONFIDENCE,
+                   metavar="LEVEL",
                    help="of every interval and verdict, over all looks (default: %(default)s)")
     c.add_argument("--until-decided", action="store_true",
                    help="run the commands interleaved and stop at the first planned look "

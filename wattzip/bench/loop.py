@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from wattzip import stats
 from wattzip.analysis.stopping import outliers
 from wattzip.analysis.verdicts import look_confidence
 from wattzip.bench import summary
@@ -28,6 +29,7 @@ from wattzip.bench.progress import BenchProgress
 from wattzip.errors import MeterError, WattzipError
 from wattzip.measure import runner
 from wattzip.meters import Meter
+from wattzip.resources import schema_default
 
 # hyperfine's rule without --runs: enough runs for about 3 s, at least --min-runs.
 TARGET_SECONDS = 3.0
@@ -50,8 +52,8 @@ class Plan:
     ignore_failure: bool = False
     drop_caches: bool = False
     looks: tuple[int, ...] | None = None  # --until-decided
-    margin: float = 0.02
-    confidence: float = 0.95
+    margin: float = schema_default("verdict.margin")
+    confidence: float = stats.PAPER_CONFIDENCE
     reference: int = 0
     idle_power_w: float | None = None
 

@@ -49,7 +49,7 @@ def _mean_power(runs: list[dict]) -> float | None:
     return sum(e for e, _ in pairs) / sum(t for _, t in pairs) if pairs else None
 
 
-def summarize(command, runs: list[dict], confidence: float = 0.95,
+def summarize(command, runs: list[dict], confidence: float = stats.PAPER_CONFIDENCE,
               flagged: Iterable[int] = ()) -> dict:
     """One command's result: hyperfine's fields (command, mean, stddev, median, user,
     system, min, max, times, exit_codes, parameters) and the energy beside them; the

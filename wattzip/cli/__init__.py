@@ -11,6 +11,7 @@ from wattzip.cli import commands
 from wattzip.errors import WattzipError
 from wattzip.measure import flags, runner
 from wattzip.resources import schema_default
+from wattzip.stats import PAPER_CI_TARGET
 
 REFERENCE_HELP = ("a folder of the original papers' tables and claims.yaml (default: the "
                   "copy the package ships)")
@@ -36,7 +37,7 @@ def add_analysis_options(s) -> None:
                    help="the verdict design's number of planned looks: each verdict at "
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
-    s.add_argument("--ci-target", type=CI_TARGET, default=0.05)
+    s.add_argument("--ci-target", type=CI_TARGET, default=PAPER_CI_TARGET)
     s.add_argument("--effect", type=flags.number(0), default=schema_default("verdict.effect"),
                    help="the smallest saving worth reporting, a share of the baseline: an "
                         "undecided cell says whether it could have seen one (default: "
@@ -159,7 +160,7 @@ def _add_job(sub) -> None:
     s.add_argument("--idle-power", type=flags.WATTS)
     s.add_argument("--min-repeats", type=flags.COUNT, default=3)
     s.add_argument("--max-repeats", type=flags.COUNT, default=10)
-    s.add_argument("--ci-target", type=CI_TARGET, default=0.05)
+    s.add_argument("--ci-target", type=CI_TARGET, default=PAPER_CI_TARGET)
     _add_design_options(s)
     s.add_argument("--copies", type=flags.COUNT, default=1,
                    help="copies compressed at once (at least 1)")

@@ -45,7 +45,7 @@ from wattzip.measure.staging import (
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
 from wattzip.run_record import RunRecord, codec_fields, count_failed, in_effect_fields
-from wattzip.stats import relative_half_width
+from wattzip.stats import PAPER_CONFIDENCE, relative_half_width
 from wattzip.workload import codec_registry
 
 MAX_CONSECUTIVE_FAILURES = 2
@@ -247,7 +247,7 @@ def _summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) 
                 f"no planned look ({', '.join(map(str, job.looks.looks))}): see the "
                 "failures above")
     elif not met:
-        log(f"{job.file_type}/{job.codec_name}: the 95% half-width target of "
+        log(f"{job.file_type}/{job.codec_name}: the {PAPER_CONFIDENCE:.0%} half-width target of "
             f"{job.ci_target:.0%} was not reached after {repeats_done} repeats: "
             + ", ".join(f"{k} {w:.1%}" for k, w in widths.items()))
     return {"repeats": repeats_done, "ci_met": met, "looked": job.looks is not None,
