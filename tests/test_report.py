@@ -239,8 +239,8 @@ def test_the_appendix_says_why_a_claim_of_this_studys_configuration_has_no_durat
 
 def test_what_is_not_measured_is_marked_in_one_wording_from_python_and_r(tmp_path):
     """The SIMULATED and ESTIMATED labels of the figures, the tables, the appendix and the
-    rehearsal's records are data/labels.csv's rows, which the R scripts read through
-    scripts/labels.csv: no module or script types them again."""
+    rehearsal's provenance and idle calibration are data/labels.csv's rows, which the R
+    scripts read through scripts/labels.csv: no module or script types them again."""
     from wattzip.model import rehearsal
     from wattzip.report import appendix, legends
     from wattzip.resources import label

@@ -43,7 +43,7 @@ DISK_READ_MB_S, DISK_WRITE_MB_S = 400.0, 300.0  # its disk, where no bandwidth i
 NOISE_CV = 0.03
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 CODEC_OPS = ("compress-write", "decompress-read")
-SIMULATED_HOW = label("simulated")  # every run's note and the idle calibration's
+SIMULATED_HOW = label("simulated")  # the provenance's note, the idle calibration's stop
 
 
 def codec_models() -> dict[str, dict]:
