@@ -12,6 +12,7 @@ rule settings_table:
     conda:
         "../envs/wattzip.yaml"
     params:
+        code=REPORT_CODE,
         rows=RULES.settings_rows,
     script:
         "../scripts/settings_table.py"
@@ -31,10 +32,10 @@ rule analyze:
     conda:
         "../envs/wattzip.yaml"
     params:
+        code=REPORT_CODE,
         settings=RULES.settings_flag,
         stage=RULES.stage_flag,
         options=STUDY.analysis_options.flags(),
-        tables_format=layout.ANALYSIS_TABLES_FORMAT,
     shell:
         "wattzip analyze {input.runs:q} {params.settings} --out {wildcards.root:q}/{wildcards.testbed:q} "
         "--expect {params.stage} --testbed {wildcards.testbed:q} --reference paper/reference "

@@ -11,9 +11,6 @@ from wattzip.model import layout
 from wattzip.model.lookups import RuleLookups
 from wattzip.model.study import Study
 from wattzip.model.testbed import FACTORS
-from wattzip.report.appendix import APPENDIX_FORMAT
-from wattzip.report.macros import MACROS_FORMAT
-from wattzip.report.tables import CELLS_FORMAT
 
 STUDY = Study.from_config(config)
 TESTBEDS = STUDY.testbeds
@@ -29,6 +26,7 @@ DUTY_CODECS = list(DUTY.codecs) if DUTY else []
 CROSSCHECK = STUDY.crosscheck
 ANALYSIS_TABLES = layout.ANALYSIS_TABLES
 REFERENCE_FILES = sorted(glob.glob("paper/reference/*.csv"))
+REPORT_CODE = layout.report_code(workflow.basedir)
 layout.warn_old_layout("results", STUDY, sys.stderr)
 
 

@@ -18,6 +18,8 @@ rule figure_per_file_type:
         kind="time|energy|et",
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/fig_{wildcards.kind}.R"
 
@@ -41,6 +43,8 @@ rule figure_of_testbed:
         kind="esav|ratio|tradeoff|levels",
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/fig_{wildcards.kind}.R"
 
@@ -62,6 +66,8 @@ rule figure_pareto:
         metric="energy|time",
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/fig_pareto.R"
 
@@ -83,6 +89,8 @@ rule figure_factor:
         factor="|".join(FACTORS),
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/fig_factor.R"
 
@@ -103,6 +111,8 @@ rule figure_bandwidth:
         "{figs}/logs/{testbed}/bandwidth.log",
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/fig_bandwidth.R"
 
@@ -125,6 +135,7 @@ rule figure_timeline:
     conda:
         "../envs/r.yaml"
     params:
+        code=REPORT_CODE,
         file_type=layout.timeline(STUDY)["file_type"],
         codecs=layout.timeline(STUDY)["codecs"],
     script:
@@ -145,5 +156,7 @@ rule figure_testbeds:
         "{figs}/logs/testbeds.log",
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/fig_testbeds.R"

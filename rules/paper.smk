@@ -16,8 +16,8 @@ rule paper_macros:
     conda:
         "../envs/wattzip.yaml"
     params:
+        code=REPORT_CODE,
         design=RULES.macro_params,
-        macros_format=MACROS_FORMAT,
     script:
         "../scripts/paper_macros.py"
 
@@ -36,8 +36,8 @@ rule appendix:
     conda:
         "../envs/wattzip.yaml"
     params:
+        code=REPORT_CODE,
         configfiles=[os.path.relpath(str(p)) for p in workflow.overwrite_configfiles],
-        appendix_format=APPENDIX_FORMAT,
     script:
         "../scripts/appendix.py"
 

@@ -13,6 +13,8 @@ rule table_of_testbed:
         table="ratios|claims|provenance",
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/table_{wildcards.table}.R"
 
@@ -30,7 +32,7 @@ rule text_cells:
     conda:
         "../envs/wattzip.yaml"
     params:
-        cells_format=CELLS_FORMAT,
+        code=REPORT_CODE,
     script:
         "../scripts/text_cells.py"
 
@@ -48,7 +50,7 @@ rule ratio_cells:
     conda:
         "../envs/wattzip.yaml"
     params:
-        cells_format=CELLS_FORMAT,
+        code=REPORT_CODE,
     script:
         "../scripts/comparison_cells.py"
 
@@ -63,6 +65,8 @@ rule reference_tex:
         "paper/generated/reference/logs/{name}.log",
     conda:
         "../envs/wattzip.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/reference_tex.py"
 
@@ -84,7 +88,7 @@ rule hpc14_cells:
     conda:
         "../envs/wattzip.yaml"
     params:
-        cells_format=CELLS_FORMAT,
+        code=REPORT_CODE,
         duty_codecs=DUTY_CODECS,
     script:
         "../scripts/hpc14_cells.py"
@@ -102,6 +106,8 @@ rule table_hpc14:
         "{root}/logs/tables/{testbed}/hpc14.log",
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/table_hpc14.R"
 
@@ -120,7 +126,7 @@ rule breakeven_cells:
     conda:
         "../envs/wattzip.yaml"
     params:
-        cells_format=CELLS_FORMAT,
+        code=REPORT_CODE,
         metrics=RULES.breakeven_original(1),
         original=RULES.breakeven_original(2),
     script:
@@ -137,6 +143,8 @@ rule table_breakeven:
         "{root}/logs/tables/{testbed}/breakeven_{original}.log",
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/table_breakeven.R"
 
@@ -157,7 +165,7 @@ rule testbed_cells:
     conda:
         "../envs/wattzip.yaml"
     params:
-        cells_format=CELLS_FORMAT,
+        code=REPORT_CODE,
     script:
         "../scripts/comparison_cells.py"
 
@@ -174,5 +182,7 @@ rule table_testbeds:
         "{root}/logs/tables/testbeds.log",
     conda:
         "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
     script:
         "../scripts/table_testbeds.R"

@@ -100,35 +100,3 @@ def test_no_r_table_composes_a_cell():
         script = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
         assert not re.search(r'sep = " / "|scriptsize\(|display_tex|cell_tex|dagger|ast\}|'
                              r"ESTIMATED\}|forall", script), name
-
-
-def test_every_cells_rule_sets_its_cells_again_when_their_format_changes():
-    """An upgrade whose cells gain a column the R tables read (CELLS_FORMAT) makes every
-    cells table again (the rules' params), rather than hand an older one to a newer R
-    script: the claims' cells without their note stopped table_claims.R."""
-    rules = (REPO / "rules" / "tables.smk").read_text().split("\nrule ")
-    makers = [r for r in rules if re.search(r'_cells\.csv"|hpc14_notes\.csv"',
-                                            r.split("output:")[-1].split("log:")[0])]
-    assert len(makers) == 5
-    for rule in makers:
-        assert "cells_format=CELLS_FORMAT," in rule, rule.split(":")[0]
-
-
-def test_the_macros_are_written_again_when_their_format_changes():
-    """The text reads \\MeasuredDates, which a macros.tex written before it lacks: the
-    rule paper_macros carries MACROS_FORMAT, so an upgrade writes every study's macros
-    again rather than stop latexmk on an undefined macro."""
-    from wattzip.report.macros import MACROS_FORMAT
-
-    rule = (REPO / "rules" / "paper.smk").read_text().split("\nrule ")[1]
-    assert rule.startswith("paper_macros:")
-    assert "macros_format=MACROS_FORMAT," in rule
-    assert MACROS_FORMAT >= 2 and "\\MeasuredDates" in (REPO / "paper" / "main.tex").read_text()
-
-
-def test_the_appendix_is_written_again_when_its_format_changes():
-    """Snakemake sees the appendix's script change, not wattzip.report.appendix's: the rule
-    carries APPENDIX_FORMAT, so a change of what the module writes reaches every study."""
-    rule = (REPO / "rules" / "paper.smk").read_text().split("\nrule ")[2]
-    assert rule.startswith("appendix:")
-    assert "appendix_format=APPENDIX_FORMAT," in rule.split("params:")[1]

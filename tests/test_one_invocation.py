@@ -4,11 +4,13 @@ checkpoint)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
 
-from .test_workflow import read_csv, snakemake
+from .test_report_code import REPORT_STAGES
+from .test_workflow import REPO, read_csv, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -40,6 +42,35 @@ def test_a_change_of_both_trees_is_made_in_one_invocation(tiny_study, tmp_path):
         made_in_one_invocation([])
     assert margins("rehearsal") == margins("results") != {0.05}
     assert runs.stat().st_mtime_ns == measured  # nothing measured again
+
+
+def planned_rules(proc) -> set[str]:
+    """The rules of a dry run's job stats."""
+    stats = (proc.stdout + proc.stderr).split("Job stats:")[1].split("total")[0]
+    return set(re.findall(r"(?m)^(\w+)\s+\d+$", stats))
+
+
+def test_a_change_of_the_report_s_code_makes_the_report_again_and_measures_nothing(tiny_study):
+    """An R file that no rule names (scripts/theme.R, which every figure and table
+    sources) is changed: every rule that turns runs into the report is planned again
+    (the rules' param layout.report_code), and none that measures or simulates runs.
+    Snakemake sees a rule's own lines only, and a fixed script left every table as the
+    old one had set it. Changed back, nothing is to be done."""
+    targets = ("runs", "claims.csv")
+    report_rules = {name for stage in REPORT_STAGES for name in re.findall(
+        r"(?m)^(?:rule|checkpoint) (\w+):", (REPO / "rules" / f"{stage}.smk").read_text())}
+    every = planned_rules(snakemake(tiny_study, "-n", "--forceall", targets=targets))
+    theme = tiny_study / "scripts" / "theme.R"
+    kept = theme.read_text()
+    try:
+        theme.write_text(kept + "# a change of no consequence\n")
+        planned = planned_rules(snakemake(tiny_study, "-n", targets=targets))
+    finally:
+        theme.write_text(kept)
+    assert planned == every & report_rules, planned ^ (every & report_rules)
+    assert {"analyze", "table_breakeven", "figure_per_file_type", "paper"} <= planned
+    proc = snakemake(tiny_study, "-n", targets=targets)
+    assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]
 
 
 def test_a_moved_study_measures_nothing_again(tiny_study, tmp_path):

@@ -49,11 +49,6 @@ from wattzip.stats import (
 )
 
 BREAKEVEN_METRICS = {"T": "elapsed_s", "E": "energy_j", "ET": "et_js"}
-# The tables' format: raised when a table gains or changes a column that a later step
-# reads (2: breakeven.csv's cell_tex; 3: summary.csv's ratios to off), so the workflow
-# makes every study's tables again (rule analyze's params) rather than hand an older table
-# to a newer script.
-TABLES_FORMAT = 3
 ESAV_MAX_N = 30
 
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import csv
 import glob
+import hashlib
 import json
 import os
+from pathlib import Path
 from typing import TextIO
 
-from wattzip.analysis.run_tables import TABLES_FORMAT
 from wattzip.model import plan, repeat_design
 from wattzip.model.study import Study
 from wattzip.workload import codec_registry
 
-ANALYSIS_TABLES_FORMAT = TABLES_FORMAT  # the analysis's, wattzip.analysis.run_tables
 ANALYSIS_TABLES = ("summary", "breakeven", "esav", "correlation", "claims", "comparison",
                    "pareto", "model_check")
 PER_FILE_TYPE_FIGURES = ("energy", "time", "et")  # not an argv: see tests/test_envs.py
@@ -33,6 +33,26 @@ BREAKEVEN_ORIGINALS = {
     "slides_laptop": ("systor09_slides_breakeven_laptop", ["E", "T"],
                       "SYSTOR '09 slides, laptop"),
 }
+
+
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def report_code(workflow_dir: str | os.PathLike, package: Path = PACKAGE) -> str:
+    """A digest of the code that turns runs into the report: every file of this package
+    (its modules and data) and of the workflow's scripts/. The rules from the analysis to
+    the text carry it as a param, so any change to that code makes the study's tables,
+    figures and text again, and no cell is left as older code set it: Snakemake sees a
+    rule's own lines, not the scripts it runs nor the modules they import
+    (snakemake/snakemake#2192). Measured runs carry no such param: code never measures again."""
+    digest = hashlib.sha256()
+    for root in (package, Path(workflow_dir) / "scripts"):
+        files = sorted(p for p in root.rglob("*")
+                       if p.is_file() and "__pycache__" not in p.parts)
+        for path in files:
+            name = f"{root.name}/{path.relative_to(root).as_posix()}"
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def has_hpc14(study: Study) -> bool:

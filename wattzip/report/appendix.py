@@ -22,10 +22,6 @@ from wattzip.report.tables import rows
 from wattzip.resources import label
 
 SIMULATED = label("simulated") + "."
-# The format of the appendix (the rule appendix, through its params): raised when what
-# it writes changes, so the workflow writes every study's appendix again after an
-# upgrade (Snakemake sees its script change, not this module's).
-APPENDIX_FORMAT = 1
 
 
 def analysis_options(configfiles: list[str]) -> AnalysisOptions:

@@ -21,12 +21,6 @@ from wattzip.report.tables import ReportTables
 from wattzip.run_record import count_failed
 from wattzip.units import parse_size
 
-# The format of the macros the text reads (the rule paper_macros, through its params):
-# raised when paper/main.tex reads a macro an older macros.tex lacks (2: \MeasuredDates,
-# the report's date), so the workflow writes every study's macros again after an upgrade
-# rather than hand an older macros.tex to a newer text.
-MACROS_FORMAT = 2
-
 
 def original(table: list[dict], file_type: str, codec: str, metric: str | None = None) -> str:
     """A cell of an original paper's table, as the paper printed it."""

@@ -11,13 +11,6 @@ from pathlib import Path
 from wattzip.analysis.reference import read_reference
 from wattzip.errors import RecordError
 
-# The format of the R tables' cells and notes (the rules *_cells, through their params):
-# raised when a cells table gains or changes a column the R tables read (1: the notes;
-# 2: HPC '14's captions; 3: the notes' ESTIMATED label, data/labels.csv), so the
-# workflow sets every study's cells again after an upgrade rather than hand an older
-# cells table to a newer R script.
-CELLS_FORMAT = 3
-
 
 def rows(path) -> list[dict]:
     with open(path, newline="", encoding="utf-8") as f:
