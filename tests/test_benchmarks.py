@@ -14,7 +14,7 @@ import pytest
 from wattzip.analysis.reference import read_reference
 from wattzip.resources import reference_file
 
-from .test_workflow import read_csv
+from .test_workflow import read_csv, snakemake, workflow_copy
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted(p.name for p in (REPO / "benchmarks").glob("*.py")
@@ -159,13 +159,24 @@ def own_times(out: str) -> list[float]:
                                          out, re.M)]
 
 
+DRIFT_CHECKED = """
+drift: {repeats: 3}
+factors: {bandwidth: [unlimited]}
+crosscheck: {codecs: []}
+"""
+
+
 @pytest.mark.workflow
-def test_drift_pairs_reads_the_study_s_journals(tiny_study):
-    """docs/statistics.md's command: each job's measurement (a drifted job's two)."""
-    every_run = read_csv(tiny_study / "results/tiny/tiny/runs.csv")
+def test_drift_pairs_reads_the_study_s_journals(tmp_path):
+    """docs/statistics.md's command: each job's measurement (a drifted job's two), on the
+    tiny study's one setting with the drift check on (tests/data/tiny.yaml has it off)."""
+    study = workflow_copy(tmp_path / "wf")
+    (study / "drift.yaml").write_text(DRIFT_CHECKED)
+    snakemake(study, targets=["runs.csv"], overlays=[study / "drift.yaml"])
+    every_run = read_csv(study / "results/tiny/tiny/runs.csv")
     jobs, drifted = ({(r["setting"], r["file_type"], r["codec"]) for r in every_run
                       if r["disturbed"].startswith(start)} for start in ("", "drift: "))
-    out = bench("drift_pairs.py", "--journal", tiny_study / "results/tiny/tiny/journal").stdout
+    out = bench("drift_pairs.py", "--journal", study / "results/tiny/tiny/journal").stdout
     n = len(jobs) + len(drifted)
     assert out.startswith(f"{n} measured jobs;")
     jobs_judged = r"Welch's interval \d+ of {0} .*, by them pooled with .* job read (\d+) of {0} "
