@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -38,6 +40,29 @@ def tiny_study(tmp_path_factory):
     root = workflow_copy(tmp_path_factory.mktemp("study") / "wf")
     snakemake(root)
     return root
+
+
+def pytest_sessionstart(session):
+    """What a killed earlier session of the tests left changed is undone first, as a
+    user's next command would (a dead FUSE mount of one failed mkfs.btrfs in the next).
+    Each session journals to a folder of its own that no later session reads, so the
+    folders are found by their prefix; only changes whose owner died are undone, by
+    `wattzip restore` under the machine's lock."""
+    from wattzip import machine
+    from wattzip.errors import MachineError
+
+    ours = machine.state_dir()
+    for folder in sorted(ours.parent.glob("wattzip-test-state-*")):
+        os.environ[machine.STATE_DIR_ENV] = str(folder)
+        try:
+            killed = folder != ours and machine.leftovers()
+        except MachineError:  # not root's alone: nothing in it is undone
+            killed = False
+        finally:
+            os.environ[machine.STATE_DIR_ENV] = str(ours)
+        if killed:
+            subprocess.run([sys.executable, "-m", "wattzip", "restore"], check=False,
+                           env={**os.environ, machine.STATE_DIR_ENV: str(folder)})
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -24,6 +26,7 @@ from wattzip.machine import factor_changes, factors, system, undoers
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 WATTZIP = [sys.executable, "-m", "wattzip"]
+REPO = Path(__file__).resolve().parent.parent
 
 
 def holder(code: str, ready: Path) -> subprocess.Popen:
@@ -71,6 +74,30 @@ def test_a_killed_job_s_medium_is_unmounted_and_its_loop_freed(tmp_path):
     said = restore()
     assert not mounted(target) and not loops_of(image)
     assert "undid what a killed wattzip process left" in said and str(target) in said
+
+
+def test_a_killed_test_session_s_mount_is_undone_by_the_next_session(tmp_path):
+    """The tests' own hygiene (tests/conftest.py): a session of the tests killed while its
+    medium was mounted journals to a folder of its own; the next session, started with
+    no state folder of its own yet, undoes it before any test."""
+    killed = Path(tempfile.mkdtemp(prefix="wattzip-test-state-"))
+    target = tmp_path / "target"
+    proc = holder(f"""
+        import os
+        os.environ["{machine.STATE_DIR_ENV}"] = {str(killed)!r}
+        from wattzip.machine.media import Medium
+        Medium(name="m", kind="image", path={str(target)!r}, size="16MiB").attach()
+    """, tmp_path / "ready")
+    kill(proc)
+    assert mounted(target)
+    env = {k: v for k, v in os.environ.items() if k != machine.STATE_DIR_ENV}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "--collect-only", "tests/test_layers.py"], cwd=REPO, env=env,
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert not mounted(target) and not loops_of(target.with_name("target.img")), out.stderr
+    assert "undid what a killed wattzip process left" in out.stderr
+    shutil.rmtree(killed)  # (kept if the test fails: the next session undoes it)
 
 
 def test_a_killed_job_s_scheduler_on_the_real_disk_is_restored(tmp_path):
