@@ -2,8 +2,9 @@
 # Installs what the study needs and is missing, on Debian 12 as root (or through
 # sudo): Debian packages (Python, the compressors, filesystem tools, libfuse3 for
 # the emulated disks, R with data.table and ggplot2, LaTeX, hyperfine, the kernel
-# source for the text input), then a virtual environment in the checkout, .venv,
-# holding wattzip, Snakemake and the test tools. Never a system-wide pip install.
+# source for the text input, ipmitool and perf for the IPMI and perf meters), then
+# a virtual environment in the checkout, .venv, holding wattzip, Snakemake and the
+# test tools. Never a system-wide pip install.
 # Run again, it checks and changes nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -11,7 +12,7 @@ cd "$(dirname "$0")"
 debs=(
   python3 python3-venv git
   gzip lzop bzip2 ncompress 7zip zstd lz4 xz-utils brotli pigz pbzip2 lbzip2
-  hyperfine linux-source-6.1 ipmitool
+  hyperfine linux-source-6.1 ipmitool linux-perf
   e2fsprogs xfsprogs btrfs-progs btrfs-compsize mount util-linux kmod libfuse3-3 fuse3
   r-base-core r-cran-data.table r-cran-ggplot2
   latexmk texlive-latex-base texlive-latex-recommended texlive-fonts-recommended
