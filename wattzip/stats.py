@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 
 def mean(xs: Sequence[float]) -> float:
@@ -146,6 +147,17 @@ class Interval:
 
     def excludes_zero(self) -> bool:
         return self.lo > 0 or self.hi < 0
+
+
+def fisher_r_interval(r: float, n: int, confidence: float) -> tuple[float, float] | None:
+    """Fisher's z interval of a correlation over n pairs (z = atanh r, se 1/sqrt(n - 3),
+    two-sided at `confidence`): None with three pairs or fewer, which decide nothing."""
+    if n <= 3:
+        return None
+    if abs(r) >= 1:  # a perfect line: the interval shrinks to it
+        return r, r
+    half = NormalDist().inv_cdf(0.5 + confidence / 2) / math.sqrt(n - 3)
+    return math.tanh(math.atanh(r) - half), math.tanh(math.atanh(r) + half)
 
 
 def welch_interval(terms: Sequence[tuple[float, Sequence[float]]],

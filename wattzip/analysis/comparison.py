@@ -41,7 +41,9 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
         original = parse_display(row["display"])
         return {"metric": row["metric"], "original_value": original.value,
                 "reproduced_display": mine["display"], "reproduced_value": mine["value"],
-                "lo": mine["lo"], "hi": mine["hi"], "same_kind": original.kind == mine["kind"],
+                "lo": mine["lo"], "hi": mine["hi"],
+                # An undecided cell's kind is a point estimate: no agreement to state.
+                "same_kind": original.kind == mine["kind"] if mine["decided"] else "",
                 "estimated": mine["estimated"]}
 
     out: list[dict] = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from wattzip.analysis.analysis_options import percent
 from wattzip.analysis.breakeven import parse_display
 from wattzip.analysis.claims.evidence import (
     Evidence,
@@ -13,10 +14,13 @@ from wattzip.analysis.claims.evidence import (
     _cell_name,
     _fmt,
     _needs,
+    _sign,
     _unmeasured,
     factor_settings,
 )
 from wattzip.analysis.claims.registry import Claim, Outcome, check
+from wattzip.analysis.ratio_to_off import against
+from wattzip.stats import fisher_r_interval
 
 # --- break-even claims (SYSTOR '09 Table 4) -------------------------------------------
 
@@ -182,17 +186,31 @@ def slow_disk_text_time(claim, ev):
 
 @check("energy_time_linear")
 def energy_time_linear(claim, ev):
+    """Holds when every file type's R is decidedly above r_min (Fisher's interval), refuted
+    when one is decidedly below it."""
     rs = [c for c in ev.in_setting(ev.correlation) if c["file_type"] != "all"]
     usable = [c for c in rs if c["r"] is not None and not math.isnan(c["r"])]
     if not usable or len(usable) < len(rs):
         return Outcome(None, why="R is undefined (fewer than 3 runs, or no spread in time or "
                                  "energy) for " + ", ".join(c["file_type"] for c in rs
                                                             if c not in usable) or "no runs")
-    r_min = claim.parameters["r_min"]
+    r_min, level = claim.parameters["r_min"], ev.options.confidence
+    bounds = {c["file_type"]: fisher_r_interval(c["r"], int(c["n"]), level) for c in usable}
+    above = [f for f, b in bounds.items() if b and b[0] > r_min]
+    below = [f for f, b in bounds.items() if b and b[1] < r_min]
+    # n counts a file type's runs of every codec and operation, pooled: the interval
+    # treats them as one sample, so its level is nominal.
     note = (" (the model derives energy from CPU time, so a high R is partly by construction)"
             if ev.estimated() else "")
-    return Outcome(all(c["r"] > r_min for c in usable),
-                   "; ".join(f"{c['file_type']} R={c['r']:.4f}" for c in usable) + note,
+    evidence = ("; ".join(f"{c['file_type']} R={c['r']:.4f} " + (
+        f"[{b[0]:.4f}, {b[1]:.4f}]" if (b := bounds[c["file_type"]]) else "[no interval]")
+        for c in usable) + f" (Fisher's z {percent(level)}% interval over each file type's "
+        "runs of every codec and operation)" + note)
+    ok = False if below else True if len(above) == len(usable) else None
+    open_ = [f for f in bounds if f not in above + below]
+    return Outcome(ok, evidence, why=f"the intervals of R straddle {r_min:g} (or rest on "
+                   "3 runs or fewer) for " + ", ".join(open_), undecided=[
+                       f"{f} R could be above or below {r_min:g}" for f in open_],
                    rests_on=[f"{c['file_type']}: {c['n']} runs" for c in usable])
 
 
@@ -213,34 +231,47 @@ def ppmd_best_ratio(claim, ev):
                    rests_on=[f"text compress-write of {len(cw)} codecs"])
 
 
-def _decided_top(ev, rows: dict[str, dict], op: str, metric: str, lowest=False):
-    """(the codec with the highest mean, or the lowest, and whether it beats the runner-up
-    at 95%): with no runner-up, nothing is decided."""
-    order = sorted(rows, key=lambda c: rows[c][f"mean_{metric}"], reverse=not lowest)
-    if len(order) < 2:
-        return order[0] if order else None, False
-    gap = ev.difference(("text", order[0], op), ("text", order[1], op), metric)
-    return order[0], (gap.lo > 0) if not lowest else (gap.hi < 0)
+def _ppmd_leads(ev, rows: dict[str, dict], op: str) -> bool | None:
+    """True when ppmd's mean energy on text is decidedly above every other codec's, False
+    when another's is decidedly above ppmd's; with no other codec, nothing is decided."""
+    signs = [_sign(ev.difference(("text", "ppmd", op), ("text", c, op)))
+             for c in rows if c != "ppmd"]
+    return False if -1 in signs else True if signs and all(s == 1 for s in signs) else None
+
+
+def _alike(ev, factor: float) -> tuple[bool | None, str]:
+    """Whether ppmd's decompress-read energy is within `factor` of its compress-write's both
+    ways, by Fieller's interval of the ratio of the means (an unbounded one decides nothing),
+    and the ratio as the evidence states it."""
+    ratio, lo, hi = against(ev.values("text", "ppmd", "decompress-read"),
+                            ev.values("text", "ppmd", "compress-write"), ev.options.confidence)
+    alike = (True if 1 / factor <= lo and hi <= factor
+             else False if hi < 1 / factor or lo > factor else None)
+    shown = (f"[{lo:.2f}, {hi:.2f}]" if math.isfinite(lo) and math.isfinite(hi)
+             else "unbounded" if math.isinf(lo) else "none (fewer than two runs)")
+    return alike, (f"ppmd E_d/E_c = {ratio:.2f}, Fieller's {percent(ev.options.confidence)}% "
+                   f"interval {shown} (alike: {1 / factor:g} to {factor:g})")
 
 
 @check("ppmd_most_energy")
 def ppmd_most_energy(claim, ev):
+    """Holds when ppmd's energy is decidedly the highest in compress-write and in
+    decompress-read and the ratio's interval lies within the alike band; refuted when a
+    part is decided against it."""
     cw, dr = _text_rows(ev, "compress-write"), _text_rows(ev, "decompress-read")
     if "ppmd" not in cw or "ppmd" not in dr:
         return _needs(claim, "ppmd on text")
-    top_c, sure_c = _decided_top(ev, cw, "compress-write", "energy_j")
-    top_d, sure_d = _decided_top(ev, dr, "decompress-read", "energy_j")
-    ratio = dr["ppmd"]["mean_energy_j"] / cw["ppmd"]["mean_energy_j"]
-    alike = 1 / claim.parameters["alike_factor"] <= ratio <= claim.parameters["alike_factor"]
-    evidence = (f"most energy: compress-write {top_c}, decompress-read {top_d}; ppmd "
-                f"E_d/E_c = {ratio:.2f}")
-    if top_c == top_d == "ppmd" and alike:
-        return Outcome(True if sure_c and sure_d else None, evidence,
-                       why="ppmd's lead over the runner-up is within the intervals",
-                       rests_on=["text compress-write and decompress-read"])
-    if (top_c != "ppmd" and sure_c) or (top_d != "ppmd" and sure_d) or not alike:
-        return Outcome(False, evidence, rests_on=["text compress-write and decompress-read"])
-    return Outcome(None, evidence, why="the leader is within the intervals of the runner-up")
+    parts = {"ppmd's lead in compress-write": _ppmd_leads(ev, cw, "compress-write"),
+             "ppmd's lead in decompress-read": _ppmd_leads(ev, dr, "decompress-read")}
+    alike, ratio = _alike(ev, claim.parameters["alike_factor"])
+    parts["whether ppmd's decompression and compression energies are alike"] = alike
+    top_c = max(cw, key=lambda c: cw[c]["mean_energy_j"])
+    top_d = max(dr, key=lambda c: dr[c]["mean_energy_j"])
+    open_ = [name for name, part in parts.items() if part is None]
+    return Outcome(_all_of(list(parts.values()), []),
+                   f"most energy: compress-write {top_c}, decompress-read {top_d}; {ratio}",
+                   why="the intervals cannot decide " + "; ".join(open_), undecided=open_,
+                   rests_on=["text compress-write and decompress-read"])
 
 
 @check("cr_order_table3")
@@ -271,20 +302,32 @@ def cr_order_table3(claim, ev):
                    rests_on=[f"text compress-write of {len(order)} codecs"])
 
 
+def _could_be_lowest(ev, rows: dict[str, dict], metric: str) -> tuple[str, list[str]]:
+    """The codec of the lowest mean text compress-write `metric`, and every codec that could
+    be the lowest: it and those whose interval of the difference to it reaches zero."""
+    lowest = min(rows, key=lambda c: rows[c][f"mean_{metric}"])
+    return lowest, [c for c in rows if c == lowest or ev.difference(
+        ("text", c, "compress-write"), ("text", lowest, "compress-write"), metric).lo <= 0]
+
+
 @check("fastest_most_efficient")
 def fastest_most_efficient(claim, ev):
+    """Holds when one codec alone could be the fastest and it alone could use the least
+    energy; refuted when no codec that could be the fastest could use the least."""
     cw = _text_rows(ev, "compress-write")
     if len(cw) < 2:
         return _needs(claim, "two or more codecs on text")
-    fastest = min(cw, key=lambda c: cw[c]["mean_elapsed_s"])
-    thriftiest = min(cw, key=lambda c: cw[c]["mean_energy_j"])
-    evidence = f"text compress-write: fastest {fastest}, least energy {thriftiest}"
-    if fastest == thriftiest:
-        return Outcome(True, evidence, rests_on=[f"text compress-write of {len(cw)} codecs"])
-    gap = ev.difference(("text", fastest, "compress-write"),
-                        ("text", thriftiest, "compress-write"))
-    if gap.lo > 0:
-        return Outcome(False, evidence, rests_on=[f"text compress-write of {len(cw)} codecs"])
-    return Outcome(None, evidence, why=f"{fastest} and {thriftiest} use energies the "
-                                       "intervals cannot tell apart",
-                   undecided=[f"{fastest} vs {thriftiest}"])
+    fastest, could_be_fastest = _could_be_lowest(ev, cw, "elapsed_s")
+    thriftiest, could_be_thriftiest = _could_be_lowest(ev, cw, "energy_j")
+    evidence = (f"text compress-write: fastest {fastest} (could be: "
+                f"{', '.join(could_be_fastest)}), least energy {thriftiest} (could be: "
+                f"{', '.join(could_be_thriftiest)})")
+    rests_on = [f"text compress-write of {len(cw)} codecs"]
+    if could_be_fastest == could_be_thriftiest == [fastest]:
+        return Outcome(True, evidence, rests_on=rests_on)
+    if not set(could_be_fastest) & set(could_be_thriftiest):
+        return Outcome(False, evidence, rests_on=rests_on)
+    open_ = [f"could be the fastest: {', '.join(could_be_fastest)}",
+             f"could use the least energy: {', '.join(could_be_thriftiest)}"]
+    return Outcome(None, evidence, why="the intervals cannot separate them: "
+                   + "; ".join(open_), undecided=open_, rests_on=rests_on)

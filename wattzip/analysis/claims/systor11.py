@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
+from wattzip.analysis.analysis_options import percent
 from wattzip.analysis.claims.evidence import (
     _all_of,
     _needs,
@@ -150,14 +152,15 @@ def _compare(ev, a: str, b: str, op: str = "compress-write",
 def _equivalent(ev, a: str, b: str, within: float) -> list[bool | None]:
     """Per compress-write cell measured in both settings: True when the interval of a's
     mean energy minus b's lies within +-`within` of b's mean (equivalent), False when it
-    excludes zero (they differ), None when it decides neither."""
+    lies wholly outside that bound (they differ by more), None when it straddles the bound.
+    An interval that merely excludes zero is a difference smaller than the claim allows."""
     out = []
     for f, c in _paired_cells(ev, a, b):
         iv = ev.difference((f, c, "compress-write"), (f, c, "compress-write"),
                            setting_a=a, setting_b=b)
         bound = within * mean(ev.values(f, c, "compress-write", setting=b))
         out.append(True if -bound < iv.lo and iv.hi < bound
-                   else False if _sign(iv) is not None else None)
+                   else False if iv.lo > bound or iv.hi < -bound else None)
     return out
 
 
@@ -193,17 +196,20 @@ def io_scheduler_effect(claim, ev):
     apart = [sign for d in different for s in similar for sign in _compare(ev, by[d], by[s])]
     differ, open_ = sum(s is not None for s in apart), apart.count(None)
     evidence = (f"{similar[0]} vs {similar[1]}: {same.count(True)} of {len(same)} cells "
-                f"within {within:.0%}, {same.count(False)} differ; {', '.join(different)} vs "
-                f"{', '.join(similar)}: {differ} of {len(apart)} differ")
+                f"within {within:.0%}, {same.count(False)} beyond it; "
+                f"{', '.join(different)} vs {', '.join(similar)}: {differ} of {len(apart)} "
+                "differ")
     if not same or not apart:
         return Outcome(None, evidence, why="no cell measured under both schedulers")
-    # Similar: every cell shown equivalent (an undecided cell is not evidence of
-    # similarity); different: at least half of the cells differ.
+    # Similar: every cell's interval within the bound (an undecided cell is not evidence
+    # of similarity), refuted by one wholly beyond it; different: at least half of the
+    # cells' intervals exclude zero.
     alike = False if False in same else None if None in same else True
     distinct = (True if differ >= len(apart) / 2
                 else False if differ + open_ < len(apart) / 2 else None)
     return Outcome(_all_of([alike, distinct], []), evidence,
-                   why="some cells are neither shown equivalent nor different")
+                   why=f"some cells' intervals straddle the {within:.0%} bound, or cannot "
+                   f"tell {', '.join(different)} from the others")
 
 
 @check("media_faster_less_energy")
@@ -262,8 +268,9 @@ def _level(run: dict) -> float:
         return 0.0
 
 
-def sysid_fits(runs: list[dict]) -> dict[str, float] | None:
-    """Held-out fit % of one linear model on the labels, and of a model per mode.
+def _sysid_predictions(runs: list[dict]) -> dict[str, tuple[list, list, list]] | None:
+    """Per output (energy, performance): the held-out runs' values, one linear model's
+    predictions of them on the labels, and a model per mode's.
 
     Compress-write runs (and plain-write as algorithm NONE) are split by repeat
     into two halves of the same size: odd repeats fit, even repeats test. A
@@ -279,42 +286,96 @@ def sysid_fits(runs: list[dict]) -> dict[str, float] | None:
         return None
     x_all, _ = _design(train + test)
     x_train, x_test = x_all[:len(train)], x_all[len(train):]
-    fits = {}
+    out = {}
     for output, get in (("energy", lambda r: r["energy_j"]),
                         ("performance", lambda r: 1 / r["elapsed_s"])):
         y_train, y_test = [get(r) for r in train], [get(r) for r in test]
-        fits[f"linear_{output}"] = fit_percent(y_test, least_squares_predict(
-            x_train, y_train, x_test))
-        predicted = []
+        per_mode = []
         for r in test:
             mode = [(i, t) for i, t in enumerate(train)
                     if (t["tool"], t["file_type"]) == (r["tool"], r["file_type"])]
             if not mode:
-                predicted.append(mean(y_train))
+                per_mode.append(mean(y_train))
                 continue
             xs = [[1.0, _level(t)] for _, t in mode]
             ys = [y_train[i] for i, _ in mode]
-            predicted.append(least_squares_predict(xs, ys, [[1.0, _level(r)]])[0])
-        fits[f"per_mode_{output}"] = fit_percent(y_test, predicted)
-    return fits
+            per_mode.append(least_squares_predict(xs, ys, [[1.0, _level(r)]])[0])
+        out[output] = (y_test, least_squares_predict(x_train, y_train, x_test), per_mode)
+    return out
+
+
+def sysid_fits(runs: list[dict]) -> dict[str, float] | None:
+    """Held-out fit % of one linear model on the labels, and of a model per mode."""
+    predicted = _sysid_predictions(runs)
+    if predicted is None:
+        return None
+    return {f"{model}_{output}": fit_percent(y, guess)
+            for output, (y, linear, per_mode) in predicted.items()
+            for model, guess in (("linear", linear), ("per_mode", per_mode))}
+
+
+BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED = 2000, 0  # a fixed seed: a verdict is reproducible
+
+
+def _bootstrap_fits(y, linear, per_mode, confidence: float) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap intervals over the held-out runs (drawn with replacement) of the
+    linear model's fit % and of the per-mode models' fit % less it, paired on each draw.
+    The models stay as fitted: the intervals are the held-out half's sampling alone."""
+    import numpy as np
+
+    y, linear, per_mode = (np.asarray(v, float) for v in (y, linear, per_mode))
+    draws = np.random.default_rng(BOOTSTRAP_SEED).integers(
+        0, len(y), size=(BOOTSTRAP_RESAMPLES, len(y)))
+    ys = y[draws]
+    spread = np.sqrt(((ys - ys.mean(axis=1, keepdims=True)) ** 2).sum(axis=1))
+
+    def fit(guess):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 100 * (1 - np.sqrt(((ys - guess[draws]) ** 2).sum(axis=1)) / spread)
+
+    def bounds(values) -> tuple[float, float]:
+        values = values[np.isfinite(values)]  # a draw of equal values has no fit
+        tail = 50 * (1 - confidence)
+        return (tuple(float(q) for q in np.percentile(values, [tail, 100 - tail]))
+                if len(values) else (math.nan, math.nan))
+
+    with np.errstate(invalid="ignore"):  # inf - inf: a draw with no spread, left out
+        gain = fit(per_mode) - fit(linear)
+    return {"linear": bounds(fit(linear)), "gain": bounds(gain)}
 
 
 @check("sysid_linear_poor")
 def sysid_linear_poor(claim, ev):
+    """Poor: the linear model's held-out fit decidedly below fit_max_pct; better: the
+    per-mode models' decidedly above it; each for energy and performance, by percentile
+    bootstrap intervals over the held-out runs at the study's confidence."""
     runs = [r for r in ev.runs if r.get("testbed") == ev.testbed]
-    fits = sysid_fits(runs)
-    if fits is None:
+    predicted = _sysid_predictions(runs)
+    if predicted is None:
         return _needs(claim, "two or more algorithms with repeated runs")
-    limit = claim.parameters["fit_max_pct"]
-    poor = all(fits[f"linear_{o}"] < limit for o in ("energy", "performance"))
-    better = all(fits[f"per_mode_{o}"] > fits[f"linear_{o}"] for o in ("energy", "performance"))
+    limit, level = claim.parameters["fit_max_pct"], ev.options.confidence
+    parts, shown, open_ = [], [], []
+    for output, (y, linear, per_mode) in predicted.items():
+        iv = _bootstrap_fits(y, linear, per_mode, level)
+        (lo, hi), (gain_lo, gain_hi) = iv["linear"], iv["gain"]
+        poor = True if hi < limit else False if lo >= limit else None
+        better = True if gain_lo > 0 else False if gain_hi < 0 else None
+        parts += [poor, better]
+        open_ += [f"{output}: {what}" for what, part in (
+            (f"linear fit against {limit:g}%", poor), ("per mode against linear", better))
+            if part is None]
+        shown.append(f"{output} linear {fit_percent(y, linear):.0f}% [{lo:.0f}, {hi:.0f}], "
+                     f"per mode {fit_percent(y, per_mode):.0f}% (gain "
+                     f"[{gain_lo:+.0f}, {gain_hi:+.0f}])")
     # A label that takes one value here is not in the model: the claim is tested on fewer.
     labels = {"algorithm": {r["tool"] for r in runs}, "level": {_level(r) for r in runs},
               "file type": {r["file_type"] for r in runs},
               "frequency": {_governor(r) for r in runs}}
     fixed = [name for name, values in labels.items() if len(values) < 2]
-    return Outcome(poor and better, "held-out fit: linear " + ", ".join(
-        f"{o} {fits[f'linear_{o}']:.0f}%" for o in ("energy", "performance")) + "; per mode "
-        + ", ".join(f"{o} {fits[f'per_mode_{o}']:.0f}%" for o in ("energy", "performance"))
+    held_out = len(predicted["energy"][0])
+    return Outcome(
+        _all_of(parts, []), "held-out fit: " + "; ".join(shown)
+        + f" (percentile bootstrap {percent(level)}% over the {held_out} held-out runs)"
         + (f"; not varied here: {', '.join(fixed)}" if fixed else ""),
+        why="the bootstrap intervals cannot decide " + ", ".join(open_), undecided=open_,
         rests_on=[f"{len(runs)} runs, odd repeats fit, even repeats test"])
