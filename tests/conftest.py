@@ -42,6 +42,22 @@ def tiny_study(tmp_path_factory):
     return root
 
 
+
+@pytest.fixture
+def noted(monkeypatch):
+    """Each change journaled during the test, as (kind, target, whether something was at
+    the target when the journal named it): a change must be named before it is made."""
+    from wattzip import machine
+
+    seen, note = [], machine.note
+
+    def spy(kind, target, *args, **kwargs):
+        seen.append((kind, target, os.path.lexists(target)))
+        return note(kind, target, *args, **kwargs)
+
+    monkeypatch.setattr(machine, "note", spy)
+    return seen
+
 def pytest_sessionstart(session):
     """What a killed earlier session of the tests left changed is undone first, as a
     user's next command would (a dead FUSE mount of one failed mkfs.btrfs in the next).

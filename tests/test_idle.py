@@ -12,81 +12,22 @@ import subprocess
 
 import pytest
 
-from wattzip import cli, meters, records, stats
+from wattzip import cli, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
-from wattzip.machine import MachineError
 from wattzip.measure import idle, measurement
-from wattzip.meters.base import Meter, MeterOptions
 from wattzip.model.config import merge_configs
 from wattzip.model.study import Study
 from wattzip.report import macros
 from wattzip.resources import schema_default
 
+from .idle_fakes import NOISY, QUIET, FakeMeter, calibrate, journal_windows, windows_of
 from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
-
-QUIET = [40.0, 40.1, 39.9, 40.05, 39.95, 40.0, 40.1, 39.9, 40.0, 40.0]
-NOISY = [30.0, 50.0] * 5  # a half-width of about a quarter of the mean, whatever the look
-
-
-class FakeMeter(Meter):
-    name = "fake"
-    method = "measured"
-
-    def __init__(self):
-        super().__init__(MeterOptions())
-        self.scope = "wall"
-
-
-class Windows:
-    """measure_idle's stand-in: the given windows, one per call, then a kill if asked."""
-
-    def __init__(self, watts, kill_after: int | None = None):
-        self.watts, self.kill_after, self.calls = list(watts), kill_after, 0
-
-    def __call__(self, meter, count, seconds, progress=None):
-        assert count == 1  # calibrate looks after every window
-        if self.calls == self.kill_after:
-            raise KeyboardInterrupt  # the calibration killed mid-window
-        self.calls += 1
-        return meters.IdleResult([self.watts.pop(0)], meter.name, meter.scope,
-                                 meter.method, seconds)
-
-
-class Quiet:
-    """The quiet check, quiet (or busy for the windows listed)."""
-
-    busy: set[int] = set()
-
-    def __init__(self):
-        self.checks = 0
-
-    def require_quiet(self, limit, what):
-        self.checks += 1
-        if self.checks in self.busy:
-            raise MachineError(f"{what}: the machine was not idle")
-
-    def restart(self):
-        pass
 
 
 @pytest.fixture
 def windows(monkeypatch):
-    def install(watts, kill_after=None, busy=()):
-        fake = Windows(watts, kill_after)
-        monkeypatch.setattr(meters, "measure_idle", fake)
-        monkeypatch.setattr(idle, "QuietCheck", type("Busy", (Quiet,), {"busy": set(busy)}))
-        return fake
-    return install
-
-
-def calibrate(tmp_path, *, count=10, min_count=3, ci_target=0.02, journal=None, log=None,
-              drift_repeats=0):
-    return idle.calibrate(FakeMeter(), count=count, seconds=0.01, setting="s",
-                          target_dir=str(tmp_path / "target"), min_count=min_count,
-                          ci_target=ci_target, journal=journal,
-                          log=(log if log is not None else lambda line: None),
-                          drift_repeats=drift_repeats)
+    return windows_of(monkeypatch)
 
 
 def test_the_drift_reference_s_phases_go_to_the_json_the_jobs_read(tmp_path, windows,
@@ -204,29 +145,10 @@ def test_a_killed_calibration_resumes_from_its_journal(tmp_path, windows):
     assert again["stopped"] == out["stopped"]
 
 
-def test_an_older_journal_killed_then_resumed_keeps_the_identity_of_its_last_window(
-        tmp_path, windows):
-    """Windows an older version journaled (no time), a kill, then this version's windows:
-    the identity is when the last window averaged ended, and a calibration run again over
-    the journal keeps it (so no job of it is measured again)."""
-    journal = tmp_path / "idle.jsonl"
-    for watts in QUIET[:2]:
-        records.append_journal(journal, {"key": "fake|wall|s|0.01", "watts": watts})
-    windows(QUIET[2:])
-    out = calibrate(tmp_path, journal=str(journal))
-    last = records.read_journal(journal)[-1]
-    assert len(out["windows_w"]) == 3 and out["measured_at"] == last["at"]
-    fake = windows([])
-    again = calibrate(tmp_path, journal=str(journal))
-    assert fake.calls == 0 and FakeMeter().identity(again) == FakeMeter().identity(out)
-
-
 def test_a_journal_holding_more_windows_stops_where_an_unbroken_run_would(tmp_path, windows):
     journal = str(tmp_path / "idle.jsonl")
-    key = "fake|wall|s|0.01"
-    for watts in QUIET:
-        records.append_journal(journal, {"key": key, "watts": watts})
-    records.append_journal(journal, {"key": "fake|wall|other|0.01", "watts": 99.0})
+    journal_windows(journal, QUIET)
+    journal_windows(journal, [99.0], key="fake|wall|other|0.01")
     fake = windows([])
     lines: list[str] = []
     out = calibrate(tmp_path, journal=journal, log=lines.append)

@@ -61,7 +61,7 @@ def test_a_journal_owned_by_another_user_is_refused(tmp_path):
     assert victim.read_text() == "precious\n"
 
 
-@pytest.mark.parametrize("kind, extra", [("sysfs", {}), ("dir", {}), ("serial", {}),
+@pytest.mark.parametrize("kind, extra", [("sysfs", {}), ("dir", {}), ("file", {}), ("serial", {}),
                                          ("cgroup", {"return_to": "/sys/fs/cgroup"})])
 def test_each_kind_of_change_touches_only_what_it_makes(tmp_path, kind, extra):
     """Even in a trusted journal, a "sysfs" entry outside /sys (or any other kind's

@@ -321,3 +321,80 @@ def test_a_killed_but_unreaped_command_is_dead():
         time.sleep(0.01)
     assert not machine.is_alive(owner)  # a zombie: not reaped yet, but dead
     child.wait()
+
+
+SLOW_UNDO = """
+import sys, time
+from pathlib import Path
+from wattzip import machine
+from wattzip.machine import undoers
+base, cut_short = Path(sys.argv[1]), sys.argv[2] == "cut-short"
+remove = undoers.UNDO["dir"]
+
+def slowly(entry):
+    if not entry["target"].startswith(str(base)):  # what another test left: as it is
+        return remove(entry)
+    (base / "undoing").touch()
+    if cut_short:
+        raise RuntimeError("an undo cut short")
+    time.sleep(0.5)
+    remove(entry)
+
+undoers.UNDO["dir"] = slowly  # in this process alone: its guard undoes as any command does
+with machine.session("test"):
+    for i in range(4):
+        folder = base / f"wattzip-slow-{i}"
+        machine.note("dir", str(folder))
+        folder.mkdir()
+    (base / "ready").touch()
+    time.sleep(600)
+"""
+
+
+def slow_undoer(base: Path, how: str) -> tuple[subprocess.Popen, list[Path]]:
+    """A session holding four folders whose undo takes 0.5 s each (or fails at once),
+    waiting to be stopped; its stderr (and its guard's) goes to base/stderr."""
+    with open(base / "stderr", "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-c", SLOW_UNDO, str(base), how],
+                                stderr=err)
+    deadline = time.monotonic() + 60
+    while not (base / "ready").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, \
+            (base / "stderr").read_text()
+        time.sleep(0.02)
+    return proc, [base / f"wattzip-slow-{i}" for i in range(4)]
+
+
+def test_a_second_sigterm_during_the_undo_waits_until_it_is_done(tmp_path):
+    """scancel, then Snakemake passing on its own SIGTERM (or Ctrl-C twice): the second
+    signal comes while the first one's undo runs, and must not cut it short."""
+    proc, folders = slow_undoer(tmp_path, "slow")
+    owner = proc.pid
+    proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "undoing").exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)  # during the first of four slow undos
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    said = (tmp_path / "stderr").read_text()
+    assert not [f for f in folders if f.exists()], said
+    assert not [e for e in machine.pending() if e["owner"]["pid"] == owner], said
+    assert "stopping once its changes to the machine are undone" in said
+
+
+def test_an_undo_cut_short_is_left_to_the_guard(tmp_path):
+    """An undo that stops half-way (here an undoer's bug) must not send the guard away:
+    the guard undoes what is left once the command has died."""
+    proc, folders = slow_undoer(tmp_path, "cut-short")
+    owner = proc.pid
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 60
+    while [f for f in folders if f.exists()] or \
+            [e for e in machine.pending() if e["owner"]["pid"] == owner]:
+        assert time.monotonic() < deadline, (tmp_path / "stderr").read_text()
+        time.sleep(0.05)
+    assert "wattzip guard: pid" in (tmp_path / "stderr").read_text()
+

@@ -7,13 +7,15 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import tempfile
 import time
 
 import pytest
 
-from wattzip import meters
+from wattzip import machine, meters
 from wattzip.errors import MeterError
 from wattzip.measure import runner
+from wattzip.meters import perf
 
 from .test_meter_edges import step_energy
 
@@ -142,3 +144,38 @@ def test_real_perf_honours_the_control_fifo():
         meter.stop()
     except MeterError as exc:  # task-clock is counted in msec, not Joules: parse fails late
         assert "no count" in str(exc)
+
+
+def test_perf_s_folder_is_journaled_before_it_is_made(tmp_path, noted):
+    """A kill between making the folder and journaling it would leave a folder of root's
+    in /tmp that no later command knows of; journaled first, it is root's alone and gone
+    after stop()."""
+    opts = fake_perf(tmp_path, startup=0.0)
+    meter = meters.PerfMeter(opts)
+    meter.start()
+    try:
+        assert noted == [("dir", meter._dir, False)]
+        assert os.lstat(meter._dir).st_mode & 0o777 == 0o700
+    finally:
+        meter.stop()
+    assert not os.path.lexists(meter._dir)
+    assert not [e for e in machine.pending() if e["target"] == meter._dir]
+
+
+def test_perf_never_takes_over_what_is_at_its_folder_s_name(tmp_path, monkeypatch):
+    """A link (or folder) someone planted at the name chosen is left alone, its journal
+    entry closed without removing anything, and another name is chosen."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "keep").write_text("keep")
+    (tmp_path / "wattzip-perf-taken").symlink_to(theirs)
+    names = iter(["wattzip-perf-taken", "wattzip-perf-free"])
+    monkeypatch.setattr(perf, "_fresh_name", lambda: next(names))
+    meter = meters.PerfMeter(fake_perf(tmp_path, startup=0.0))
+    meter.start()
+    meter.stop()
+    assert meter._dir == str(tmp_path / "wattzip-perf-free")
+    assert (tmp_path / "wattzip-perf-taken").is_symlink()
+    assert (theirs / "keep").read_text() == "keep"
+    assert not [e for e in machine.pending() if str(tmp_path) in e["target"]]

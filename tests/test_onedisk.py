@@ -8,8 +8,10 @@ left behind (/proc/self/mounts, losetup).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -131,6 +133,8 @@ def test_a_killed_job_leaves_its_emulated_disk_to_the_next_command(tmp_path):
                           capture_output=True, text=True).stdout
     assert str(tmp_path) not in held
     assert not [e for e in machine.pending() if str(tmp_path) in e["target"]]
+    # Its mount point and its daemon's log were journaled too: nothing stays beside the image.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k", "k.img"]
 
 
 @pytest.fixture(scope="module")
@@ -236,3 +240,130 @@ def test_a_budget_above_the_host_disk_s_cold_speed_is_refused(tmp_path):
     finally:
         cap.remove()
         medium.detach()
+
+
+def test_an_emulated_disk_s_mount_point_and_log_are_undone_and_nothing_else(tmp_path):
+    """A `dir` entry named *.onedisk removes an empty folder only; a `file` entry removes
+    only an emulated disk's log, and a link at its name is removed, not followed."""
+    point, log = tmp_path / "x.img.onedisk", tmp_path / "x.img.onedisk.log"
+    point.mkdir()
+    log.write_text("said\n")
+    full = tmp_path / "y.img.onedisk"
+    full.mkdir()
+    (full / "theirs").write_text("keep")
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    linked = tmp_path / "z.img.onedisk.log"
+    linked.symlink_to(victim)
+    other = tmp_path / "notes.txt"
+    other.write_text("keep")
+    ids = [machine.note("dir", str(point)), machine.note("file", str(log)),
+           machine.note("file", str(linked)), machine.note("dir", str(full)),
+           machine.note("file", str(other))]
+    try:
+        with pytest.raises(machine.MachineError, match="stay changed") as failed:
+            machine.undo([e for e in machine.pending() if e["id"] in ids])
+    finally:
+        for entry in machine.pending():
+            if entry["id"] in ids:
+                machine.undone(entry["id"])
+    assert not os.path.lexists(point) and not os.path.lexists(log)
+    assert not os.path.lexists(linked) and victim.read_text() == "keep"
+    assert (full / "theirs").read_text() == "keep" and other.read_text() == "keep"
+    said = str(failed.value)
+    assert f"dir {full}" in said and "refused: a file change" in said and str(other) in said
+
+
+def test_the_daemon_never_imports_a_wattzip_planted_in_the_current_folder(tmp_path,
+                                                                          monkeypatch):
+    """A root job started from a folder others can write (/tmp): `python -m` would put
+    that folder first on the import path, and a planted `wattzip/` would run as root."""
+    planted = tmp_path / "cwd" / "wattzip"
+    planted.mkdir(parents=True)
+    marker = tmp_path / "imported"
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(planted.parent)
+    with open(tmp_path / "log", "wb") as log:  # no such image: the daemon stops at once
+        proc = onedisk.daemon("missing.img", "missing.img.onedisk", RATE, log.fileno(),
+                              "onedisk-test-planted")
+    try:
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    said = (tmp_path / "log").read_text(errors="replace")
+    assert not marker.exists(), said
+    assert str(tmp_path / "cwd" / "missing.img") in said  # made absolute before "/"
+
+
+@needs_fuse
+def test_a_disk_started_from_a_folder_with_a_planted_wattzip_runs_the_real_one(tmp_path,
+                                                                             monkeypatch):
+    """The same through OneDisk.start, the package's own way to start the daemon."""
+    planted = tmp_path / "cwd" / "wattzip"
+    planted.mkdir(parents=True)
+    marker = tmp_path / "imported"
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(planted.parent)
+    Path("d.img").write_bytes(bytes(MIB))
+    with started(Path("d.img")) as disk:
+        with contextlib.suppress(onedisk.FactorError):  # a planted package cannot start it
+            disk.start()
+        assert not marker.exists()
+        assert os.path.exists(disk.file)
+
+
+@contextlib.contextmanager
+def started(image: Path):
+    """An emulated disk over `image`, its changes undone (and its daemon reaped) after."""
+    disk = onedisk.OneDisk(str(image), RATE)
+    try:
+        yield disk
+    finally:
+        try:
+            machine.undo([e for e in machine.pending() if e["id"] in disk.changes])
+        finally:
+            disk.wait_stopped()
+
+
+@needs_fuse
+def test_the_mount_point_and_the_log_are_journaled_before_they_are_made(tmp_path, noted):
+    """A kill between making either and journaling it would leave it unknown to every
+    later command; journaled first, both are gone after the disk is undone."""
+    image = tmp_path / "d.img"
+    image.write_bytes(bytes(MIB))
+    point, log = f"{image}.onedisk", f"{image}.onedisk.log"
+    with started(image) as disk:
+        assert disk.start() == f"{point}/disk.img"
+        assert ("dir", point, False) in noted and ("file", log, False) in noted
+        assert stat.S_ISREG(os.lstat(log).st_mode) and os.lstat(log).st_mode & 0o777 == 0o600
+    assert not os.path.lexists(point) and not os.path.lexists(log)
+
+
+@needs_fuse
+def test_a_mount_point_that_is_not_empty_is_refused(tmp_path):
+    image = tmp_path / "d.img"
+    image.write_bytes(bytes(MIB))
+    point = Path(f"{image}.onedisk")
+    point.mkdir()
+    (point / "theirs").write_text("keep")
+    with started(image) as disk, pytest.raises(onedisk.FactorError, match="is not empty"):
+        disk.start()
+    assert (point / "theirs").read_text() == "keep"
+    assert str(point) not in Path("/proc/self/mounts").read_text()
+    assert not [e for e in machine.pending() if str(point) in e["target"]]
+
+
+@needs_fuse
+def test_a_link_at_the_log_s_name_is_not_written_through(tmp_path):
+    image = tmp_path / "d.img"
+    image.write_bytes(bytes(MIB))
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    Path(f"{image}.onedisk.log").symlink_to(victim)
+    with started(image) as disk:
+        disk.start()
+        assert victim.read_text() == "keep\n"
+        assert not os.path.islink(f"{image}.onedisk.log")
+    assert victim.read_text() == "keep\n"

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from wattzip import meters, records
+from wattzip import __version__, machine, meters, records
 from wattzip.errors import RecordError
+from wattzip.machine import system
 from wattzip.measure import repeats
 from wattzip.run_record import RUN_COLUMNS, SCHEMA_VERSION, RunRecord
 
@@ -43,6 +44,56 @@ def test_a_jobs_runs_say_their_version_in_the_journal_and_runs_csv(small_inputs,
     rows = records.read_runs_csv(out)
     assert {r["schema_version"] for r in rows} == {SCHEMA_VERSION}
     assert {r["op"] for r in rows} == {"compress-write", "decompress-read"}
+
+
+def test_every_run_says_the_host_boot_and_wattzip_that_measured_it(small_inputs, tmp_path,
+                                                                   monkeypatch):
+    """Run or not (a read whose write failed is recorded unrun): a reboot between two runs
+    of one job shows in their records, and so does an upgrade of wattzip."""
+    monkeypatch.setattr(system, "host_identity", lambda: {
+        "hostname": "node-a", "slurm_node": "n1", "slurm_job_id": "42"})
+    monkeypatch.setattr(machine, "boot_id", lambda: "boot-1")
+    journal = tmp_path / "j.jsonl"
+    model = meters.ModelMeter(meters.MeterOptions(interval_s=0.05))
+    job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=2, max_repeats=2,
+                   meter_identity=model.identity({}), model=model.model)
+    repeats.run_job(job, model, journal, log=lambda m: None)
+    skipped = repeats._skipped_read(job, "decompress-read", 3, None, job.key()).to_dict()
+    who = {"hostname": "node-a", "slurm_node": "n1", "slurm_job_id": "42",
+           "boot_id": "boot-1", "wattzip_version": __version__}
+    lines = [json.loads(x) for x in journal.read_text().splitlines()]
+    assert lines and all({k: r[k] for k in who} == who for r in [*lines, skipped])
+    out = tmp_path / "runs.csv"
+    records.write_runs_csv(lines, out)
+    assert all({k: r[k] for k in who} == who for r in records.read_runs_csv(out))
+
+
+def test_provenance_names_the_host_boot_and_version_as_the_runs_do(tmp_path, monkeypatch):
+    """A run is matched to its testbed's provenance.json by host, boot and version."""
+    from wattzip.measure import provenance
+
+    monkeypatch.setattr(machine, "boot_id", lambda: "boot-1")
+    info = provenance.testbed_provenance(str(tmp_path), [], meters.ModelMeter(
+        meters.MeterOptions()), "tb", None)
+    run = repeats._job_fields(make_job({"text": (tmp_path / "in", {
+        "sha256": "x", "size_bytes": 1})}, tmp_path, "plain"), 1, None, "k", None)
+    assert (info["hostname"], info["boot_id"], info["wattzip"]) == (
+        run["hostname"], run["boot_id"], run["wattzip_version"]) == (
+        system.host_identity()["hostname"], "boot-1", __version__)
+
+
+def test_a_version_4_record_is_read_with_no_boot_or_wattzip_version(tmp_path):
+    """Records written before version 5 keep their version and have the columns empty."""
+    line = {"testbed": "t", "file_type": "text", "codec": "gz-1", "op": "compress-write",
+            "repeat": 1, "verified": True, "hostname": "vm", "schema_version": 4}
+    record = RunRecord.from_dict(line)
+    assert record.schema_version == 4 and record.boot_id is None and not record.extra
+    out = tmp_path / "runs.csv"
+    records.write_runs_csv([line], out)
+    row = records.read_runs_csv(out)[0]
+    assert row["schema_version"] == 4 and row["boot_id"] is None
+    assert row["wattzip_version"] is None and row["hostname"] == "vm"
+    assert SCHEMA_VERSION == 5 and {"boot_id", "wattzip_version"} <= set(RUN_COLUMNS)
 
 
 def test_old_records_are_read_as_version_one(tmp_path):

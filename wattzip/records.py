@@ -74,9 +74,16 @@ def read_journal(path: str | os.PathLike, key: str | None = None,
 
 def append_journal(path: str | os.PathLike, entry: dict) -> None:
     """Append one entry durably. A torn last line (a write a kill cut short: its run is
-    measured again, since only whole records count) is cut off first, and said so."""
+    measured again, since only whole records count) is cut off first, and said so. A
+    symbolic link at its name is never followed: another user's would turn root's
+    appends against the file it names."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "r+b" if os.path.exists(path) else "w+b") as f:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise RecordError(f"{path}: the journal cannot be opened ({exc.strerror}); a "
+                          "symbolic link at its name is never followed: remove it") from None
+    with os.fdopen(fd, "r+b") as f:
         data = f.read()
         if data and not data.endswith(b"\n"):
             keep = data.rfind(b"\n") + 1

@@ -19,8 +19,9 @@ from wattzip.errors import RecordError
 
 # 1: the records written before they held their version; 3: the budget's and the
 # disturbance's fields (sample_gap_s ... drift_warning), absent from older records; 4:
-# shared_plain_of, the moderated design's shared plain arm.
-SCHEMA_VERSION = 4
+# shared_plain_of, the moderated design's shared plain arm; 5: boot_id and
+# wattzip_version, the boot and the wattzip that measured the run (empty before).
+SCHEMA_VERSION = 5
 FACTOR_PREFIX = "factor_"
 # A machine factor's value in effect, read back (wattzip.machine.factors' table): a
 # column of runs.csv for every factor in the table, a field here or not.
@@ -115,6 +116,8 @@ class RunRecord:
     hostname: str | None = None
     slurm_node: str | None = None
     slurm_job_id: str | None = None
+    boot_id: str | None = None  # the kernel's boot: a reboot makes another machine state
+    wattzip_version: str | None = None
     tool_version: str | None = None
     trace: str | None = None
     model_row: str | None = None

@@ -153,7 +153,7 @@ def cmd_job(a) -> int:
     medium = flags.medium_of(a)
     codec = measurement.codec_on(a.codec, medium)
     meter = flags.open_meter(a)
-    calibration = measurement.idle_calibration(meter, a.idle, a.idle_power)
+    calibration = measurement.idle_calibration(meter, a.idle, a.idle_power, a.testbed, log)
     job = MeasurementJob(
         testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
         input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,

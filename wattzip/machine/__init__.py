@@ -273,6 +273,14 @@ def undo_own(log: Callable[[str], None] = _log) -> None:
 # --- a command that touches the machine ---------------------------------------------------
 
 _depth = 0
+# Set once the command starts undoing (or a signal starts it): a signal that comes then
+# waits in `_deferred` until the undo is over. A second Ctrl-C, or Snakemake passing on
+# Slurm's SIGTERM after the first, must not cut the undo short.
+_unwinding = False
+_by_signal = False
+_deferred: list[int] = []
+# Guards left to undo what this process could not (see _leave): kept open until it ends.
+_left_to_guard: list[tuple[subprocess.Popen, int]] = []
 
 
 @contextlib.contextmanager
@@ -284,8 +292,8 @@ def session(what: str, testbed: str = "", config: str = "",
     unannounced, its tools are killed and its changes undone at once), and undo its own
     changes at the end, also on SIGTERM,
     SIGINT and SIGHUP (a Slurm scancel, a Ctrl-C, a lost SSH session), unless the
-    hang-up is ignored (nohup)."""
-    global _depth
+    hang-up is ignored (nohup). Once the undo has begun, those signals wait until it ends."""
+    global _depth, _unwinding, _by_signal
     if _depth:  # already held by this process
         yield
         return
@@ -306,16 +314,36 @@ def session(what: str, testbed: str = "", config: str = "",
             watch = guard.start(owner_tag())
         yield
     finally:
+        _unwinding = True
         try:
-            undo_own(log)
+            _leave(watch, log)
         finally:
-            if watch:
-                guard.stop(*watch)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             os.environ.pop(OWNER_ENV, None)
             _depth -= 1
             lock.release()
+            deferred, stopping = list(_deferred), _by_signal
+            _deferred.clear()
+            _unwinding = _by_signal = False
+        if deferred and not stopping:  # asked to stop while undoing: stop now, as asked
+            signal.raise_signal(deferred[0])
+
+
+def _leave(watch: tuple[subprocess.Popen, int] | None, log: Callable[[str], None]) -> None:
+    """Undo this command's changes, then let its guard go; while any of them stays
+    pending (an undo cut short), the guard stays, to undo it when this process ends."""
+    try:
+        undo_own(log)
+    finally:
+        try:
+            left = any(e["owner"] == me() for e in pending())
+        except MachineError:
+            left = True
+        if watch and not left:
+            guard.stop(*watch)
+        elif watch:
+            _left_to_guard.append(watch)  # its pipe closes when this process ends
 
 
 def held() -> bool:
@@ -324,7 +352,16 @@ def held() -> bool:
 
 
 def _exit_on(signum, frame) -> None:
-    """A signal unwinds like an exception, so that every change is undone."""
+    """A signal unwinds like an exception, so that every change is undone; one that comes
+    while they are being undone waits until they are (a SIGKILL leaves them to the guard)."""
+    global _unwinding, _by_signal
+    if _unwinding:
+        _deferred.append(signum)
+        with contextlib.suppress(OSError):  # not print(): it may be inside a print
+            os.write(2, f"wattzip: signal {signum}: stopping once its changes to the "
+                        "machine are undone\n".encode())
+        return
+    _unwinding = _by_signal = True
     sys.exit(128 + signum)
 
 

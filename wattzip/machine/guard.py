@@ -33,7 +33,9 @@ def start(tag: str) -> tuple[subprocess.Popen, int]:
     try:
         # Not `-m wattzip.machine.guard`: the package imports this module first, and
         # runpy warns on every command's stderr that it runs a module already imported.
-        proc = subprocess.Popen([sys.executable, "-c", GUARD_MAIN, tag], stdin=read,
+        # In "/" and with -P: the caller's folder, where anyone may plant a `wattzip/`,
+        # is never on root's import path.
+        proc = subprocess.Popen([sys.executable, "-P", "-c", GUARD_MAIN, tag], stdin=read,
                                 stdout=subprocess.DEVNULL, env=env, cwd="/",
                                 start_new_session=True)
     finally:

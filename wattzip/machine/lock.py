@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from wattzip.errors import MachineError
+from wattzip.machine.trust import untrusted
 
 LOCK_NAME_ENV = "WATTZIP_LOCK_NAME"
 DEFAULT_LOCK_NAME = "wattzip-machine"
@@ -31,15 +32,6 @@ DEFAULT_LOCK_WAIT_S = 24 * 3600.0
 
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def untrusted(path: Path, st: os.stat_result, what: str) -> str | None:
-    """Why root cannot trust `path`: owned by another user, or writable by others."""
-    if st.st_uid != os.geteuid():
-        return f"{what} {path} is owned by uid {st.st_uid}, not by uid {os.geteuid()}"
-    if st.st_mode & 0o022 and not (what == "folder above" and st.st_mode & stat.S_ISVTX):
-        return f"{what} {path} is writable by others (mode {stat.S_IMODE(st.st_mode):o})"
-    return None
 
 
 class MachineLock:

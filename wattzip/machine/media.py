@@ -21,7 +21,8 @@ from pathlib import Path
 from wattzip import machine
 from wattzip.errors import ConfigError, WattzipError
 from wattzip.machine.onedisk import OneDisk, check_reachable
-from wattzip.machine.system import evict, scheduler_disk
+from wattzip.machine.system import evict, filesystem_of, scheduler_disk
+from wattzip.machine.trust import trusted_folder
 from wattzip.machine.undoers import IMAGE_MARK, is_wattzip_image
 from wattzip.units import parse_size
 
@@ -73,6 +74,7 @@ class Medium:
     # An emulated disk's one budget for reads and writes (wattzip.machine.onedisk), set by the job.
     _budget_bytes_per_s: int | None = field(default=None, repr=False, compare=False)
     _disk: OneDisk | None = field(default=None, repr=False, compare=False)
+    _given: tuple[str, str] = field(default=("", ""), repr=False, compare=False)  # path, image
 
     def __post_init__(self) -> None:
         if not NAME_PATTERN.fullmatch(str(self.name)):
@@ -80,6 +82,8 @@ class Medium:
                               "'_' only (the name becomes part of paths and setting names)")
         # Resolved once, here: the kernel names a loop's backing file and a mount point by
         # their resolved paths, and a link swapped later is never followed.
+        given = os.path.join(os.getcwd(), str(self.path))
+        self._given = (given, os.path.join(os.getcwd(), self.image or given.rstrip("/") + ".img"))
         self.path = os.path.realpath(self.path)
         if self.kind not in KINDS:
             raise ConfigError(f"medium {self.name}: kind {self.kind!r}; valid: {', '.join(KINDS)}")
@@ -208,7 +212,11 @@ class Medium:
         """
         if self._attached:
             return
-        os.makedirs(self.path, exist_ok=True)
+        # Folders root's alone as configured (trust): no link redirects mkfs, losetup, mount.
+        trusted_folder(self._given[0], f"medium {self.name}'s path", resolved=self.path)
+        if self.kind == "image":
+            trusted_folder(os.path.dirname(self._given[1]), f"medium {self.name}'s image "
+                           "folder", resolved=os.path.dirname(self.image))
         if not self.own_filesystem:
             self._attached = True
             return
@@ -228,7 +236,6 @@ class Medium:
                 raise MediumError(f"medium {self.name}: the image {self.image} is held by "
                                   f"{', '.join(held)}, and not by a killed wattzip job; "
                                   "detach it (losetup -d) or choose another image")
-            Path(self.image).parent.mkdir(parents=True, exist_ok=True)
             new = not os.path.lexists(self.image)
             if not new:
                 check_ours(self.name, self.image)
@@ -251,26 +258,28 @@ class Medium:
         self._attached = True
         self._changes.append(machine.note("mount", self.path, source=self.source))
         self.mount()
+        trusted_folder(self.path, f"medium {self.name}'s mounted root", create=False)
 
     def _mkfs(self, target: str) -> None:
         argv = [f"mkfs.{self.fs}", *_MKFS_QUIET[self.fs], *shlex.split(self.mkfs_options), target]
-        _run(argv, f"medium {self.name}: format {target} as {self.fs}")
+        _output(argv, f"medium {self.name}: format {target} as {self.fs}")
 
     def mount(self) -> None:
         if not self.own_filesystem or self.is_mounted():
             return
-        options = [o for o in self.mount_options.split(",") if o]
-        if self.kind == "tmpfs":
-            options.insert(0, f"size={parse_size(self.size)}")
-        argv = ["mount", *(["-t", self.fs] if self.fs else []),
-                *(["-t", "tmpfs"] if self.kind == "tmpfs" else []),
-                *(["-o", ",".join(options)] if options else []), self.source, self.path]
-        _run(argv, f"medium {self.name}: mount {self.source} at {self.path}")
+        # No set-user-ID file or device node on the medium works (a later `suid` wins).
+        options = ["nosuid", "nodev", *(o for o in self.mount_options.split(",") if o)]
+        if self.kind == "tmpfs":  # its root root's alone, not writable by all (1777)
+            options[:0] = [f"size={parse_size(self.size)}", "mode=755"]
+        fstype = "tmpfs" if self.kind == "tmpfs" else self.fs
+        argv = ["mount", *(["-t", fstype] if fstype else []), "-o", ",".join(options),
+                self.source, self.path]
+        _output(argv, f"medium {self.name}: mount {self.source} at {self.path}")
 
     def unmount(self) -> None:
         """Unmount: every dirty byte reaches the device, and the filesystem's cache is emptied."""
         if self.own_filesystem and self.is_mounted():
-            _run(["umount", self.path], f"medium {self.name}: unmount {self.path}")
+            _output(["umount", self.path], f"medium {self.name}: unmount {self.path}")
 
     def cycle(self) -> None:
         """Unmount and mount again: a cold cache for this filesystem only."""
@@ -304,8 +313,6 @@ class Medium:
         if entry:
             info.update(target_device=entry[0], target_fs=entry[2], mount_options=entry[3])
         else:
-            from wattzip.machine.system import filesystem_of
-
             fs = filesystem_of(self.path)
             info.update(target_device=fs["source"], target_fs=fs["fstype"],
                         mount_options=fs.get("options"))
@@ -391,7 +398,3 @@ def _output(argv: list[str], what: str) -> str:
         raise MediumError(f"{what}: {' '.join(argv)} failed ({proc.returncode}): "
                           f"{(proc.stderr or proc.stdout).strip()[:400]}")
     return proc.stdout.strip()
-
-
-def _run(argv: list[str], what: str) -> None:
-    _output(argv, what)

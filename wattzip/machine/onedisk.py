@@ -149,6 +149,18 @@ def serve(backing: str, mountpoint: str, bytes_per_s: int | None) -> None:
               direct_io=True, fsname="wattzip-onedisk")
 
 
+def daemon(backing: str, mountpoint: str, bytes_per_s: int, log: int,
+           tag: str) -> subprocess.Popen:
+    """Start the daemon of an emulated disk, its messages to the file `log`, its
+    processes marked `tag`. In "/" and with -P, its paths made absolute first: `-m` puts
+    the current folder first on the import path, and a `wattzip/` planted in the folder a
+    root job was started from would run as root."""
+    argv = [sys.executable, "-P", "-m", "wattzip.machine.onedisk", os.path.abspath(backing),
+            os.path.abspath(mountpoint), str(bytes_per_s)]
+    return subprocess.Popen(argv, env={**os.environ, OWNER_ENV: tag}, cwd="/", stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
 class OneDisk:
     """The emulated disk of one medium: start() mounts it and returns the file a loop
     device should hold; the changes it makes are journaled, their ids in `changes`."""
@@ -170,29 +182,70 @@ class OneDisk:
 
     def start(self) -> str:
         check_available()
-        Path(self.mountpoint).mkdir(parents=True, exist_ok=True)
-        tag = f"onedisk-{uuid.uuid4().hex[:12]}"
-        # Undone in reverse: the mount first, then the daemon (if it survived).
-        self.changes.append(machine.note("processes", tag))
-        self.changes.append(machine.note("mount", self.mountpoint, source="wattzip-onedisk"))
-        env = {**os.environ, OWNER_ENV: tag}
-        # Its messages go to a file beside the image: a pipe nobody reads would fill and
-        # stall the disk in the middle of a run.
-        with open(self.log_path, "wb") as log:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "wattzip.machine.onedisk", self.backing, self.mountpoint,
-                 str(self.bytes_per_s)], env=env, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not os.path.exists(self.file):
-            if self._proc.poll() is not None or time.monotonic() > deadline:
-                self._proc.kill()
-                self._proc.wait()
-                why = Path(self.log_path).read_text(errors="replace").strip()[-400:]
-                raise FactorError(f"the emulated disk (FUSE) for {self.backing} did not start "
-                                  f"at {self.mountpoint}: {why or 'timed out'}")
-            time.sleep(0.02)
+        self._make_mountpoint()
+        log = self._open_log()
+        try:
+            tag = f"onedisk-{uuid.uuid4().hex[:12]}"
+            # Undone in reverse: the mount first, then the daemon (if it survived).
+            self.changes.append(machine.note("processes", tag))
+            self.changes.append(machine.note("mount", self.mountpoint,
+                                             source="wattzip-onedisk"))
+            # Its messages go to a file beside the image: a pipe nobody reads would fill
+            # and stall the disk in the middle of a run.
+            self._proc = daemon(self.backing, self.mountpoint, self.bytes_per_s, log, tag)
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while not os.path.exists(self.file):
+                if self._proc.poll() is not None or time.monotonic() > deadline:
+                    self._proc.kill()
+                    self._proc.wait()
+                    said = os.pread(log, 4096, max(0, os.fstat(log).st_size - 4096))
+                    why = said.decode(errors="replace").strip()[-400:]
+                    raise FactorError(f"the emulated disk (FUSE) for {self.backing} did not "
+                                      f"start at {self.mountpoint}: {why or 'timed out'}")
+                time.sleep(0.02)
+        finally:
+            os.close(log)
         return self.file
+
+    def _make_mountpoint(self) -> None:
+        """The FUSE mount point, journaled before it is made (removed at the end, when
+        empty). One already there (an earlier version left them) is used only if it is an
+        empty folder of root's: a mount would hide what it holds, and follow a link."""
+        change = machine.note("dir", self.mountpoint)
+        try:
+            os.mkdir(self.mountpoint, 0o700)
+        except FileExistsError:
+            try:
+                st = os.lstat(self.mountpoint)
+                why = ("is not a folder" if not stat.S_ISDIR(st.st_mode) else
+                       "is not root's" if st.st_uid != 0 else
+                       "is not empty" if os.listdir(self.mountpoint) else
+                       "is a mount point already" if os.path.ismount(self.mountpoint)
+                       else None)
+            except OSError as exc:
+                why = f"cannot be read ({exc.strerror})"
+            if why:
+                machine.undone(change)  # not made by us: nothing to remove
+                raise FactorError(f"the emulated disk's mount point {self.mountpoint} {why}; "
+                                  "mounting there would hide or follow it. Remove it, or "
+                                  "choose another path for the medium") from None
+        self.changes.append(change)
+
+    def _open_log(self) -> int:
+        """The daemon's log, journaled before it is made, and made new: a file or link an
+        earlier run (or anyone else) left at its name is unlinked, never written through."""
+        change = machine.note("file", self.log_path)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.log_path)
+            fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            machine.undone(change)
+            raise FactorError(f"the emulated disk's log {self.log_path} cannot be made "
+                              f"({exc.strerror}); remove what is there") from None
+        self.changes.append(change)
+        return fd
 
     def applied_bytes_per_s(self) -> int | None:
         """The budget the daemon holds, read back from it."""

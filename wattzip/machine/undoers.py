@@ -186,11 +186,26 @@ def _undo_processes(entry: dict) -> None:
 
 def _undo_dir(entry: dict) -> None:
     target = entry["target"]
+    if os.path.basename(target).endswith(".onedisk"):
+        # An emulated disk's mount point (wattzip.machine.onedisk), once unmounted: only
+        # an empty folder is removed (rmdir follows no link, and leaves one in place).
+        with contextlib.suppress(FileNotFoundError):
+            os.rmdir(target)
+        return
     if os.path.islink(target) or not os.path.basename(target).startswith("wattzip-"):
         _refuse(entry, "a wattzip-* folder wattzip made")
     shutil.rmtree(entry["target"], ignore_errors=True)
     if os.path.exists(entry["target"]):
         raise MachineError(f"cannot remove {entry['target']}")
+
+
+def _undo_file(entry: dict) -> None:
+    """A file wattzip made: only an emulated disk's log (`<image>.onedisk.log`), whose
+    name is removed (unlink follows no link and removes no folder)."""
+    if not os.path.basename(entry["target"]).endswith(".onedisk.log"):
+        _refuse(entry, "an emulated disk's log (*.onedisk.log)")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(entry["target"])
 
 
 def _undo_serial(entry: dict) -> None:
@@ -209,5 +224,6 @@ def _undo_serial(entry: dict) -> None:
 
 UNDO: dict[str, Callable[[dict], None]] = {
     "sysfs": _undo_sysfs, "mount": _undo_mount, "loop": _undo_loop, "cgroup": _undo_cgroup,
-    "processes": _undo_processes, "dir": _undo_dir, "serial": _undo_serial,
+    "processes": _undo_processes, "dir": _undo_dir, "file": _undo_file,
+    "serial": _undo_serial,
 }

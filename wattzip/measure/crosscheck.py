@@ -17,6 +17,7 @@ import subprocess
 from typing import TextIO
 
 from wattzip import records
+from wattzip.machine import trust
 from wattzip.workload import codec_registry
 
 COLUMNS = ("testbed", "file_type", "codec", "op", "command", "harness_mean_s", "harness_n",
@@ -58,8 +59,10 @@ def _commands(codec, out: str, source: str, threads: int, drop: str) -> dict:
 
 def compare(testbed: str, manifest: dict, runs: list[dict], target: str, codecs: list[str],
             n_runs: int, threads: int, log: TextIO) -> list[dict]:
-    """hyperfine's mean against the harness's for each codec's write and read."""
-    os.makedirs(target, exist_ok=True)
+    """hyperfine's mean against the harness's for each codec's write and read. Its shell
+    writes in `target` by name (`>`), so `target` is root's alone (wattzip.machine.trust):
+    no other user can plant a link there for root's output to follow."""
+    trust.trusted_folder(target, "the crosscheck's target_dir")
     drop = ("sync; echo 3 > /proc/sys/vm/drop_caches"
             if os.access("/proc/sys/vm/drop_caches", os.W_OK) else "sync")
     rows = []

@@ -9,20 +9,27 @@ claims, so each of the count - min_count + 1 possible looks is at 1 - 0.05 / loo
 Every window is journaled as it ends, so a killed calibration resumes; a window in
 which the rest of the machine was busy is discarded and measured again, and several in
 a row refuse the machine (another study, not a brief disturbance).
+
+Each window and the calibration carry who measured them (`origin`: host, boot, testbed,
+meter identity, wattzip's version). A resumed calibration reuses only the windows of this
+host, this boot and this meter: idle power after a reboot (other services, firmware
+state, temperatures) or on another node is another baseline, so those are measured again.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from wattzip import meters, records, stats
+from wattzip import __version__, machine, meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
-from wattzip.machine import MachineError, factor_changes, system
+from wattzip.machine import MachineError, factor_changes, system, trust
 from wattzip.measure import drift
 from wattzip.measure.disturbance import QuietLimits, busiest, process_jiffies
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
@@ -31,6 +38,78 @@ from wattzip.resources import schema_default
 
 NOISY_IDLE_WINDOWS = 3  # in a row: the machine is busy, not briefly disturbed
 CONFIDENCE = 0.95  # overall, over all the looks
+
+
+def origin_host() -> dict:
+    """This host and this boot of its kernel, as `origin` names them."""
+    return {"hostname": system.host_identity()["hostname"], "boot_id": machine.boot_id()}
+
+
+def origin(meter: Meter, testbed: str | None) -> dict:
+    """Who measures now, named as the run records name them: the host and its Slurm node,
+    this boot of its kernel, the testbed, the meter's identity (without an idle
+    calibration: this is the calibration) and wattzip's version."""
+    return {**origin_host(), "slurm_node": system.host_identity()["slurm_node"],
+            **({"testbed": testbed} if testbed else {}),  # the path names it otherwise
+            # as a journal line holds it, so that a window read back compares equal
+            "meter_identity": json.loads(json.dumps(meter.identity(), sort_keys=True)),
+            "wattzip_version": __version__}
+
+
+def _not_here(window: Mapping, here: Mapping) -> str | None:
+    """Why a journaled window is no window of this calibration, or None when it is."""
+    if window.get("hostname") is None or window.get("boot_id") is None:
+        return "with no host or boot recorded (an older wattzip's)"
+    if window["hostname"] != here["hostname"]:
+        return f"on host {window['hostname']}"
+    if window["boot_id"] != here["boot_id"]:
+        return f"in another boot ({window['boot_id']})"
+    if window.get("meter_identity") != here["meter_identity"]:
+        return "by another meter identity"
+    return None
+
+
+def journaled_windows(journal: str, key: str, here: Mapping,
+                      log: Callable[[str], None]) -> list[dict]:
+    """The journal's windows of `key` measured here (`origin`: this host, this boot, this
+    meter); the others are left out, and the log says which and why."""
+    entries = records.read_journal(journal, key, ("key", "watts"))
+    why = [_not_here(e, here) for e in entries]
+    left_out = Counter(w for w in why if w)
+    if left_out:
+        log(f"idle: {sum(left_out.values())} window(s) in {journal} left out, measured "
+            + "; ".join(f"{n} {w}" for w, n in left_out.items())
+            + f", not on this host ({here['hostname']}) in this boot ({here['boot_id']}) "
+            "by this meter: idle power on another machine or before a reboot is another "
+            "baseline, so it is measured again")
+    return [e for e, w in zip(entries, why, strict=True) if w is None]
+
+
+def check_same_machine(calibration: Mapping, path: str,
+                       testbed: str | None = None) -> str | None:
+    """Refuse an idle calibration made on another host (or for another testbed) than the
+    job reading it: another machine's idle power subtracted from this one's energy makes
+    every passive and active energy wrong. A calibration from before hosts were recorded
+    has nothing to compare: accepted. A note for the job's log when it was made in another
+    boot of this host (idle power may have moved since), else None."""
+    here = origin_host()
+    theirs = calibration.get("hostname")
+    if theirs is not None and theirs != here["hostname"]:
+        raise MachineError(
+            f"the idle calibration {path} was measured on host {theirs}, but this job runs on "
+            f"{here['hostname']}: another machine's idle power cannot be subtracted from this "
+            f"one's energy. Run the job on {theirs} (its testbed's node), or delete {path} "
+            "so that the calibration runs again here")
+    if testbed and calibration.get("testbed") not in (None, testbed):
+        raise MachineError(
+            f"the idle calibration {path} is testbed {calibration['testbed']}'s, not "
+            f"{testbed}'s: delete it so that the calibration runs again for {testbed}")
+    boot = calibration.get("boot_id")
+    if boot is not None and boot != here["boot_id"]:
+        return (f"the idle calibration {path} was measured in another boot of this host "
+                f"({boot}, now {here['boot_id']}); delete it to calibrate this boot's idle "
+                "power")
+    return None
 
 
 def first_look(count: int, min_count: int) -> int:
@@ -94,12 +173,13 @@ class StoppingRule:
 
 
 def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: list[float],
-                     max_other_load: float, journal: tuple[str, str] | None,
+                     max_other_load: float, journal: tuple[str, dict] | None,
                      log: Callable[[str], None], wait_s: float, stamps: list) -> str:
     """Measure idle windows onto `windows` (when each ended onto `stamps`) until `rule`
-    stops, journaling each as it ends; a window in which other processes worked is
-    discarded and measured again once the machine is quiet (waited for up to `wait_s`;
-    NOISY_IDLE_WINDOWS in a row are an error). The reason the rule stopped."""
+    stops, journaling each as it ends (`journal`: its path, and the key and origin each
+    line holds); a window in which other processes worked is discarded and measured again
+    once the machine is quiet (waited for up to `wait_s`; NOISY_IDLE_WINDOWS in a row are
+    an error). The reason the rule stopped."""
     quiet, noisy, reason = QuietCheck(), 0, None
     # the idle windows' own limit; steal is not judged here (it adds no load to idle)
     waiting = QuietLimits(max_other_cpu=max_other_load, max_steal=1.0, wait_s=wait_s,
@@ -120,8 +200,8 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
         windows.append(watts)
         stamps.append(utc_now())
         if journal:
-            path, key = journal
-            records.append_journal(path, {"key": key, "watts": watts, "at": stamps[-1]})
+            path, fields = journal
+            records.append_journal(path, {**fields, "watts": watts, "at": stamps[-1]})
         estimated = " ESTIMATED" if meter.method == "estimated" else ""
         log(f"idle window {len(windows)}/{rule.count}: {watts:.2f} W{estimated}; "
             f"{rule.describe(windows)}")
@@ -156,37 +236,45 @@ def reference_phases(meter: Meter, repeats: int, max_other_load: float, wait_s: 
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
+def _resume(journal: str | None, key: str, here: Mapping, rule: StoppingRule, seconds: float,
+            log: Callable[[str], None]) -> tuple[list[float], list, str | None]:
+    """The journal's windows measured here, as this calibration's first ones: the looks
+    are replayed over them in order, so a resumed calibration stops where an unbroken one
+    would: (the windows, when each ended, why the rule stopped or None)."""
+    entries = journaled_windows(journal, key, here, log) if journal else []
+    windows: list[float] = []
+    stamps: list[str | None] = []
+    reason = None
+    for entry in entries:
+        windows.append(float(entry["watts"]))
+        stamps.append(entry.get("at"))
+        reason = rule.stop(windows)
+        if reason:
+            break
+    if entries:
+        used = "" if len(windows) == len(entries) else f", the first {len(windows)} used"
+        log(f"idle: {len(entries)} window(s) of {seconds:g} s found in {journal}{used}; "
+            f"{rule.describe(windows)}")
+    return windows, stamps, reason
+
+
 def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_dir: str,
               min_count: int, ci_target: float,
               machine_factors: Mapping[str, str] | None = None, max_other_load: float = 0.1,
               quiet_wait_s: float = QuietLimits.wait_s, journal: str | None = None,
               log: Callable[[str], None] = print,
-              medium=None, drift_repeats: int = 0) -> dict:
+              medium=None, drift_repeats: int = 0, testbed: str | None = None) -> dict:
     """The idle calibration of one setting (its machine factors applied), as
     the JSON the jobs read: mean, sd and interval of the windows measured (at least
     min_count, at most count, fewer once the interval is within ci_target of the mean),
-    why they stopped, and the meter that measured them; with `drift_repeats`, the drift
-    check's reference in phases (its noise between phases, which the jobs read)."""
+    why they stopped, the meter that measured them and who did (`origin`); with
+    `drift_repeats`, the drift check's reference in phases (its noise between phases,
+    which the jobs read)."""
     rule = StoppingRule(count, first_look(count, min_count), ci_target)
-    os.makedirs(target_dir, exist_ok=True)
+    trust.trusted_folder(target_dir, "the idle calibration's target folder")
     key = f"{meter.name}|{meter.scope}|{setting}|{seconds:g}"
-    entries = records.read_journal(journal, key, ("key", "watts")) if journal else []
-    journaled = [float(e["watts"]) for e in entries]
-    # The journal's windows are this calibration's first ones: the looks are replayed
-    # over them in order, so a resumed calibration stops where an unbroken one would.
-    windows: list[float] = []
-    stamps: list[str | None] = []  # when each window ended (none in an older journal)
-    reason = None
-    for watts, entry in zip(journaled, entries, strict=True):
-        windows.append(watts)
-        stamps.append(entry.get("at"))
-        reason = rule.stop(windows)
-        if reason:
-            break
-    if journaled:
-        used = "" if len(windows) == len(journaled) else f", the first {len(windows)} used"
-        log(f"idle: {len(journaled)} window(s) of {seconds:g} s found in {journal}{used}; "
-            f"{rule.describe(windows)}")
+    here = origin(meter, testbed)
+    windows, stamps, reason = _resume(journal, key, here, rule, seconds, log)
     phases = None
     if reason is None or drift_repeats:  # else the journal's windows suffice, no phases
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
@@ -195,14 +283,14 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         with factor_changes.applied(disk, machine_factors or {}):
             if reason is None:
                 reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
-                                          journal and (journal, key), log, quiet_wait_s,
-                                          stamps)
+                                          journal and (journal, {"key": key, **here}), log,
+                                          quiet_wait_s, stamps)
             if drift_repeats:
                 phases = reference_phases(meter, drift_repeats, max_other_load,
                                           quiet_wait_s, log)
     # When the last window averaged ended: a calibration whose windows all come from the
-    # journal (run again after a kill, or for its drift phases) keeps the identity its
-    # jobs recorded, so their runs are not measured again (an older journal: now).
+    # journal (run again after a kill, or for its drift phases, in the same boot) keeps
+    # the identity its jobs recorded, so their runs are not measured again.
     measured_at = (stamps[-1] if stamps else None) or utc_now()
     met = rule.met(windows)
     log(f"idle: stopped after {len(windows)} of at most {count} windows: {reason}"
@@ -218,7 +306,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
             "max_count": count, "min_count": rule.first, "looks": rule.looks,
             "half_width_w": None if math.isnan(half) else half,
             "confidence": rule.confidence, "ci_target": ci_target, "ci_met": met,
-            "stopped": reason, "reference_phases": phases}
+            "stopped": reason, "reference_phases": phases, **here}
 
 
 class QuietCheck:

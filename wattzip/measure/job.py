@@ -147,7 +147,9 @@ class MeasurementJob:
         return self.codec is None or bool(self.codec.filesystem)
 
     def duty_operation(self) -> Operation:
-        """One shell loop: each phase writes the input, flushes it (sync FILE), computes."""
+        """One shell loop: each phase writes the input, flushes it (sync FILE), computes.
+        Its `>` opens each output by name, in the medium's folder, which attach() made sure
+        only root can write (wattzip.machine.trust): no link of another user's is there."""
         q = shlex.quote
         source = self.sources()[0]  # the input where the job reads it (on the medium?)
         ok = "|".join(str(c) for c in sorted(self.codec.ok_exit_codes if self.codec else {0}))

@@ -14,9 +14,9 @@ from wattzip import machine, meters, records, units
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import METRICS, VerdictLooks
 from wattzip.errors import WattzipError
-from wattzip.machine import factor_changes, system
+from wattzip.machine import factor_changes, system, trust
 from wattzip.machine.media import Medium
-from wattzip.measure import drift, free_space, runner
+from wattzip.measure import drift, free_space, idle, runner
 from wattzip.measure.job import MeasurementJob
 from wattzip.run_record import RunRecord
 from wattzip.workload import codec_registry
@@ -24,9 +24,13 @@ from wattzip.workload.codec_registry import Codec
 
 
 def read_input(manifest_path: str) -> dict:
-    """The input's manifest entry, refused unless the file it names is here, whole."""
+    """The input's manifest entry, refused unless the file it names is here, whole, and
+    root's alone in a folder root's alone (a link swapped in would make root read, and
+    write out compressed, any file: wattzip.machine.trust)."""
     manifest = records.read_json(manifest_path, "input manifest",
                                  ("path", "size_bytes", "sha256", "file_type"))
+    if os.path.lexists(manifest["path"]):
+        trust.trusted_file(manifest["path"], f"the input of {manifest_path}")
     if not (os.path.exists(manifest["path"])
             and os.path.getsize(manifest["path"]) == manifest["size_bytes"]):
         raise WattzipError(f"the input {manifest['path']} of {manifest_path} is missing or "
@@ -67,15 +71,19 @@ class IdleCalibration:
 
 
 def idle_calibration(meter: meters.Meter, calibration_path: str | None,
-                     given_w: float | None) -> IdleCalibration:
-    """The job's idle calibration: it must be the same meter's. A number given by hand is
-    recorded as such, with no interval to state and no phases (the drift check then
-    judges by Welch's interval)."""
+                     given_w: float | None, testbed: str | None = None,
+                     log: Callable[[str], None] = lambda _: None) -> IdleCalibration:
+    """The job's idle calibration: it must be the same meter's, on this host (a note when
+    it was measured in an earlier boot). A number given by hand is recorded as such, with
+    no interval to state and no phases (the drift check then judges by Welch's
+    interval)."""
     if not calibration_path:
         return IdleCalibration(given_w, meter.identity({"idle_power_w": given_w}))
     calibration = records.read_json(calibration_path, "idle calibration",
                                     ("idle_power_w", "meter_source", "meter_scope"))
     meters.check_same_meter(calibration, meter, calibration_path)
+    if note := idle.check_same_machine(calibration, calibration_path, testbed):
+        log(note)
     sd, count = calibration.get("sd_w"), calibration.get("count")
     measured = sd is not None and bool(count)
     return IdleCalibration(

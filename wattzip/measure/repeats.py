@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from wattzip import records
+from wattzip import __version__, machine, records
 from wattzip.analysis import stopping
 from wattzip.errors import ConfigError, FactorError
 from wattzip.machine import factors, system
@@ -189,7 +189,7 @@ def _resumed_runs(job: MeasurementJob, key: str, journal: str | os.PathLike,
 def _set_up_medium(job: MeasurementJob, stack: contextlib.ExitStack) -> tuple[dict, dict, object]:
     """The attached medium's fields for every run record, the job's block devices, and
     its bandwidth throttle (entered on `stack`, released when the job ends)."""
-    medium_info = {**job.medium.describe(), **system.host_identity()}
+    medium_info = job.medium.describe()
     scheduler_disk = job.medium.scheduler_disk()
     medium_info.update(scheduler_disk=scheduler_disk,
                        **in_effect_fields(factors.in_effect(scheduler_disk)),
@@ -331,9 +331,11 @@ def _check_written(job: MeasurementJob, result: dict, record: RunRecord) -> tupl
 def _job_fields(job: MeasurementJob, repeat: int, version: str | None, key: str,
                 cache: str | None) -> dict:
     """What every record of a job's repeat says of its job, run or not: the input, the
-    tool and its level, the factors, the meter and the idle power, the job's key."""
+    tool and its level, the factors, the meter and the idle power, the job's key, and
+    who measured (host, Slurm node and job, boot, wattzip's version)."""
     return {
         "testbed": job.testbed,
+        **system.host_identity(), "boot_id": machine.boot_id(), "wattzip_version": __version__,
         "file_type": job.file_type,
         "input_bytes": job.input_bytes,
         "input_sha256": job.input_sha256,

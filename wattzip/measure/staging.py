@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from wattzip.errors import ConfigError
+from wattzip.machine import trust
 from wattzip.measure.job import MeasurementJob
 from wattzip.workload.inputs import copy_through_user_space
 
@@ -19,15 +20,14 @@ def _input_copies(job: MeasurementJob, sources: list[str], folder: Path, what: s
     """Copies of the input in `folder`, one per source, named by its sha256 and kept when
     whole: through user space (never a reflink), outside every measured region, each
     checked against the input's sha256."""
-    folder.mkdir(parents=True, exist_ok=True)
+    trust.trusted_folder(folder, "the input copies' folder")
     paths = []
     for i, source in enumerate(sources):
         path = folder / f"{job.input_sha256[:16]}.{i}"
         if not (path.exists() and path.stat().st_size == job.input_bytes):
             log(f"{job.file_type}: {what} {i + 1}/{len(sources)} at {path}")
-            if copy_through_user_space(source, path) != job.input_sha256:
-                raise ConfigError(f"the copy {path} of {source} differs from it (sha256); "
-                                  "the input changed while copying?")
+            # a copy of other bytes is removed, never left under the name runs read
+            copy_through_user_space(source, path, sha256=job.input_sha256)
         paths.append(str(path))
     return paths
 

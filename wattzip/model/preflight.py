@@ -13,7 +13,7 @@ import os
 import shutil
 
 from wattzip.errors import WattzipError
-from wattzip.machine import factors, system, throttle
+from wattzip.machine import factors, system, throttle, trust
 from wattzip.machine.media import Medium
 from wattzip.measure import flags
 from wattzip.measure.free_space import check_free_space, space_needed
@@ -81,9 +81,17 @@ def check_setting(name: str, setting: dict, codecs: list[str], file_size: int,
             "emulated_disk_ceiling": ceiling}
 
 
+def check_input_dir(input_dir: str) -> None:
+    """input_dir made, root's alone (wattzip.machine.trust); `wattzip gen` checks again."""
+    try:
+        trust.trusted_folder(input_dir, "input_dir")
+    except WattzipError as exc:
+        raise PreflightError(str(exc)) from exc
+
+
 def check_inputs(input_dir: str, input_files: list[str], file_size: int) -> dict:
     """What is not generated yet must fit where the inputs go."""
-    os.makedirs(input_dir, exist_ok=True)
+    check_input_dir(input_dir)
     missing = [p for p in input_files if not os.path.exists(p)]
     needed, free = file_size * len(missing), shutil.disk_usage(input_dir).free
     if free < needed:
@@ -101,7 +109,7 @@ def run(codecs: list[str], settings: dict, file_size: int, duty_phases: int, met
     system.check_host(expect_node, expect_host)
     report = {"host": system.host_identity(), "codecs": check_codecs(codecs)}
     report["meter"] = check_meter(meter)
-    os.makedirs(input_dir, exist_ok=True)
+    check_input_dir(input_dir)
     report["settings"] = {name: check_setting(name, s, codecs, file_size, duty_phases,
                                               input_dir) for name, s in settings.items()}
     report["inputs"] = check_inputs(input_dir, input_files, file_size)

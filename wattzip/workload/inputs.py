@@ -22,7 +22,7 @@ from pathlib import Path
 
 from wattzip import __version__, records
 from wattzip.errors import ConfigError
-from wattzip.machine import system
+from wattzip.machine import system, trust
 from wattzip.workload import corpus
 
 CHUNK = corpus.CHUNK
@@ -204,7 +204,8 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
 
     The file appears under its name only when complete (written to a temporary
     name, flushed, then renamed), so an interrupted generation leaves nothing
-    that looks finished.  `size` None means all of a user's data.
+    that looks finished.  `size` None means all of a user's data. Its folder is made
+    root's, or refused when another user could write it (wattzip.machine.trust).
     """
     validate_type(file_type)
     if size is None:
@@ -217,7 +218,7 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
     out = Path(out)
     if out.is_dir() or not out.name:
         raise ConfigError(f"{out}: a folder; give the input file's path")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    trust.trusted_folder(out.parent, "the input's folder (input_dir)")
     tmp = out.with_name(out.name + ".partial")
     describe: list = []
     digest = hashlib.sha256()
@@ -268,21 +269,37 @@ def sha256_file(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def copy_through_user_space(src: str | os.PathLike, dst: str | os.PathLike) -> str:
+def copy_through_user_space(src: str | os.PathLike, dst: str | os.PathLike,
+                            sha256: str | None = None) -> str:
     """Copy with read and write (never copy_file_range or a reflink); the copy's sha256.
 
-    Written to a .partial file and renamed, so a killed copy is never taken for whole.
+    Written to a .partial file (root's alone until whole) and renamed, so a killed copy
+    is never taken for whole; with `sha256`, a copy of other bytes is removed instead,
+    a ConfigError (a link in the source's place copies nothing to where others read).
     """
     digest = hashlib.sha256()
     partial = Path(f"{dst}.partial")
-    with open(src, "rb") as fin, open(partial, "wb", opener=records.nofollow) as fout:
+    with open(src, "rb") as fin, open(partial, "wb", opener=_private) as fout:
         while chunk := fin.read(CHUNK):
             digest.update(chunk)
             fout.write(chunk)
         fout.flush()
         os.fsync(fout.fileno())
+        if sha256 is None or digest.hexdigest() == sha256:
+            os.fchmod(fout.fileno(), 0o644)
+    if sha256 is not None and digest.hexdigest() != sha256:
+        partial.unlink()
+        raise ConfigError(f"{dst}: the copy of {src} has sha256 {digest.hexdigest()}, not "
+                          f"{sha256}: this testbed would not measure the same bytes as "
+                          "the others")
     os.replace(partial, dst)
     return digest.hexdigest()
+
+
+def _private(path: str, flags: int) -> int:
+    fd = os.open(path, flags | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)  # a .partial left by a killed copy too
+    return fd
 
 
 def write_manifest_entry(entry: dict, path: str | os.PathLike) -> None:
@@ -294,14 +311,10 @@ def stage(master_manifest: str, out: str, manifest: str) -> dict:
     bytes must be the master's, or this testbed would not measure the same input."""
     master = records.read_json(master_manifest, "master input's manifest",
                                ("path", "size_bytes", "sha256"))
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    trust.trusted_folder(Path(out).parent, "input_dir")
     if not (os.path.exists(out) and os.path.getsize(out) == master["size_bytes"]
             and sha256_file(out) == master["sha256"]):
-        digest = copy_through_user_space(master["path"], out)
-        if digest != master["sha256"]:
-            raise ConfigError(f"{out}: the staged copy of {master['path']} has sha256 "
-                              f"{digest}, the master {master['sha256']}: this testbed would "
-                              "not measure the same bytes as the others")
+        copy_through_user_space(master["path"], out, master["sha256"])
     entry = {**master, "path": os.path.abspath(out), "staged_from": master["path"],
              "host": system.host_identity()}
     Path(manifest).parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,196 @@
+"""Root trusts no folder another user could have written (issue 30): the folders the config
+names (input_dir, a medium's folder, its image's folder, its mount point's parent) are
+refused when another user owns one on the way, and made root's when missing.
+
+The attacker is real: folders and links chowned to `nobody` in a sticky, world-writable
+folder like /var/tmp, as a user who got there before root's first run would leave them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import stat
+
+import pytest
+
+from wattzip import records
+from wattzip.errors import MachineError, RecordError, WattzipError
+from wattzip.machine.media import Medium
+from wattzip.machine.trust import trusted_folder
+from wattzip.measure import crosscheck, measurement
+from wattzip.model import preflight
+from wattzip.workload import inputs
+
+from .test_machine import loops_of, mounted
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (chown to nobody)")
+needs_loop = pytest.mark.skipif(not os.path.exists("/dev/loop-control"),
+                                reason="mounting an image needs the loop driver")
+NOBODY = pwd.getpwnam("nobody").pw_uid
+
+
+@pytest.fixture
+def shared(tmp_path):
+    """A folder like /var/tmp: root's, writable by everyone, sticky."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o1777)
+    return folder
+
+
+@pytest.fixture
+def planted(shared):
+    """/var/tmp/wattzip as a user who made it before root's first run leaves it."""
+    folder = shared / "wattzip"
+    folder.mkdir()
+    os.chown(folder, NOBODY, NOBODY)
+    return folder
+
+
+@pytest.fixture
+def secret(tmp_path):
+    """A file only root may read, of an input's size."""
+    folder = tmp_path / "root-only"
+    folder.mkdir(mode=0o700)
+    path = folder / "shadow"
+    path.write_bytes(b"s" * 4096)
+    path.chmod(0o600)
+    return path
+
+
+def test_preflight_refuses_an_input_dir_in_a_folder_another_user_owns(planted):
+    input_dir = planted / "paper" / "tb" / "inputs"
+    with pytest.raises(WattzipError, match=r"input_dir .*owned by uid \d+ \(nobody\)"):
+        preflight.check_inputs(str(input_dir), [str(input_dir / "zero.bin")], 4096)
+    assert not (planted / "paper").exists()  # nothing made in the user's folder
+
+
+def test_gen_refuses_a_link_another_user_planted_on_the_input_dir(shared, secret):
+    """The user's link leads into a folder only root may write: root's input would land
+    there, and the next swap would make root read what it holds."""
+    link = shared / "wattzip"
+    link.symlink_to(secret.parent)
+    os.lchown(link, NOBODY, NOBODY)
+    with pytest.raises(MachineError, match="symbolic link .*owned by uid"):
+        inputs.generate("zero", 4096, link / "zero.bin", progress=False)
+    assert sorted(p.name for p in secret.parent.iterdir()) == ["shadow"]
+
+
+def test_gen_makes_root_s_folders_in_a_sticky_folder_whatever_the_umask(shared):
+    """The /tmp-like folder is accepted, with the child root makes in it; the folders it
+    makes are 0o755 even under a umask that would let the group write them."""
+    out = shared / "wattzip" / "paper" / "zero.bin"
+    old = os.umask(0o002)
+    try:
+        inputs.generate("zero", 4096, out, progress=False)
+    finally:
+        os.umask(old)
+    assert out.stat().st_size == 4096
+    for folder in (shared / "wattzip", out.parent):
+        st = folder.stat()
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o755)
+
+
+def test_a_folder_writable_by_others_is_refused_even_when_sticky(shared):
+    with pytest.raises(MachineError, match="writable by others"):
+        trusted_folder(shared, "target_dir")
+    assert trusted_folder(shared / "mine", "target_dir") == str(shared / "mine")
+
+
+def test_a_job_refuses_an_input_swapped_for_a_link(tmp_path, secret):
+    """The manifest's size matches, but zero.bin is now a link to a root-only file."""
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    (folder / "zero.bin").symlink_to(secret)
+    manifest = tmp_path / "zero.bin.json"
+    manifest.write_text(json.dumps({"path": str(folder / "zero.bin"), "size_bytes": 4096,
+                                    "sha256": "0" * 64, "file_type": "zero"}))
+    with pytest.raises(MachineError, match="not a regular file"):
+        measurement.read_input(str(manifest))
+
+
+def test_a_job_refuses_an_input_in_a_folder_another_user_owns(tmp_path, planted):
+    entry = inputs.generate("zero", 4096, tmp_path / "made" / "zero.bin", progress=False)
+    os.rename(entry["path"], planted / "zero.bin")
+    manifest = tmp_path / "zero.bin.json"
+    manifest.write_text(json.dumps({**entry, "path": str(planted / "zero.bin")}))
+    with pytest.raises(MachineError, match=r"owned by uid \d+ \(nobody\)"):
+        measurement.read_input(str(manifest))
+
+
+def test_stage_leaves_no_copy_of_a_master_swapped_for_a_link(tmp_path, secret):
+    """The master's name now leads to a root-only file: its bytes are not the master's,
+    and no copy of them is left where others may read it."""
+    (tmp_path / "master.bin").symlink_to(secret)
+    master = tmp_path / "master.bin.json"
+    master.write_text(json.dumps({"path": str(tmp_path / "master.bin"), "size_bytes": 4096,
+                                  "sha256": "0" * 64, "file_type": "zero"}))
+    out = tmp_path / "inputs" / "zero.bin"
+    with pytest.raises(WattzipError, match="sha256"):
+        inputs.stage(str(master), str(out), str(tmp_path / "zero.bin.json"))
+    assert list(out.parent.iterdir()) == []
+
+
+def test_a_directory_medium_in_a_folder_another_user_owns_is_refused(planted):
+    medium = Medium(name="m", path=str(planted / "target"))
+    with pytest.raises(MachineError, match="owned by uid"):
+        medium.attach()
+    assert not (planted / "target").exists()
+
+
+@needs_loop
+@pytest.mark.parametrize("where", ["image", "mount point"])
+def test_an_image_medium_with_a_folder_another_user_owns_is_refused(tmp_path, planted, where):
+    """No mkfs, losetup or mount when the image's folder, or the mount point's parent,
+    is a user's: they could rename a link over the image between mkfs and losetup."""
+    mine = tmp_path / "mine"
+    path, image = ((mine / "target", planted / "disk.img") if where == "image"
+                   else (planted / "target", mine / "disk.img"))
+    medium = Medium(name="m", kind="image", path=str(path), image=str(image), size="16MiB")
+    try:
+        with pytest.raises(MachineError, match="owned by uid"):
+            medium.attach()
+        assert not image.exists() and not mounted(path) and not loops_of(image)
+    finally:
+        medium.detach()
+
+
+@needs_loop
+@pytest.mark.parametrize("kind", ["image", "tmpfs"])
+def test_media_are_mounted_nosuid_nodev_and_only_root_writes_their_root(tmp_path, kind):
+    medium = Medium(name="m", kind=kind, path=str(tmp_path / "target"), size="16MiB")
+    medium.attach()
+    try:
+        with open("/proc/self/mounts") as f:
+            options = [line.split()[3].split(",") for line in f
+                       if line.split()[1] == medium.path][-1]
+        assert {"nosuid", "nodev"} <= set(options)
+        assert stat.S_IMODE(os.stat(medium.path).st_mode) & 0o022 == 0
+    finally:
+        medium.detach()
+
+
+def test_journals_are_never_appended_through_a_link(tmp_path, secret):
+    journal = tmp_path / "runs.jsonl"
+    journal.symlink_to(secret)
+    with pytest.raises(RecordError, match="symbolic link"):
+        records.append_journal(journal, {"run": 1})
+    assert secret.read_bytes() == b"s" * 4096
+
+
+def test_crosscheck_refuses_a_target_in_a_folder_another_user_owns(planted):
+    with open(os.devnull, "w") as log, pytest.raises(MachineError, match="owned by uid"):
+        crosscheck.compare("tb", {"path": "x", "file_type": "zero"}, [], str(planted / "cc"),
+                           [], 1, 1, log)
+
+
+def test_a_medium_folder_others_can_write_is_refused_even_when_sticky(tmp_path):
+    """The duty cycle's and hyperfine's shell `>` write in the medium's folder by name:
+    attach() refuses a folder where another user could plant a link first."""
+    target = tmp_path / "target"
+    target.mkdir()
+    target.chmod(0o1777)
+    with pytest.raises(MachineError, match="writable by others"):
+        Medium(name="m", path=str(target)).attach()

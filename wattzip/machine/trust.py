@@ -1,0 +1,115 @@
+"""What root may trust on a shared server: only what no other user could have written.
+
+wattzip runs as root and writes where the config says: the inputs (input_dir), each
+medium's folder, its image and its mount point. A folder another user made, or can
+write, or any folder above it, lets that user plant a symbolic link where root is about
+to write, format or mount, and so turn root's work against any file on the machine. So
+every such folder is checked, when it is made and again when it is used: each folder on
+the way to it, as given and resolved, is root's (or this process's user's), and none is
+writable by others unless sticky like /tmp (whose entries only their owner may rename,
+and the next one must be root's); the folder itself not even then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import stat
+from pathlib import Path
+
+from wattzip.errors import MachineError
+
+FOLDER_MODE = 0o755  # a folder wattzip makes: root's, readable, written by root only
+
+
+def owner(uid: int) -> str:
+    try:
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def untrusted(path: str | Path, st: os.stat_result, what: str,
+              above: bool | None = None) -> str | None:
+    """Why root cannot trust `path` (None: it can): owned by another user than root or
+    this process's, or writable by others. A folder `above` another (by default, one
+    called "folder above") may be writable by all if sticky, like /tmp."""
+    above = what == "folder above" if above is None else above
+    if st.st_uid not in (0, os.geteuid()):
+        return f"{what} {path} is owned by {owner(st.st_uid)}, not by root"
+    if (st.st_mode & 0o022 and not stat.S_ISLNK(st.st_mode)  # a link's mode means nothing
+            and not (above and st.st_mode & stat.S_ISVTX)):
+        return f"{what} {path} is writable by others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _walk(path: str, create: bool, final: bool = True) -> str | None:
+    """The first problem on the way to `path`, each prefix as the kernel sees it (lstat);
+    a symbolic link on the way must be root's and leads to a way checked in turn.
+    Missing folders are made (`create`), each only once the one above it is trusted."""
+    parts = Path(path).parts
+    for i in range(1, len(parts) + 1):
+        prefix = os.path.join(*parts[:i])
+        last = final and i == len(parts)
+        if create and not os.path.lexists(prefix):
+            with contextlib.suppress(FileExistsError):  # made meanwhile: checked below
+                os.mkdir(prefix, FOLDER_MODE)
+        st = os.lstat(prefix)
+        if stat.S_ISLNK(st.st_mode):
+            problem = (untrusted(prefix, st, "the symbolic link")
+                       or _walk(os.path.realpath(prefix), False, last))
+        elif not stat.S_ISDIR(st.st_mode):
+            problem = f"{prefix} is not a folder"
+        else:
+            problem = untrusted(prefix, st, "the folder itself" if last
+                                else "on the way, the folder", above=not last)
+        if problem:
+            return problem
+    return None
+
+
+def trusted_folder(path: str | os.PathLike, what: str, create: bool = True,
+                   resolved: str | None = None) -> str:
+    """`path`, made if missing (each folder 0o755 at most) and trusted, resolved; else a
+    MachineError naming the folder, its owner and what to do. Trusted: every folder on
+    the way, as given and resolved, and every link on it, is root's; none is writable by
+    others unless sticky (like /tmp), and `path` itself is not writable by others. With
+    `resolved` (where `path` led when it was configured), it must lead there still."""
+    given = os.path.join(os.getcwd(), os.fspath(path))  # not normalized: `..` as the kernel
+    try:
+        problem = _walk(given, create)
+        real = os.path.realpath(given)
+        problem = problem or _walk(real, False)
+    except OSError as exc:
+        raise MachineError(f"{what} {path} cannot be used: {exc.filename}: {exc.strerror}; "
+                           "choose a folder root can make and write") from None
+    if problem:
+        raise MachineError(
+            f"{what} {path} cannot be trusted: {problem}. wattzip runs as root, and a folder "
+            "that another user owns or can write, or one above it, lets them turn root's "
+            "writes against any file: choose a path whose folders only root can write "
+            "(remove the folder for wattzip to make it as root, or `chown root` and "
+            "`chmod go-w` it)")
+    if resolved is not None and real != resolved:
+        raise MachineError(f"{what} {path} now leads to {real}, not to {resolved} as when it "
+                           "was configured: someone changed a link on the way; check them")
+    return real
+
+
+def trusted_file(path: str | os.PathLike, what: str) -> str:
+    """`path` a regular file of root's that no one else can write, in a trusted folder
+    (not made): the file read at its name later is the one checked now. Resolved."""
+    folder = trusted_folder(os.path.dirname(os.path.join(os.getcwd(), os.fspath(path))),
+                            f"the folder of {what}", create=False)
+    real = os.path.join(folder, os.path.basename(path))
+    try:
+        st = os.lstat(real)
+    except OSError as exc:
+        raise MachineError(f"{what} {path} cannot be used: {exc.strerror}") from None
+    problem = (untrusted(real, st, what) if stat.S_ISREG(st.st_mode)
+               else f"{real} is not a regular file (a symbolic link is never followed)")
+    if problem:
+        raise MachineError(f"{what} {path} cannot be trusted: {problem}; wattzip runs as "
+                           "root and reads only files no other user could have written")
+    return real
