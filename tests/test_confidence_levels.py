@@ -96,7 +96,7 @@ def test_the_captions_name_their_levels_by_macro_not_by_hand():
     text = passages.factor_sections([], params, estimated=False) + passages.figure_list(
         ["text"], estimated=False)
     assert r"undecided at \BeJointConfidencePct{}" in text
-    assert text.count(r"\HalfWidthConfidencePct{} half-widths") == 3  # 2 factors, 1 time
+    assert text.count(r"\HalfWidthConfidencePct{} half-widths") == 5  # 2 factors, T, E, ET
     assert not re.search(r"\d\\%", text)
     tables = ReportTables.load(inputs(), PRIMARY)
     values = macros.macro_values(tables, PARAMS)

@@ -35,6 +35,17 @@ def test_compare_needs_both_a_change_beyond_noise_and_beyond_the_limit():
     assert drift.compare(ref(1.0, 1.6, 0.7), ref(1.5, 0.9, 1.3), 0.05) is None  # noise
 
 
+
+def test_a_drift_of_estimated_energy_says_estimated():
+    def runs(*joules, method="estimated"):
+        return [{"elapsed_s": 1.0, "energy_j": j, "meter_method": method} for j in joules]
+
+    said = drift.compare(runs(10.0, 10.1, 9.9), runs(15.0, 15.2, 14.9), 0.05)
+    assert said.startswith("the reference operation's ESTIMATED energy changed by +50%")
+    measured = drift.compare(runs(10.0, 10.1, 9.9, method="measured"),
+                             runs(15.0, 15.2, 14.9, method="measured"), 0.05)
+    assert measured.startswith("the reference operation's energy changed by +50%")
+
 def test_no_check_runs_the_job_as_before(small_inputs, tmp_path):
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
     job = make_job(small_inputs, tmp_path, "gz-1")

@@ -63,3 +63,22 @@ def test_the_repeat_design_says_only_what_its_runs_can_do(overlays, says, never)
         **verdict.config["repeats"], "design": "verdict", "looks": [3, 5, 8]}})
     assert "going on to the next look for a run newly found an outlier" in \
         repeat_design.describe(verdict)
+
+
+def test_the_figures_say_their_bars_are_the_repeats_and_leave_out_the_model_s_range():
+    """Estimated energy's largest uncertainty is the coefficient table's range (the
+    budget's model term); the error bars are the repeats' half-widths alone, and every
+    energy figure's caption says so where the energy is estimated."""
+    from wattzip.report import passages
+
+    figures = passages.figure_list(["text"], estimated=True)
+    captions = re.findall(r"\\caption\{(.*)\}", figures)
+    assert len(captions) == 3 and all("half-widths of the repeats as error bars" in c
+                                      for c in captions), figures
+    energy = [c for c in captions if not c.startswith("Text file: Elapsed")]
+    assert all("ESTIMATED energy: the bars leave out the coefficient table's range" in c
+               for c in energy)
+    assert "leave out" not in passages.figure_list(["text"], estimated=False)
+    main = " ".join((REPO / "paper/main.tex").read_text().split())
+    assert "so the estimate has none" not in main  # it has a spread: the table's own
+    assert "figures' error bars, the repeats' spread, leave it out" in main

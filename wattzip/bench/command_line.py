@@ -81,8 +81,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _add_comparison_energy_export(p: argparse.ArgumentParser) -> None:
     c = p.add_argument_group("comparison")
-    c.add_argument("--reference", action=Once, metavar="CMD",
-                   help="the command the others are compared with (default: the first)")
+    c.add_argument("--reference", action=Once, metavar="NAME",
+                   help="the command the others are compared with, by its name (its command "
+                        "line, or its --command-name; default: the first)")
     c.add_argument("--margin", action=Once, type=float,
                    default=schema_default("verdict.margin"), metavar="SHARE",
                    help="'the same' within this share of the reference (default: %(default)s)")
@@ -213,8 +214,10 @@ def idle_of(a, meter, log) -> tuple[float | None, str]:
             out = idle.calibrate(meter, count=a.idle_windows, seconds=a.idle_seconds,
                                  setting="bench", target_dir=tmp, min_count=a.idle_windows,
                                  ci_target=1.0, log=log)
+        spread = (f"sd {out['sd_w']:.2f} W" if out["count"] > 1
+                  else "one window, so no spread")
         return out["idle_power_w"], (f"calibrated here: {out['count']} x "
-                                     f"{a.idle_seconds:g} s, sd {out['sd_w']:.2f} W")
+                                     f"{a.idle_seconds:g} s, {spread}")
     if a.idle_power_w is not None:
         return a.idle_power_w, "given by --idle-power-w"
     return None, ""

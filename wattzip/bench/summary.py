@@ -5,7 +5,9 @@ Energy with the 95 % Student-t half-width of its mean, its active / passive spli
 an idle power is known, and the mean power. A comparison is a ratio of means with
 Fieller's interval and a verdict (wattzip.analysis.verdicts) on the difference, against a margin
 of the reference's mean: at the confidence of one look when the runs stopped at planned
-looks (Bonferroni), so that the verdict holds whichever look stopped them.
+looks (Bonferroni), so that the verdict holds whichever look stopped them. An estimated
+energy verdict is decided again at the coefficient table's extremes, as a study's cells
+are (wattzip.analysis.robustness), and its words say when it depends on the model.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from wattzip import stats
-from wattzip.analysis import verdicts
+from wattzip.analysis import robustness, verdicts
 from wattzip.analysis.stopping import outliers
 
 # A verdict's words, per metric: the reference minus the command saves / costs.
@@ -135,8 +137,29 @@ def comparisons(results: list[list[dict]], names: list[str], reference: int, mar
                "confidence": confidence, "margin": margin}
         for metric in ("time", "energy"):
             row[metric] = compare(runs, results[reference], metric, margin, confidence)
+        if row["energy"] and not row["energy"].get("one_run"):
+            row["energy"].update(model_robustness(runs, results[reference], row["energy"],
+                                                  margin, confidence))
         out.append(row)
     return out
+
+
+def model_robustness(runs: list[dict], ref_runs: list[dict], cell: dict, margin: float,
+                     confidence: float) -> dict:
+    """An estimated energy verdict decided again with the runs re-estimated at the
+    coefficient table's lowest and highest idle share: a verdict that changes there rests
+    on the model's coefficients, not on the commands, and says so."""
+    variants = robustness.at_extremes(runs + ref_runs)
+    if variants is None:
+        return {"model_robustness": ""}  # measured energy: no model to depend on
+    n = len(runs)
+    at = [(m.row, compare(v[:n], v[n:], "energy", margin, confidence)) for m, v in variants]
+    if all(other["verdict"] == cell["verdict"] for _, other in at):
+        return {"model_robustness": robustness.ROBUST}
+    extremes = ", ".join(f"{WORDS['energy'][other['verdict']]} with {row}'s coefficients"
+                         for row, other in at)
+    return {"model_robustness": robustness.DEPENDS,
+            "verdict_text": f"{cell['verdict_text']} ({robustness.DEPENDS}: {extremes})"}
 
 
 def decided(rows: list[dict]) -> bool:

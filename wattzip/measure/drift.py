@@ -130,7 +130,9 @@ def compare(before: list[dict], after: list[dict], max_change: float,
     they hold as many repeats as each end, else Welch's interval of the two ends'
     repeats."""
     reasons = []
-    for key, what in (("elapsed_s", "time"), ("energy_j", "energy")):
+    estimated = any(r.get("meter_method") == "estimated" for r in (*before, *after))
+    energy = "ESTIMATED energy" if estimated else "energy"
+    for key, what in (("elapsed_s", "time"), ("energy_j", energy)):
         a, b = _values(before, key), _values(after, key)
         if not a or not b:
             continue

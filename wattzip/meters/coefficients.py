@@ -11,7 +11,9 @@ threads. The formula, stated once here and in the report:
 W_min and W_max per hardware thread, t the elapsed time, CPU-seconds the busy CPU
 time of the whole machine. It leaves out the disk, memory and fans; SPECpower's
 load levels are not the OS's utilisation; a vCPU is not one physical thread; and
-SPECpower publishes no error bars, so the estimate has none.
+SPECpower publishes no error bars: the one spread stated is the table's own range
+(wattzip.analysis.uncertainty's model term; the verdicts at its extremes,
+wattzip.analysis.robustness).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """--export-markdown: hyperfine's table (Command, Mean, Min, Max, Relative) with the
-energy and its ratio beside it; the header says ESTIMATED where energy is estimated."""
+energy and its ratio beside it. Where energy is estimated, every part that rests on it says
+ESTIMATED: both energy columns' headers, the energy verdicts and the footnote."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def render(document: dict) -> str:
     label = " ESTIMATED" if method == "estimated" else ""
     head = f"| Command | Mean [{unit}] | Min [{unit}] | Max [{unit}] | Relative |"
     rule = "|:---|---:|---:|---:|---:|"
-    head += f" Energy [J]{label} | Energy relative | Verdict |" if energy else " Verdict |"
+    head += (f" Energy [J]{label} | Energy relative{label} | Verdict |" if energy
+             else " Verdict |")
     rule += "---:|---:|:---|" if energy else ":---|"
     by_index = {row["index"]: row for row in document.get("comparisons", [])}
     lines = [head, rule]
@@ -61,20 +63,22 @@ def render(document: dict) -> str:
             line += (f" {_plus_minus(r['energy_mean_j'], r['energy_half_width_j'])} | "
                      f"{_relative(row['energy'] if row else None)} |")
         metric = row and row["energy" if energy else "time"]
-        line += f" {metric['verdict_text'] if metric else 'reference' if not row else '-'} |"
+        verdict = f"{metric['verdict_text']}{label}" if metric else "reference" if not row \
+            else "-"
+        line += f" {verdict} |"
         lines.append(line)
     lines.append("")
     if results:
-        lines.append(_footnote(document, results[0], energy))
+        lines.append(_footnote(document, results[0], energy, label))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _footnote(document: dict, first: dict, energy: bool) -> str:
+def _footnote(document: dict, first: dict, energy: bool, label: str) -> str:
     """What the ± and the intervals are, and what 'the same' means."""
     level = f"{100 * first['energy_confidence']:.4g}%"
     within = f"verdicts within ±{document['margin']:.0%} of the reference."
     if energy:
-        return (f"Energy: mean ± the {level} half-width; ratios of means with Fieller's "
+        return (f"Energy{label}: mean ± the {level} half-width; ratios of means with Fieller's "
                 f"{level} interval; {within}")
     return f"Time: mean ± standard deviation; ratios of means with Fieller's {level} " \
            f"interval; {within}"
