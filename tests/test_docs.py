@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from jsonschema import validate
 
@@ -15,7 +17,7 @@ from wattzip.model.config import merge_configs
 from wattzip.model.study import Study
 from wattzip.resources import load_schema
 
-from .test_workflow import REPO
+from .test_workflow import REPO, SNAKEMAKE, workflow_copy
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
@@ -46,6 +48,35 @@ def test_the_readme_testbed_template_is_a_valid_study(tmp_path):
     overlay = yaml.safe_load(template)
     assert set(study.testbeds) == {overlay["testbed"]["name"]}
     assert {s.medium for s in study.settings.values()} == set(overlay["factors"]["medium"])
+
+
+def yaml_templates() -> list[tuple[str, str, str]]:
+    """Every copyable config in the README and docs/: (page, its file name, its text)."""
+    out = []
+    for page in DOCS:
+        for block in fenced(page.read_text(), "yaml"):
+            name = re.match(r"# (my-[\w-]+\.yaml)", block).group(1)  # its own first line
+            out.append((page.name, name, block))
+    return out
+
+
+@pytest.mark.parametrize("page, name, block", yaml_templates(), ids=lambda x: x[:20])
+def test_every_copyable_config_is_a_study_snakemake_plans(page, name, block, tmp_path):
+    """A template as the page says to use it: saved next to config.yaml and given to
+    snakemake after it; it passes the schema and the workflow plans it (a dry run)."""
+    root = workflow_copy(tmp_path / "wf")
+    (root / name).write_text(block)
+    validate(merge_configs([root / "config.yaml", root / name]), load_schema())
+    proc = subprocess.run([*SNAKEMAKE, "-n", "--cores", "1", "--quiet", "rules",
+                           "--configfile", "config.yaml", name], cwd=root,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "measure_runs" in proc.stdout + proc.stderr
+
+
+def test_the_docs_copyable_configs_are_found():
+    assert {(page, name) for page, name, _ in yaml_templates()} >= {
+        ("README.md", "my-testbed.yaml"), ("slurm.md", "my-cluster.yaml")}
 
 
 # `wattzip SUBCOMMAND [args]`, `.venv/bin/wattzip ...`, `python -m wattzip ...` where a

@@ -101,3 +101,26 @@ def test_an_overlay_alone_is_read_on_config_yaml_as_snakemake_reads_it(monkeypat
     files = study_files(["config/kick-the-tires.yaml"])
     assert files == ["config.yaml", "config/kick-the-tires.yaml"]
     assert Study.from_files(files).name == "kick-the-tires"
+
+
+def test_plan_as_the_readme_runs_it_says_how_long_the_study_takes_here(tmp_path):
+    """`wattzip plan --configfile config.yaml config/NAME.yaml` in a checkout: a pilot
+    measured once per testbed, then each design's time on this machine; run again, the
+    cached pilot answers without measuring."""
+    import json
+
+    from .test_workflow import TINY, workflow_copy
+
+    root = workflow_copy(tmp_path / "wf")
+    first = plan_in(root, "config.yaml", TINY)
+    assert first.returncode == 0, first.stderr[-3000:]
+    said = " ".join(first.stdout.split())
+    assert "wattzip study 'tiny' on testbed 'tiny':" in said and "in all on this machine" in said
+    assert "* paper" in said and "moderated" in said  # every design, this study's marked
+    cache = root / "results" / "tiny" / "tiny" / "plan" / "pilot.json"
+    pilot = json.loads(cache.read_text())
+    again = subprocess.run([sys.executable, "-m", "wattzip", "plan", "--configfile",
+                            "config.yaml", str(TINY)], cwd=root, capture_output=True,
+                           text=True, check=False)
+    assert again.returncode == 0 and "pilot:" not in again.stdout + again.stderr
+    assert json.loads(cache.read_text()) == pilot

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,10 +19,32 @@ OVERLAYS = sorted(p.name for p in (REPO / "config").glob("*.yaml") if p.name != 
 FIXTURE_RUNS = REPO / "tests" / "data" / "fixture" / "results" / "tiny" / "runs.csv"
 
 
-def study_name(overlay: str) -> str:
-    import yaml
+def readme_stacks() -> list[tuple[str, ...]]:
+    """Every study the README offers, as the config files it names: the studies table's
+    rows (`+ config/X.yaml` laid on the row above it) and the combinations in its text."""
+    text = (REPO / "README.md").read_text()
+    stacks, base = [], ()
+    for plus, name in re.findall(r"^\| `(\+ )?(config[\w/.-]*\.yaml)`", text, re.M):
+        stack = base + (name,) if plus else ("config.yaml",) + (
+            (name,) if name != "config.yaml" else ())
+        base = base if plus else stack
+        stacks.append(stack)
+    stacks += [tuple(files.split()) for files in re.findall(
+        r"--configfile ((?:config[\w/.-]*\.yaml\s?){3,})`", text)]
+    return stacks
 
-    return yaml.safe_load((REPO / "config" / overlay).read_text())["study"]["name"]
+
+# Each overlay on the default, as `wattzip rehearse --configfile config.yaml config/X.yaml`,
+# and every other study the README offers (the default alone, the stacked paper studies).
+STUDIES = sorted({("config.yaml", f"config/{o}") for o in OVERLAYS} | set(readme_stacks()))
+
+
+def test_the_readme_s_studies_are_read_as_it_offers_them():
+    stacks = readme_stacks()
+    assert ("config.yaml",) in stacks
+    assert ("config.yaml", "config/paper.yaml", "config/paper-moderated.yaml") in stacks
+    assert ("config.yaml", "config/paper.yaml", "config/levels.yaml") in stacks
+    assert all((REPO / f).is_file() for stack in stacks for f in stack)
 
 
 def pdf_pages(path: Path) -> list[str]:
@@ -30,24 +53,24 @@ def pdf_pages(path: Path) -> list[str]:
     return [page for page in text.split("\f") if page.strip()]
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_every_overlay_rehearses_to_its_pdf_marked_simulated(overlay, tmp_path):
+@pytest.mark.parametrize("files", STUDIES, ids="+".join)
+def test_every_study_rehearses_to_its_pdf_marked_simulated(files, tmp_path):
     """What the README offers, rehearsed as a user starts it: `wattzip rehearse`."""
+    from wattzip.model.study import Study
+
     root = workflow_copy(tmp_path / "wf")
     proc = subprocess.run([sys.executable, "-m", "wattzip", "rehearse", "--cores", "2",
-                           "--configfile", "config.yaml", f"config/{overlay}"], cwd=root,
+                           "--configfile", *files], cwd=root,
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    tree = root / "rehearsal" / study_name(overlay)
+    study = Study.from_files([root / f for f in files])
+    tree = root / "rehearsal" / study.name
     pages = pdf_pages(tree / "paper.pdf")
     assert len(pages) > 5 and all("SIMULATED" in page for page in pages)
     prose = " ".join(" ".join(pages).split())  # the text never calls these runs measured
     assert "runs were SIMULATED" in prose and "runs were measured" not in prose
     assert "Energy is SIMULATED in place of the" in prose
-    from wattzip.model.study import Study
-
-    unmeasured = Study.from_files([root / "config.yaml", root / "config" / overlay]).scope
-    assert unmeasured.describe() in " ".join(" ".join(pages).split())  # the cells left out
+    assert study.scope.describe() in " ".join(" ".join(pages).split())  # the cells left out
     figures = sorted((tree / "figures").rglob("*.pdf"))
     assert len(figures) >= 10
     for figure in figures:
@@ -149,3 +172,22 @@ def test_a_results_folder_copied_under_another_name_is_named(tmp_path):
     assert "runs of testbed tiny in the folder of testbed laptop" in proc.stderr
     assert "results/<study>/tiny/" in proc.stderr
     assert not (tmp_path / "laptop" / "summary.csv").exists()
+
+
+def test_rehearse_given_the_overlay_alone_plans_what_the_stack_plans(tmp_path):
+    """The README's `wattzip rehearse --configfile config/X.yaml`: the Snakefile's own
+    config.yaml lies under the overlay, so it plans the jobs of the stack it names."""
+    root = workflow_copy(tmp_path / "wf")
+
+    def planned(*files: str) -> list[str]:
+        proc = subprocess.run([sys.executable, "-m", "wattzip", "rehearse", "--cores", "1",
+                               "--configfile", *files, "--", "-n", "--quiet", "rules"],
+                              cwd=root, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out = proc.stdout + proc.stderr
+        jobs = out[out.index("Job stats:"):].split("\n\n")[0]  # each rule and its count
+        return [line for line in out.splitlines() if line.startswith("wattzip study")] + [jobs]
+
+    alone = planned("config/factors.yaml")
+    assert alone == planned("config.yaml", "config/factors.yaml")
+    assert "'factors'" in alone[0] and "simulate_runs" in alone[1]
