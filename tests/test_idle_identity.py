@@ -51,8 +51,10 @@ def test_the_calibration_and_each_window_say_who_measured_them(tmp_path, windows
     windows(QUIET)
     journal = tmp_path / "idle.jsonl"
     out = calibrate(tmp_path, journal=str(journal), testbed="tb")
-    who = {"hostname": "node-a", "slurm_node": "node-a-node", "boot_id": "boot-1",
-           "testbed": "tb", "meter_identity": FakeMeter().identity(),
+    # Named as a run record names who measured it, the Slurm job too (one function:
+    # wattzip.measure.provenance.who_measured), so a run and its calibration are matched.
+    who = {"hostname": "node-a", "slurm_node": "node-a-node", "slurm_job_id": "7",
+           "boot_id": "boot-1", "testbed": "tb", "meter_identity": FakeMeter().identity(),
            "wattzip_version": __version__}
     assert {k: out[k] for k in who} == who
     lines = records.read_journal(journal)

@@ -26,12 +26,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from wattzip import __version__, machine, meters, records, stats
+from wattzip import meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
 from wattzip.machine import MachineError, factor_changes, system, trust
 from wattzip.measure import drift
 from wattzip.measure.disturbance import QuietLimits, busiest, process_jiffies
+from wattzip.measure.provenance import who_measured
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
 from wattzip.meters import Meter
 from wattzip.resources import schema_default
@@ -40,20 +41,13 @@ NOISY_IDLE_WINDOWS = 3  # in a row: the machine is busy, not briefly disturbed
 CONFIDENCE = 0.95  # overall, over all the looks
 
 
-def origin_host() -> dict:
-    """This host and this boot of its kernel, as `origin` names them."""
-    return {"hostname": system.host_identity()["hostname"], "boot_id": machine.boot_id()}
-
-
 def origin(meter: Meter, testbed: str | None) -> dict:
-    """Who measures now, named as the run records name them: the host and its Slurm node,
-    this boot of its kernel, the testbed, the meter's identity (without an idle
-    calibration: this is the calibration) and wattzip's version."""
-    return {**origin_host(), "slurm_node": system.host_identity()["slurm_node"],
-            **({"testbed": testbed} if testbed else {}),  # the path names it otherwise
+    """Who measures now, named as the run records name them (`who_measured`: host, Slurm
+    node and job, boot, wattzip's version), with the testbed and the meter's identity
+    (without an idle calibration: this is the calibration)."""
+    return {**who_measured(), **({"testbed": testbed} if testbed else {}),  # else the path
             # as a journal line holds it, so that a window read back compares equal
-            "meter_identity": json.loads(json.dumps(meter.identity(), sort_keys=True)),
-            "wattzip_version": __version__}
+            "meter_identity": json.loads(json.dumps(meter.identity(), sort_keys=True))}
 
 
 def _not_here(window: Mapping, here: Mapping) -> str | None:
@@ -92,7 +86,7 @@ def check_same_machine(calibration: Mapping, path: str,
     every passive and active energy wrong. A calibration from before hosts were recorded
     has nothing to compare: accepted. A note for the job's log when it was made in another
     boot of this host (idle power may have moved since), else None."""
-    here = origin_host()
+    here = who_measured()
     theirs = calibration.get("hostname")
     if theirs is not None and theirs != here["hostname"]:
         raise MachineError(

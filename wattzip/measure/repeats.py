@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from wattzip import __version__, machine, records
+from wattzip import records
 from wattzip.analysis import stopping
 from wattzip.errors import ConfigError, FactorError
 from wattzip.machine import factors, system
@@ -36,6 +36,7 @@ from wattzip.machine.throttle import throttled
 from wattzip.measure.cold_cache import ColdCache
 from wattzip.measure.interleaving import pairing, plain_arm, repeat_arms
 from wattzip.measure.job import MeasurementJob
+from wattzip.measure.provenance import who_measured
 from wattzip.measure.runner import measure, write_trace
 from wattzip.measure.staging import (
     on_disk_bytes,
@@ -335,7 +336,7 @@ def _job_fields(job: MeasurementJob, repeat: int, version: str | None, key: str,
     who measured (host, Slurm node and job, boot, wattzip's version)."""
     return {
         "testbed": job.testbed,
-        **system.host_identity(), "boot_id": machine.boot_id(), "wattzip_version": __version__,
+        **who_measured(),
         "file_type": job.file_type,
         "input_bytes": job.input_bytes,
         "input_sha256": job.input_sha256,
