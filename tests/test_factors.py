@@ -1,5 +1,7 @@
 """Factors set before a job and restored after, against a fake sysfs tree."""
 
+import os
+
 import pytest
 
 from wattzip.errors import FactorError
@@ -70,6 +72,22 @@ def test_unknown_scheduler_names_the_factor_and_the_choices(sysfs):
     expected = "io_scheduler=cfq: vdz offers only none, mq-deadline, bfq"
     with pytest.raises(FactorError, match=expected):
         factors.check_io_scheduler("vdz", "cfq", sysfs=str(root))
+
+
+def test_a_scheduler_this_kernel_has_as_a_module_says_how_to_load_it(sysfs, tmp_path):
+    """Debian's kernels build bfq and kyber as modules: until loaded, the disk does not
+    offer them, and wattzip loads no module on its own."""
+    root, _ = sysfs
+    modules = tmp_path / "modules"
+    (modules / os.uname().release).mkdir(parents=True)
+    (modules / os.uname().release / "modules.alias").write_text(
+        "alias kyber-iosched kyber_iosched\nalias bfq-iosched bfq\n")
+    with pytest.raises(FactorError, match="offers only none, mq-deadline, bfq; this kernel "
+                       "has kyber as the module kyber_iosched, not loaded: load it with "
+                       "'modprobe kyber_iosched'"):
+        factors.check_io_scheduler("vdz", "kyber", sysfs=str(root), modules=str(modules))
+    with pytest.raises(FactorError, match=r"offers only none, mq-deadline, bfq$"):
+        factors.check_io_scheduler("vdz", "foo", sysfs=str(root), modules=str(modules))
 
 
 def test_no_cpufreq_is_a_clear_error(tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,18 @@ def test_a_loop_device_of_an_image_wattzip_did_not_make_is_left_attached(tmp_pat
         assert loops_of(image) == [loop]
     finally:
         subprocess.run(["losetup", "--detach", loop], check=False)
+
+
+def test_the_folders_made_for_the_state_folder_are_root_s_alone_whatever_the_umask(tmp_path):
+    """The folders above the state folder are made as every folder root uses
+    (wattzip.machine.trust), not with the umask's mode: a 0777 one above the journal
+    would let any user swap the state folder."""
+    state = tmp_path / "made" / "for" / "state"
+    code = ("import os; os.umask(0); from wattzip import machine; "
+            "machine.undone(machine.note('sysfs', '/nowhere'))")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   env={**os.environ, machine.STATE_DIR_ENV: str(state)})
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (state.parent.parent, state.parent,
+                                                       state)}
+    assert modes == {"made": 0o755, "for": 0o755, "state": 0o700}
+    assert (state / "changes.jsonl").stat().st_mode & 0o777 == 0o600

@@ -27,7 +27,6 @@ import json
 import os
 import re
 import signal
-import stat
 import subprocess
 import sys
 import uuid
@@ -35,7 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from wattzip.errors import MachineError
-from wattzip.machine import guard
+from wattzip.machine import guard, trust
 from wattzip.machine.lock import (  # noqa: F401
     DEFAULT_LOCK_NAME,
     DEFAULT_LOCK_WAIT_S,
@@ -112,31 +111,26 @@ def journal_path() -> Path:
 
 
 def check_trusted(create: bool = False) -> Path:
-    """The journal, if only its owner (root) can write it and the folders above it; a
-    journal others can write could name any file as a change for root to "undo"."""
+    """The journal, if only its owner (root) can write it and the folders above it
+    (`trust`, as every folder root uses); a journal others can write could name any file
+    as a change for root to "undo". Made root's alone (0700) when missing."""
     folder = state_dir()
+    journal = folder / "changes.jsonl"
     if not create and not os.path.lexists(folder):
-        return folder / "changes.jsonl"  # nothing journaled yet
+        return journal  # nothing journaled yet
     try:
-        if create:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        problems = [untrusted(folder, os.lstat(folder), "the state folder")]
-        problems += [untrusted(p, os.stat(p), "folder above") for p in folder.parents]
-        journal = folder / "changes.jsonl"
+        if create and not os.path.lexists(folder):
+            trust.trusted_folder(folder.parent, "the folder above the state folder")
+            with contextlib.suppress(FileExistsError):  # made meanwhile: checked below
+                folder.mkdir(mode=0o700)
+        trust.trusted_folder(folder, "the state folder", create=False)
         if os.path.lexists(journal):
-            st = os.lstat(journal)
-            problems.append(f"the journal {journal} is not a regular file"
-                            if not stat.S_ISREG(st.st_mode)
-                            else untrusted(journal, st, "the journal"))
-    except OSError as exc:
-        raise MachineError(f"the state folder {folder} ({STATE_DIR_ENV}) cannot be used: "
-                           f"{exc.strerror or exc}; choose a folder root can write") from None
-    problems = [p for p in problems if p]
-    if problems:
-        raise MachineError("the journal of changes to the machine cannot be trusted: "
-                           + "; ".join(problems) + f". Give {STATE_DIR_ENV} a folder owned "
-                           "by root that no one else can write (e.g. the default "
-                           f"{DEFAULT_STATE_DIR})")
+            trust.trusted_file(journal, "the journal")
+    except MachineError as exc:
+        raise MachineError(f"the state folder {folder} ({STATE_DIR_ENV}), which holds the "
+                           f"journal of changes to the machine, cannot be used: {exc}. "
+                           f"Give {STATE_DIR_ENV} a folder owned by root that no one else "
+                           f"can write (e.g. the default {DEFAULT_STATE_DIR})") from None
     return journal
 
 

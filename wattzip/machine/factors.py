@@ -24,6 +24,7 @@ KEEP = "keep"  # the factor value that means "leave the machine as it is"
 LEGACY_SCHEDULERS = {"cfq": "bfq", "anticipatory": "bfq", "deadline": "mq-deadline",
                      "noop": "none"}
 SYSFS = "/sys"
+MODULES = "/lib/modules"
 # The files below /sys, links resolved, that setting a factor writes (/sys/block/vda is a
 # link into /sys/devices, cpuN/cpufreq one to cpufreq/policyN).
 SCHEDULER_FILES = re.compile(r"(^|/)block/[^/]+/queue/scheduler$")
@@ -40,7 +41,8 @@ def _governor_files(sysfs: str = SYSFS) -> list[Path]:
         f"{sysfs}/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"))]
 
 
-def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS) -> None:
+def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS,
+                       modules: str = MODULES) -> None:
     if value == KEEP:
         return
     if not disk:
@@ -48,16 +50,18 @@ def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS) -> None
                           "device whose scheduler can be set")
     path = _scheduler_file(disk, sysfs)
     try:
-        text = path.read_text()
+        available = offered_io_schedulers(disk, sysfs)
     except OSError:
         raise FactorError(f"factor io_scheduler={value}: {path} is not readable") from None
-    available = re.sub(r"[\[\]]", "", text).split()
     if value not in available:
         hint = ""
         if value in LEGACY_SCHEDULERS:
             hint = (f"; {value} belonged to the legacy block layer removed in Linux 5.0 "
                     f"(SYSTOR '11 used it), its blk-mq successor is "
                     f"{LEGACY_SCHEDULERS[value]}")
+        elif module := scheduler_module(value, modules):
+            hint = (f"; this kernel has {value} as the module {module}, not loaded: "
+                    f"load it with 'modprobe {module}' (wattzip loads no module)")
         raise FactorError(f"factor io_scheduler={value}: {disk} offers only "
                           f"{', '.join(available)}{hint}")
     if not _writable(path):
@@ -91,6 +95,25 @@ def check_governor(value: str, sysfs: str = SYSFS) -> None:
 
 def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK)
+
+
+def scheduler_module(name: str, modules: str = MODULES) -> str | None:
+    """The module of this kernel that would provide the scheduler (the alias
+    "<name>-iosched" the block layer asks modprobe for), if it has one."""
+    alias = Path(modules) / os.uname().release / "modules.alias"
+    try:
+        lines = alias.read_text().splitlines()
+    except OSError:
+        return None
+    wanted = f"{name}-iosched"
+    return next((parts[2] for parts in map(str.split, lines)
+                 if len(parts) == 3 and parts[:2] == ["alias", wanted]), None)
+
+
+def offered_io_schedulers(disk: str, sysfs: str = SYSFS) -> list[str]:
+    """The schedulers the disk's kernel offers now: those built in or loaded (bfq is a
+    module on many kernels, and absent on some)."""
+    return re.sub(r"[\[\]]", "", _scheduler_file(disk, sysfs).read_text()).split()
 
 
 def current_io_scheduler(disk: str, sysfs: str = SYSFS) -> str:
