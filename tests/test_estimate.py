@@ -93,13 +93,13 @@ def test_a_real_meter_beside_the_model_gives_the_comparison(small_inputs, tmp_pa
         done = True
         writer.join()
     runs = [records.flatten(r) for r in records.read_journal(tmp_path / "j.jsonl")]
-    assert all(r["meter_method"] == "measured" and r["model_energy_j"] > 0 for r in runs)
+    assert all(r["meter_method"] == "measured" and r["estimated_energy_j"] > 0 for r in runs)
     rows = robustness.model_check(runs)
     assert len(rows) == len(runs) + 1 and rows[-1]["codec"] == "mean |error| %"
     assert rows[-1]["model_row"] == "Skylake"
     for row in rows[:-1]:
         assert row["error_pct"] == pytest.approx(
-            100 * (row["model_j"] - row["measured_j"]) / row["measured_j"])
+            100 * (row["estimated_j"] - row["measured_j"]) / row["measured_j"])
 
 
 def test_estimated_verdicts_carry_their_robustness_mark(small_inputs, tmp_path):

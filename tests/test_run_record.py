@@ -93,7 +93,21 @@ def test_a_version_4_record_is_read_with_no_boot_or_wattzip_version(tmp_path):
     row = records.read_runs_csv(out)[0]
     assert row["schema_version"] == 4 and row["boot_id"] is None
     assert row["wattzip_version"] is None and row["hostname"] == "vm"
-    assert SCHEMA_VERSION == 5 and {"boot_id", "wattzip_version"} <= set(RUN_COLUMNS)
+    assert SCHEMA_VERSION == 6 and {"boot_id", "wattzip_version"} <= set(RUN_COLUMNS)
+
+
+def test_a_version_5_record_s_model_estimate_is_read_as_the_estimated_energy(tmp_path):
+    """Estimated energy says so wherever it rests: the model's estimate beside a real
+    meter's reading, model_energy_j up to version 5, is estimated_energy_j in records and
+    runs.csv read back, from a journal or from an old runs.csv alike."""
+    line = {"testbed": "t", "file_type": "text", "codec": "gz-1", "op": "compress-write",
+            "repeat": 1, "verified": True, "energy_j": 10.0, "model_energy_j": 12.5,
+            "schema_version": 5}
+    assert RunRecord.from_dict(line).estimated_energy_j == 12.5
+    old_csv = tmp_path / "old.csv"
+    old_csv.write_text("testbed,energy_j,model_energy_j,schema_version\nt,10.0,12.5,5\n")
+    assert records.read_runs_csv(old_csv)[0]["estimated_energy_j"] == 12.5
+    assert "model_energy_j" not in RUN_COLUMNS and "estimated_energy_j" in RUN_COLUMNS
 
 
 def test_old_records_are_read_as_version_one(tmp_path):

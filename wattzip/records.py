@@ -21,6 +21,7 @@ from wattzip.run_record import (
     BOOLEAN_COLUMNS,
     FACTOR_PREFIX,
     NUMERIC_COLUMNS,
+    RENAMED,
     RUN_COLUMNS,
     RUN_REQUIRED,
     SCHEMA_VERSION,
@@ -252,7 +253,7 @@ def read_runs_csv(path: str | os.PathLike) -> list[dict]:
                                   "expected; the file is torn or edited: make it again "
                                   "(snakemake deletes and rewrites it from the journals)")
             rec: dict = {}
-            for k, v in row.items():
+            for k, v in ((RENAMED.get(k, k), v) for k, v in row.items()):
                 try:
                     if v == "":
                         rec[k] = None

@@ -20,8 +20,11 @@ from wattzip.errors import RecordError
 # 1: the records written before they held their version; 3: the budget's and the
 # disturbance's fields (sample_gap_s ... drift_warning), absent from older records; 4:
 # shared_plain_of, the moderated design's shared plain arm; 5: boot_id and
-# wattzip_version, the boot and the wattzip that measured the run (empty before).
-SCHEMA_VERSION = 5
+# wattzip_version, the boot and the wattzip that measured the run (empty before); 6:
+# estimated_energy_j, the model's estimate beside the meter's, was model_energy_j (read
+# under its new name).
+SCHEMA_VERSION = 6
+RENAMED = {"model_energy_j": "estimated_energy_j"}
 FACTOR_PREFIX = "factor_"
 # A machine factor's value in effect, read back (wattzip.machine.factors' table): a
 # column of runs.csv for every factor in the table, a field here or not.
@@ -126,7 +129,9 @@ class RunRecord:
     model_max_w_per_thread: float | None = None
     model_threads: int | None = None
     model_source: str | None = None
-    model_energy_j: float | None = None
+    # The model's ESTIMATED energy of the run, beside whatever the meter read (the
+    # model check); model_energy_j before version 6.
+    estimated_energy_j: float | None = None
     simulated: bool | None = None  # a rehearsal's run (wattzip.model.rehearsal), never measured
     schema_version: int = SCHEMA_VERSION
     # In the journal only: the job's factors, key, and how the region ended.
@@ -152,7 +157,8 @@ class RunRecord:
         """A journal's line: a record without a version is of version 1; fields not known
         here are kept in `extra`."""
         record = cls(schema_version=1)
-        record._set(entry, keep_unknown=True)
+        record._set({RENAMED.get(key, key): value for key, value in entry.items()},
+                    keep_unknown=True)
         return record
 
     def update(self, fields: Mapping | None = None, **more) -> None:
@@ -233,7 +239,7 @@ RUN_COLUMNS = tuple(f.name for f in dataclasses.fields(RunRecord)
 NUMERIC_COLUMNS = frozenset({
     "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
     "cpu_utilization", "cpu_busy_s", "energy_j", "model_min_w_per_thread",
-    "model_max_w_per_thread", "model_threads", "model_energy_j", "idle_power_w",
+    "model_max_w_per_thread", "model_threads", "estimated_energy_j", "idle_power_w",
     "energy_passive_j", "energy_active_j",
     "samples", "sample_gap_s", "power_step_rss_w", "idle_power_u_w", "idle_windows",
     "other_user_s", "other_user_share", "other_cpu_share", "steal_share", "cpu_pressure_share",

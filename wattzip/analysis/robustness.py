@@ -97,19 +97,19 @@ def mark_claims(claims: list[dict], variants: list[list[dict]]) -> None:
 def model_check(runs: list[dict]) -> list[dict]:
     """The model's estimate beside a real meter's measurement, run by run, and overall."""
     pairs = [r for r in runs if r.get("meter_method") == "measured" and r.get("verified")
-             and r.get("energy_j") and r.get("model_energy_j") is not None]
+             and r.get("energy_j") and r.get("estimated_energy_j") is not None]
     rows = [{"testbed": r["testbed"], "setting": r["setting"], "file_type": r["file_type"],
              "codec": r["codec"], "op": r["op"], "repeat": r["repeat"],
              "meter_source": r["meter_source"], "measured_j": r["energy_j"],
-             "model_j": r["model_energy_j"], "model_row": r.get("model_row"),
-             "error_pct": 100 * (r["model_energy_j"] - r["energy_j"]) / r["energy_j"]}
+             "estimated_j": r["estimated_energy_j"], "model_row": r.get("model_row"),
+             "error_pct": 100 * (r["estimated_energy_j"] - r["energy_j"]) / r["energy_j"]}
             for r in pairs]
     if rows:
         errors = [abs(x["error_pct"]) for x in rows]
         rows.append({"testbed": rows[0]["testbed"], "setting": "all", "op": "all runs",
                      "meter_source": rows[0]["meter_source"], "model_row": rows[0]["model_row"],
                      "measured_j": sum(x["measured_j"] for x in rows),
-                     "model_j": sum(x["model_j"] for x in rows),
+                     "estimated_j": sum(x["estimated_j"] for x in rows),
                      "error_pct": mean(errors), "repeat": len(rows),
                      "file_type": "", "codec": "mean |error| %"})
     return rows

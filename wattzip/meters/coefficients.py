@@ -55,13 +55,14 @@ class Coefficients:
                 + cpu_busy_s * (self.max_w_per_thread - self.min_w_per_thread))
 
     def record_fields(self, elapsed_s: float, cpu_busy_s: float) -> dict:
-        """A run record's model_* fields: the estimate of a run's energy, beside whatever
-        the meter read, and the coefficients it was made with."""
+        """A run record's model_* fields and the estimate of a run's energy
+        (estimated_energy_j), beside whatever the meter read, and the coefficients it was
+        made with."""
         return {"model_row": self.row, "model_how": self.how,
                 "model_min_w_per_thread": self.min_w_per_thread,
                 "model_max_w_per_thread": self.max_w_per_thread,
                 "model_threads": self.threads, "model_source": self.source,
-                "model_energy_j": self.energy_j(elapsed_s, cpu_busy_s)}
+                "estimated_energy_j": self.energy_j(elapsed_s, cpu_busy_s)}
 
     def describe(self) -> str:
         return (f"{self.row} ({self.how}): {self.min_w_per_thread:.2f}-"
