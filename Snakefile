@@ -30,6 +30,8 @@ localrules:
     rehearsal,
     simulate_runs,
     manifest,
+    job_spec,
+    idle_spec,
     settings_table,
     runs_table,
     check_overlap,

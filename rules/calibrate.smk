@@ -27,7 +27,7 @@ checkpoint preflight:
         meter=RULES.testbed_meter,
         input_dir=RULES.input_dir,
         input_files=RULES.input_files,
-        node=RULES.expected_node,
+        expect=RULES.expect,
     script:
         "../scripts/preflight.py"
 
@@ -50,19 +50,36 @@ rule provenance:
     params:
         target=RULES.primary_target,
         codecs=CODECS,
-        meter=RULES.meter_spec,
+        meter=RULES.meter_config,
         description=RULES.testbed_description,
     shell:
-        "mkdir -p {params.target:q} && wattzip provenance --spec {params.meter:q} "
+        "mkdir -p {params.target:q} && wattzip provenance --meter-config {params.meter:q} "
         "--target-dir {params.target:q} --codecs {params.codecs:q} "
         "--testbed {wildcards.testbed:q} --description {params.description:q} "
         "--out {output.json:q} --csv {output.csv:q} 2> {log:q}"
 
 
+rule idle_spec:
+    """The idle calibration's slice of the study, as the model writes it."""
+    output:
+        f"{MEASURED}/{{testbed}}/specs/idle/{{setting}}.json",
+    log:
+        f"{MEASURED}/{{testbed}}/logs/specs/idle/{{setting}}.log",
+    wildcard_constraints:
+        testbed=RULES.this_testbed(),
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        spec=STUDY.idle_spec_text,
+    shell:
+        SPEC_COMMAND
+
+
 rule idle_power:
     """Average idle power of the testbed in one setting (paper 5.1), alone on the machine."""
     input:
-        ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
+        preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
+        spec=f"{MEASURED}/{{testbed}}/specs/idle/{{setting}}.json",
     output:
         f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
     log:
@@ -76,10 +93,9 @@ rule idle_power:
         **SLURM,
         measure=1,
     params:
-        spec=STUDY.idle_spec_json,
         journal=f"{MEASURED}/{{testbed}}/journal/idle/{{setting}}.jsonl",
     shell:
-        "wattzip idle --spec {params.spec:q} --journal {params.journal:q} "
+        "wattzip idle --spec {input.spec:q} --journal {params.journal:q} "
         "--out {output:q} 2> {log:q}"
 
 

@@ -61,10 +61,14 @@ def previous_runs(wildcards):
 
 # A measurement job's command, the same for a file type's job and a duty cycle's.
 JOB_COMMAND = (
-    "wattzip job --spec {params.spec:q} --manifest {input.manifest:q} "
+    "wattzip job --spec {input.spec:q} --manifest {input.manifest:q} "
     "--idle {input.idle:q} --journal {params.journal:q} --trace-dir {params.traces:q} "
     "--verify-cache {params.verified:q} --out {output:q} 2> {log:q}"
 )
+
+
+# A spec (wattzip.measure.spec) as the model gives it, written where its job reads it.
+SPEC_COMMAND = "printf '%s\\n' {params.spec:q} > {output:q} 2> {log:q}"
 
 
 def job_paths(part):

@@ -3,6 +3,23 @@ under the verdict design each codec's own plain arm in its job, under the modera
 design pairs of the setting and file type's one shared plain arm)."""
 
 
+rule job_spec:
+    """A measurement job's slice of the study, as the model writes it."""
+    output:
+        f"{MEASURED}/{{testbed}}/specs/{{setting}}/{{part}}/{{codec}}.json",
+    log:
+        f"{MEASURED}/{{testbed}}/logs/specs/{{setting}}/{{part}}/{{codec}}.log",
+    wildcard_constraints:
+        testbed=RULES.this_testbed(),
+        part=r"[^/.]+",
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        spec=STUDY.job_spec_text,
+    shell:
+        SPEC_COMMAND
+
+
 # A checkpoint, as rule paper is: under the moderated design each job waits for the one
 # measured before it through an ancient input, and Snakemake 9 plans nothing behind an
 # ancient input of a job it reruns (snakemake/snakemake#4166). As a rule, a change of
@@ -13,6 +30,7 @@ checkpoint measure_runs:
     alone on the machine."""
     input:
         manifest=f"{MEASURED}/{{testbed}}/inputs/{{ftype}}.bin.json",
+        spec=f"{MEASURED}/{{testbed}}/specs/{{setting}}/{{ftype}}/{{codec}}.json",
         idle=f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
         preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
         previous=previous_runs,
@@ -30,7 +48,6 @@ checkpoint measure_runs:
         measure=1,
     params:
         **job_paths("{ftype}"),
-        spec=STUDY.job_spec_json,
     shell:
         JOB_COMMAND
 
@@ -39,6 +56,7 @@ rule measure_dutycycle:
     """HPC '14: write phases between compute phases, each run the whole workload, alone."""
     input:
         manifest=f"{MEASURED}/{{testbed}}/inputs/{DUTY.file_type if DUTY else 'none'}.bin.json",
+        spec=f"{MEASURED}/{{testbed}}/specs/{{setting}}/dutycycle/{{codec}}.json",
         idle=f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
         preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
     output:
@@ -55,7 +73,6 @@ rule measure_dutycycle:
         measure=1,
     params:
         **job_paths("dutycycle"),
-        spec=STUDY.job_spec_json,
     shell:
         JOB_COMMAND
 

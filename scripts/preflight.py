@@ -3,7 +3,6 @@ machine like a job; whatever it changed is undone however it ends."""
 
 import json
 import os
-import shlex
 import sys
 
 from wattzip import machine
@@ -11,14 +10,12 @@ from wattzip.errors import WattzipError
 from wattzip.model import preflight
 
 p = snakemake.params
-flags = shlex.split(p.node)
-node = dict(zip(flags[::2], flags[1::2], strict=True))
 with open(snakemake.log[0], "w") as log:
     try:
         with machine.session("preflight", snakemake.wildcards.testbed, os.getcwd()):
             report = preflight.run(
                 p.codecs, p.settings, p.file_size, p.duty_phases, p.meter, p.input_dir,
-                p.input_files, node.get("--expect-node"), node.get("--expect-host"),
+                p.input_files, p.expect["node"], p.expect["host"],
             )
     except WattzipError as exc:
         print(f"preflight: {exc}", file=log, flush=True)

@@ -226,10 +226,10 @@ def test_a_job_names_its_media_from_the_study_s_folder(tmp_path, monkeypatch):
     s = study(factors={"medium": {**MEDIA, "far": {"path": "results/linked/target"}}})
     specs = {s_.medium: s.job_spec(next(j for j in s.jobs("tb") if j.setting == s_.name))
              for s_ in s.settings.values()}
-    assert specs["ext2"]["target_dir"] == "results/tb/ext2"
-    assert specs["ext2"]["medium_image"] == "results/tb/ext2.img"
-    assert specs["tmpfs"]["target_dir"] == "results/tb/tmpfs"
-    assert specs["far"]["target_dir"] == str(outside / "target")
+    assert specs["ext2"]["medium"]["path"] == "results/tb/ext2"
+    assert specs["ext2"]["medium"]["image"] == "results/tb/ext2.img"
+    assert specs["tmpfs"]["medium"]["path"] == "results/tb/tmpfs"
+    assert specs["far"]["medium"]["path"] == str(outside / "target")
     preflight = s.preflight_settings("tb")
     assert {v["target_dir"] for v in preflight.values()} == {
         "results/tb/ext2", "results/tb/tmpfs", str(outside / "target")}

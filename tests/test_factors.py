@@ -114,7 +114,7 @@ def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monke
     undoers may restore)."""
     import argparse
 
-    from wattzip.measure import flags
+    from wattzip.measure import flags, spec
 
     root, _ = sysfs
     log_disk = FakeSchedulerFile(root / "block" / "vdy" / "queue" / "scheduler",
@@ -125,7 +125,8 @@ def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monke
         lambda disk, s: factors.current_io_scheduler("vdy", s), factors.SCHEDULER_FILES))
     parser = argparse.ArgumentParser()
     flags.add_setting_options(parser)
-    wanted = flags.machine_factors(parser.parse_args(["--log-scheduler", "kyber"]))
+    setting = flags.setting_of(parser.parse_args(["--log-scheduler", "kyber"]))
+    wanted = spec.machine_factors({"setting": setting})
     assert wanted == {"io_scheduler": "keep", "governor": "keep", "log_scheduler": "kyber"}
     with pytest.raises(FactorError, match="vdy offers only none, kyber"):
         factors.check("vdz", {"log_scheduler": "bfq"}, str(root))

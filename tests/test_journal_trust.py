@@ -18,7 +18,7 @@ import pytest
 
 from wattzip import machine
 
-from .test_machine import loops_of, mounted
+from .real_machine import loops_of, mounted
 from .test_shared_server import own_lock, run  # noqa: F401 - own_lock: autouse fixture
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")

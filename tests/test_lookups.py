@@ -28,13 +28,14 @@ def lookups(copied_in=()) -> RuleLookups:
 def test_a_job_spec_is_the_models_own_slice_of_the_study():
     rules = lookups()
     setting = rules.study.primary.name
-    w = Wildcards(testbed="tb", setting=setting, ftype="text", codec="gz-1")
-    spec = json.loads(rules.study.job_spec_json(w))
+    w = Wildcards(testbed="tb", setting=setting, part="text", codec="gz-1")
+    spec = json.loads(rules.study.job_spec_text(w))
     job = Job("tb", setting, "text", "gz-1", rules.measured)
     assert spec == json.loads(json.dumps(rules.study.job_spec(job), sort_keys=True))
     assert spec["codec"] == "gz-1" and spec["testbed"] == "tb"
+    assert spec["meter"] == rules.testbeds["tb"].meter  # the config's, as it is
     # the drift check's pairs come from the folder the measure rule journals to
-    assert spec["drift_pool"] == f"{rules.measured}/tb/journal"
+    assert spec["drift"]["pool"] == f"{rules.measured}/tb/journal"
 
 
 def test_each_tree_answers_through_its_own_wildcards():

@@ -24,20 +24,11 @@ from wattzip import machine
 from wattzip.errors import WattzipError
 from wattzip.machine import factor_changes, factors, system, undoers
 
+from .real_machine import loops_of, mounted, other_schedulers
+
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 WATTZIP = [sys.executable, "-m", "wattzip"]
 REPO = Path(__file__).resolve().parent.parent
-
-
-def other_schedulers(disk: str, count: int) -> list[str]:
-    """Schedulers the disk offers besides its own (which ones depends on the kernel: bfq
-    and kyber are modules, loaded or not, or absent)."""
-    others = [s for s in factors.offered_io_schedulers(disk)
-              if s != factors.current_io_scheduler(disk)]
-    if len(others) < count:
-        pytest.skip(f"{disk} offers {count} scheduler(s) besides its own only with "
-                    f"modules this kernel has not loaded: {others}")
-    return others[:count]
 
 
 def holder(code: str, ready: Path) -> subprocess.Popen:
@@ -62,15 +53,6 @@ def restore() -> str:
     out = subprocess.run([*WATTZIP, "restore"], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     return out.stderr
-
-
-def loops_of(image: Path) -> list[str]:
-    return subprocess.run(["losetup", "--associated", str(image), "--noheadings", "--output",
-                           "NAME"], capture_output=True, text=True, check=False).stdout.split()
-
-
-def mounted(path: Path) -> bool:
-    return any(line.split()[1] == str(path) for line in open("/proc/self/mounts"))
 
 
 def test_a_killed_job_s_medium_is_unmounted_and_its_loop_freed(tmp_path):

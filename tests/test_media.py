@@ -19,12 +19,13 @@ import pytest
 from wattzip import meters, records
 from wattzip.analysis import cell_summary
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.machine import factors, media, throttle
+from wattzip.machine import media, throttle
 from wattzip.machine.extents import check_owns_blocks
 from wattzip.measure import cold_cache, repeats, runner
 from wattzip.measure.job import DutyCycle, MeasurementJob
 from wattzip.workload import inputs
 
+from .real_machine import other_schedulers
 from .test_runner import cached_bytes, make_job
 
 PAPER = AnalysisOptions()  # the paper's design, its options stated
@@ -308,7 +309,7 @@ def test_scheduler_of_a_loop_image_is_switched_on_its_disk_and_restored_after_a_
     mount_point = tmp_path / "ext2"
     disk = system.scheduler_disk(str(tmp_path))
     before = system.io_scheduler(disk)
-    want = next(s for s in factors.offered_io_schedulers(disk) if s != before)
+    (want,) = other_schedulers(disk, 1)
     argv = [sys.executable, "-m", "wattzip", "job", "--testbed", "t", "--manifest",
             str(manifest), "--codec", "bz-9", "--journal", str(tmp_path / "j.jsonl"),
             "--out", str(tmp_path / "o.jsonl"), "--meter", "model", "--model-idle-w", "10",

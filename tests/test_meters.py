@@ -252,24 +252,22 @@ def test_cli_measure_without_any_meter_measures_time_only(tmp_path):
 
 
 def test_the_preflight_opens_the_configured_meter_as_its_jobs_read_it(tmp_path):
-    """The pre-flight's meter comes from the testbed's `meter:` config through the same
-    table as a job's spec (flags.METER_SETTINGS), not a translation of its own."""
-    from wattzip.measure import flags
-
+    """The pre-flight's meter and a job's come from the testbed's `meter:` config (a job
+    spec carries it as it is) through one table, meters.CONFIG_OPTIONS."""
     trace = tmp_path / "power.csv"
     trace.write_text("timestamp,watts\n")
     config = {"order": ["trace", "model"], "require_measured": False, "interval_s": 0.5,
               "trace_path": str(trace), "trace_timezone": "Europe/Berlin",
               "ipmi_command": "ipmitool -I lanplus dcmi power reading",
               "model": {"idle_power_w": 40.0, "max_power_w": 90.0}}
-    meter = flags.open_configured_meter(config)
+    meter = meters.open_configured(config)
     o = meter.options
     assert meter.name == "trace" and (o.trace_path, o.trace_timezone) == (str(trace),
                                                                            "Europe/Berlin")
     assert o.interval_s == 0.5 and o.trace_wait_s == meters.MeterOptions.trace_wait_s
     assert o.ipmi_command == ("ipmitool", "-I", "lanplus", "dcmi", "power", "reading")
     assert (o.model_idle_power_w, o.model_max_power_w) == (40.0, 90.0)
-    assert flags.open_configured_meter({"order": ["model"],
-                                        "require_measured": False}).options == meters.MeterOptions()
+    assert meters.open_configured({"order": ["model"], "require_measured": False}
+                                  ).options == meters.MeterOptions()
     with pytest.raises(MeterError, match="meter.require_measured: true"):
-        flags.open_configured_meter({"order": ["model"], "require_measured": True})
+        meters.open_configured({"order": ["model"], "require_measured": True})

@@ -233,14 +233,15 @@ def test_a_job_decides_the_kinds_the_claims_read():
     lzo-1 on text); the job's spec carries them and the report's design sentence names
     them."""
     base = Study.from_files(["config.yaml", "config/paper-original-cells.yaml"])
-    assert {base.job_spec(j)["kinds"] for j in base.jobs(base.first_testbed)} == {"T,E"}
+    assert {tuple(base.job_spec(j)["looks"]["kinds"])
+            for j in base.jobs(base.first_testbed)} == {("T", "E")}
     assert repeat_design.describe(base).endswith("its break-even kinds in T and E")
     config = {**base.config, "verdict": {**base.config["verdict"], "kind_metrics": ["E"]}}
     energy = Study.from_config(config)
-    kinds = {(j.file_type, j.codec): energy.job_spec(j)["kinds"]
+    kinds = {(j.file_type, j.codec): energy.job_spec(j)["looks"]["kinds"]
              for j in energy.jobs(energy.first_testbed)}
-    assert kinds[("text", "gz-1")] == kinds[("text", "lzo-1")] == "T,E"
-    assert kinds[("text", "gz-6")] == kinds[("random", "lzo-1")] == "E"
+    assert kinds[("text", "gz-1")] == kinds[("text", "lzo-1")] == ["T", "E"]
+    assert kinds[("text", "gz-6")] == kinds[("random", "lzo-1")] == ["E"]
     assert ("its break-even kind in E (also in T for gz-1 on text, lzo-1 on text, which a "
             "claim reads)") in repeat_design.describe(energy)
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from wattzip.errors import ConfigError, WattzipError
 from wattzip.measure import staging
 from wattzip.model import plan
+from wattzip.model.study import Study
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_a_damaged_pilot_cache_is_named_and_kept(tmp_path):
@@ -35,22 +40,58 @@ def test_copies_below_one_is_refused_before_anything_runs(copies):
     assert "--copies" in out.stderr and "at least 1" in out.stderr
 
 
-@pytest.mark.parametrize("spec, said", [
-    ('{"testbed": "t", "codec": "gz-1", "copies": 0}',
-     "--spec: copies: 0: give a whole number of at least 1"),
-    ('{"testbed": "t", "codec": "gz-1", "interval": -1}', "--spec: interval: -1: give more"),
-    ('{"testbed": "t", "codec": ["gz-1"]}', "--spec: codec is list; one value was expected"),
-    ('{"testbed": "t", "codec": "gz-1", "flush": "never"}', "flush 'never' is none of"),
-    ('[{"copies": 1}]', "--spec [{\"copies\": 1}]: No such file"),
-    ('{"testbed": "t", "codec": "gz-1", "copies": 1', "--spec: not a JSON object"),
+def default_job_spec() -> dict:
+    """The spec the default study gives its first job (wattzip.measure.spec)."""
+    study = Study.from_files([REPO / "config.yaml"])
+    return study.job_spec(study.jobs(study.first_testbed)[0])
+
+
+def job_with(spec: str, *flags: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "wattzip", "job", "--spec", spec,
+                           "--manifest", "m.json", "--journal", "j.jsonl", "--out", "o.json",
+                           *flags], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda s: s["setting"].update(copies=0),
+     "--spec: at setting.copies: 0 is less than the minimum of 1"),
+    (lambda s: s["meter"].update(interval_s=-1),
+     "--spec: at meter.interval_s: -1 is less than or equal to the minimum of 0"),
+    (lambda s: s.update(codec=["gz-1"]), "--spec: at codec: ['gz-1'] is not of type 'string'"),
+    (lambda s: s["medium"].update(flush="never"), "at medium.flush: 'never' is not one of"),
+    (lambda s: s.update(copies=1), "('copies' was unexpected)"),
+    (lambda s: s["setting"].update(log_scheduler="bfq"),
+     "at setting: factors no command sets: ['log_scheduler']"),
+    (lambda s: s.update(spec="wattzip-idle/1"),
+     "its \"spec\" is 'wattzip-idle/1', not 'wattzip-job/1'"),
 ])
-def test_a_spec_s_values_are_checked_as_their_flags_are(spec, said):
-    """A spec's value becomes a default, which argparse alone would not check."""
-    out = subprocess.run([sys.executable, "-m", "wattzip", "job", "--spec", spec,
-                          "--manifest", "m.json", "--journal", "j.jsonl", "--out", "o.json"],
-                         capture_output=True, text=True, check=False)
+def test_a_spec_is_checked_against_its_schema_with_the_key_named(tmp_path, change, said):
+    """A hand-written or damaged spec is refused before anything runs, its key named as a
+    config's is (data/spec.schema.yaml)."""
+    spec = default_job_spec()
+    change(spec)
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = job_with(str(path))
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert said in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("text, said", [
+    ('[{"copies": 1}]', "--spec [{\"copies\": 1}]: No such file"),
+    ('{"spec": "wattzip-job/1", "copies": 1', "--spec: not JSON"),
+])
+def test_a_spec_that_is_no_json_object_is_named(text, said):
+    out = job_with(text)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert said in out.stderr, out.stderr
+
+
+def test_a_flag_the_spec_holds_too_is_refused_beside_it():
+    """Given both, neither silently wins: the spec is what the workflow recorded."""
+    out = job_with(json.dumps(default_job_spec()), "--copies", "2", "--meter", "model")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "--spec holds what --meter, --copies would say" in out.stderr, out.stderr
 
 
 def plan_in(cwd, *configfiles):

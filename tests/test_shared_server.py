@@ -20,7 +20,8 @@ import pytest
 
 from wattzip import machine
 
-from .test_machine import WATTZIP, holder, kill, loops_of, mounted
+from .real_machine import loops_of, mounted
+from .test_machine import WATTZIP, holder, kill
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 

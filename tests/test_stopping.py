@@ -100,13 +100,16 @@ def test_a_kind_the_study_does_not_ask_for_is_left_open():
     assert both.open_kinds(mine, OPS, 3).keys() == {"T"}
     assert not energy.open_kinds(mine, OPS, 3)
     assert both.needs_more(mine, OPS) and not energy.needs_more(mine, OPS)
-    assert measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="E").kind_metrics == ("E",)
-    # The job's flags are the analysis's options: the looks decide as the report does.
-    assert measurement.verdict_looks("3,5,8", 2.0, 0.05).options == AnalysisOptions(
-        looks=3, margin=0.05, reads_per_write=2.0)
-    assert measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="").kind_metrics == ()
-    with pytest.raises(WattzipError, match="--kinds 'ET'"):
-        measurement.verdict_looks("3,5,8", 1.0, 0.02, kinds="ET")
+    spec = {"runs": [3, 5, 8], "margin": 0.02, "reads_per_write": 1.0, "kinds": ["E"],
+            "moderated": False, "prior_journals": None}
+    assert measurement.verdict_looks(spec).kind_metrics == ("E",)
+    # The spec's values are the analysis's options: the looks decide as the report does.
+    assert measurement.verdict_looks({**spec, "reads_per_write": 2.0, "margin": 0.05}
+                                     ).options == AnalysisOptions(looks=3, margin=0.05,
+                                                                  reads_per_write=2.0)
+    assert measurement.verdict_looks({**spec, "kinds": []}).kind_metrics == ()
+    with pytest.raises(WattzipError, match="the looks must increase"):
+        measurement.verdict_looks({**spec, "runs": [3, 3]})
 
 
 def test_a_look_s_level_is_one_method_its_verdicts_and_kinds_both_read():

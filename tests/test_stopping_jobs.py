@@ -21,6 +21,12 @@ from .test_runner import make_job
 from .test_stopping import OPS
 
 
+def moderated_looks(prior_journals) -> dict:
+    """A job spec's looks under the moderated design (wattzip.measure.spec)."""
+    return {"runs": [2, 3], "margin": 0.02, "reads_per_write": 1.0, "kinds": ["T", "E"],
+            "moderated": True, "prior_journals": str(prior_journals)}
+
+
 @pytest.fixture
 def model_meter():
     return meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60,
@@ -79,10 +85,8 @@ def test_moderated_jobs_share_one_plain_arm_per_file_type(small_inputs, tmp_path
     journals.mkdir(parents=True)
     heard = []
     for name in ("gz-1", "lzo-1"):
-        looks = measurement.verdict_looks("2,3", 1.0, 0.02, moderated=True,
-                                          prior_journals=str(tmp_path / "journal" / "s"),
-                                          own_journal=str(journals / f"{name}.jsonl"),
-                                          file_type="text")
+        looks = measurement.verdict_looks(moderated_looks(tmp_path / "journal" / "s"),
+                                          str(journals / f"{name}.jsonl"), "text")
         job = make_job(small_inputs, tmp_path, name, min_repeats=2, max_repeats=3,
                        looks=looks, factors={"setting": "s"})
         repeats.run_job(job, model_meter, journals / f"{name}.jsonl", log=heard.append)
@@ -200,9 +204,7 @@ def test_the_report_fits_the_prior_a_moderated_job_fitted_after_another_job_drif
     monkeypatch.setattr(drift, "compare", lambda *a: next(verdicts_left, None))
     for name in ("gz-1", "bz-1", "lzo-1"):
         journal = folder / "text" / f"{name}.jsonl"
-        looks = measurement.verdict_looks("2,3", 1.0, 0.02, moderated=True,
-                                          prior_journals=str(folder),
-                                          own_journal=str(journal), file_type="text")
+        looks = measurement.verdict_looks(moderated_looks(folder), str(journal), "text")
         job = make_job(small_inputs, tmp_path, name, min_repeats=2, max_repeats=3,
                        looks=looks, factors={"setting": "s"}, drift=DriftCheck(2, 0.05))
         _, runs = drift.checked_job(job, model_meter, journal, log=lambda m: None)

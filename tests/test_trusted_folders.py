@@ -23,7 +23,7 @@ from wattzip.measure import crosscheck, measurement
 from wattzip.model import preflight
 from wattzip.workload import inputs
 
-from .test_machine import loops_of, mounted
+from .real_machine import loops_of, mounted
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (chown to nobody)")
 needs_loop = pytest.mark.skipif(not os.path.exists("/dev/loop-control"),

@@ -94,9 +94,10 @@ def _add_idle(sub) -> None:
                         "apart: the noise between phases their drift check compares with "
                         "(0: none; default: the config schema's %(default)s)")
     _add_quiet_wait(s)
+    s.add_argument("--testbed", help="the testbed's name, which the calibration records")
     flags.add_setting_options(s)
     flags.add_lock_option(s)
-    flags.add_spec_option(s)
+    flags.add_spec_option(s, "out", "journal", "json")
     s.set_defaults(fn=commands.cmd_idle)
 
 
@@ -180,7 +181,8 @@ def _add_job(sub) -> None:
                    help="buffer of the plain baseline's user-space copy (default: %(default)s)")
     flags.add_setting_options(s)
     flags.add_lock_option(s)
-    flags.add_spec_option(s)
+    flags.add_spec_option(s, "manifest", "journal", "out", "idle", "idle_power", "trace_dir",
+                          "verify_cache", "copy_buffer")
     s.set_defaults(fn=commands.cmd_job)
 
 
@@ -272,7 +274,9 @@ def _add_provenance(sub) -> None:
     s.add_argument("--description", default="")
     s.add_argument("--out")
     s.add_argument("--csv", help="also write key,value rows for the paper's table")
-    flags.add_spec_option(s)
+    s.add_argument("--meter-config", metavar="JSON",
+                   help="the testbed's `meter:` config as JSON (what the workflow passes), "
+                        "in place of the meter flags")
     s.set_defaults(fn=commands.cmd_provenance)
 
 
@@ -369,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         args.command = args.command[1:]
     try:
         if getattr(args, "spec", None):
-            args = flags.with_spec(parser, argv, args)
+            flags.refuse_beside_spec(args)
         return args.fn(args)
     except WattzipError as exc:
         print(f"wattzip: error: {exc}", file=sys.stderr)

@@ -8,17 +8,14 @@ import sys
 
 from wattzip import machine, meters, records, units
 from wattzip.errors import WattzipError
-from wattzip.machine import system, throttle
-from wattzip.measure import flags, provenance
+from wattzip.machine import system
+from wattzip.measure import flags, provenance, spec
 from wattzip.measure.flags import log
-from wattzip.meters import coefficients
-from wattzip.resources import schema_default
 from wattzip.workload import codec_registry, inputs
 
 
 def cmd_meters(a) -> int:
-    meters.check_names(a.meter.split(","))
-    opts = flags.meter_options_of(a)
+    opts = meters.options_of(flags.meter_config_of(a))
     rows = []
     for name, reason in meters.probe_all(opts).items():
         cls = meters.METERS[name]
@@ -34,20 +31,17 @@ def cmd_meters(a) -> int:
 
 
 def cmd_idle(a) -> int:
-    from wattzip.measure import idle
+    from wattzip.measure import idle, measurement
 
-    with machine.session("idle", config=f"{os.getcwd()} ({a.setting})",
+    idle_spec = spec.read(a.spec, spec.IDLE) if a.spec else flags.idle_spec_of(a)
+    system.check_host(*spec.expected(idle_spec))
+    setting = idle_spec["setting"]["name"]
+    with machine.session("idle", idle_spec["testbed"] or "", f"{os.getcwd()} ({setting})",
                          wait_s=a.lock_wait):
-        meter = flags.open_meter(a)
+        meter = measurement.open_meter(idle_spec["meter"], "config" if a.spec else "flag",
+                                       log)
         try:
-            out = idle.calibrate(meter, count=a.count, seconds=a.seconds, setting=a.setting,
-                                 target_dir=a.target_dir, min_count=a.min_count,
-                                 ci_target=a.ci_target,
-                                 machine_factors=flags.machine_factors(a),
-                                 max_other_load=a.max_other_load,
-                                 quiet_wait_s=quiet_limits(wait_s=a.quiet_wait).wait_s,
-                                 journal=a.journal, log=log, medium=flags.medium_of(a),
-                                 drift_repeats=a.drift_repeats)
+            out = idle.calibrate_spec(meter, idle_spec, a.journal, log)
         finally:
             meter.close()
     text = json.dumps(out, indent=2)
@@ -57,7 +51,7 @@ def cmd_idle(a) -> int:
             f"half-width {out['half_width_w']:.2f} W at {100 * out['confidence']:.4g}%")
     print(text if a.json or not a.out else
           f"idle power {out['idle_power_w']:.2f} W ({half}, sd {out['sd_w']:.2f} W, "
-          f"{out['count']} x {a.seconds} s, {out['stopped']}; {out['meter_method']})")
+          f"{out['count']} x {out['seconds']} s, {out['stopped']}; {out['meter_method']})")
     return 0
 
 
@@ -118,72 +112,15 @@ def cmd_codecs(a) -> int:
     return 0
 
 
-def quiet_limits(max_other_cpu: float | None = None, max_steal: float | None = None,
-                 wait_s: float | None = None):
-    """The run's disturbance limits: the flags, else the schema's `quiet:` defaults."""
-    from wattzip.measure.disturbance import QuietLimits
-
-    given = {"max_other_cpu": max_other_cpu, "max_steal": max_steal, "wait_s": wait_s}
-    return QuietLimits(**{key: schema_default(f"quiet.{key}") if value is None else value
-                          for key, value in given.items()})
-
-
-def drift_check(repeats: int | None, max_change: float | None, phases: tuple = (),
-                pool: str | None = None):
-    """The job's drift check: the flags, else the schema's `drift:` defaults (0 repeats:
-    none), the reference's phases at the idle calibration and the study's journals."""
-    from wattzip.measure.disturbance import DriftCheck
-
-    repeats = schema_default("drift.repeats") if repeats is None else repeats
-    return DriftCheck(repeats, schema_default("drift.max_change") if max_change is None
-                      else max_change, phases, pool) if repeats else None
-
-
 def cmd_job(a) -> int:
     from wattzip.measure import measurement
-    from wattzip.measure.job import DutyCycle, MeasurementJob
 
-    if not a.testbed or not a.codec:
-        raise WattzipError("wattzip job: give --testbed and --codec, or a --spec holding them")
-    if a.max_repeats < a.min_repeats:
-        raise WattzipError(f"wattzip job: --max-repeats {a.max_repeats} is below "
-                           f"--min-repeats {a.min_repeats}")
-    system.check_host(a.expect_node, a.expect_host)
-    manifest = measurement.read_input(a.manifest)
-    medium = flags.medium_of(a)
-    codec = measurement.codec_on(a.codec, medium)
-    meter = flags.open_meter(a)
-    calibration = measurement.idle_calibration(meter, a.idle, a.idle_power, a.testbed, log)
-    job = MeasurementJob(
-        testbed=a.testbed, file_type=manifest["file_type"], input_path=manifest["path"],
-        input_sha256=manifest["sha256"], input_bytes=manifest["size_bytes"], medium=medium,
-        codec=codec, min_repeats=a.min_repeats, max_repeats=a.max_repeats,
-        ci_target=a.ci_target, copies=a.copies,
-        threads=a.threads or len(os.sched_getaffinity(0)),  # the cores it is given
-        idle_power_w=calibration.power_w, idle_power_u_w=calibration.uncertainty_w,
-        idle_windows=calibration.windows,
-        trace_dir=a.trace_dir,
-        copy_buffer_bytes=units.parse_size(a.copy_buffer),
-        bandwidth_bytes_per_s=throttle.parse_bandwidth(a.bandwidth),
-        duty=(DutyCycle(a.duty_phases, a.duty_compute_s, a.duty_compute)
-              if a.duty_phases else None),
-        factors={"setting": a.setting, **flags.machine_factors(a), "medium": a.medium,
-                 "target_dir": medium.path},
-        meter_identity=calibration.meter_identity,
-        model=meter.model if meter.name == "model" else coefficients.configured(None, None),
-        verify_cache=a.verify_cache,
-        quiet=quiet_limits(a.max_other_cpu, a.max_steal, a.quiet_wait),
-        drift=drift_check(a.drift_repeats, a.drift_max_change, calibration.reference_phases,
-                          a.drift_pool),
-        # The verdict design's looks are a codec's (its job measures its own plain arm, or
-        # under the moderated design adds to its setting and file type's shared one).
-        looks=(measurement.verdict_looks(a.looks, a.reads_per_write, a.margin,
-                                         a.moderated, a.prior_journals, a.journal,
-                                         manifest["file_type"], a.kinds)
-               if codec and not a.duty_phases else None),
-    )
-    measurement.run(job, meter, journal=a.journal, out=a.out,
-                    machine_factors=flags.machine_factors(a), lock_wait=a.lock_wait, log=log)
+    job_spec = spec.read(a.spec, spec.JOB) if a.spec else flags.job_spec_of(a)
+    given = measurement.Invocation(
+        manifest=a.manifest, journal=a.journal, out=a.out, idle=a.idle,
+        idle_power_w=a.idle_power, trace_dir=a.trace_dir, verify_cache=a.verify_cache,
+        copy_buffer_bytes=units.parse_size(a.copy_buffer), lock_wait_s=a.lock_wait)
+    measurement.run_spec(job_spec, given, "config" if a.spec else "flag", log)
     return 0
 
 
@@ -208,8 +145,12 @@ def cmd_check_overlap(a) -> int:
 
 
 def cmd_provenance(a) -> int:
+    from wattzip.measure import measurement
+
     try:
-        meter = flags.open_meter(a)
+        meter = (measurement.open_meter(spec.read_json(a.meter_config, "--meter-config"),
+                                        "config", log)
+                 if a.meter_config else flags.open_meter(a))
         meter.close()
     except WattzipError as exc:
         meter = exc  # recorded as the meter's error

@@ -1,16 +1,18 @@
-"""Options the wattzip commands share (meter, setting, medium, lock) and what they make."""
+"""The flags the measuring commands share (meter, setting, medium, lock), and the spec
+they write for hand use: `wattzip job` and `wattzip idle` run from the same document
+(wattzip.measure.spec) whether the workflow gives it or the flags make it."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-from pathlib import Path
 
 from wattzip import machine, meters
 from wattzip.errors import ConfigError
 from wattzip.machine import factors, media
+from wattzip.measure import spec
+from wattzip.resources import schema_default
 
 DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
 
@@ -47,48 +49,39 @@ def seconds(at_least: float, above: bool = False):
 SHARE = number(0, at_most=1)  # a share of the CPUs, of a mean, ...
 WATTS = number(0, unit=" W")
 COUNT = number(1, whole=True)  # windows, repeats: at least one
-# The meter's settings under their three names: the flag, the MeterOptions field and the
-# config's key (under `meter:`; "model." for the estimated model's coefficients; None: not
-# in the config). The study's spec is written (meter_flags) and read (meter_options_of) by
-# this table alone, and the pre-flight's meter opened through both (open_configured_meter).
+# The meter's settings: each flag and the config's key under `meter:` it stands for
+# ("model." the estimated model's coefficients), which a spec carries as the config does
+# (wattzip.meters.CONFIG_OPTIONS: the options each key sets).
 METER_SETTINGS = [
-    ("--interval", "interval_s", "interval_s",
-     dict(type=seconds(0, above=True), default=0.1, metavar="S",
-          help="sampling period of polled meters (default: %(default)s)")),
-    ("--powercap-root", "powercap_root", "powercap_root",
-     dict(default="/sys/class/powercap", metavar="DIR")),
-    ("--psys", "powercap_psys", "psys",
-     dict(action="store_true", help="use the RAPL psys zone alone")),
-    ("--wattsup-port", "wattsup_port", "wattsup_port", dict(metavar="DEV")),
-    ("--trace", "trace_path", "trace_path",
+    ("--interval", "interval_s",
+     dict(type=seconds(0, above=True), default=schema_default("meter.interval_s"),
+          metavar="S", help="sampling period of polled meters (default: %(default)s)")),
+    ("--powercap-root", "powercap_root", dict(metavar="DIR", help="where the powercap tree "
+                                              "is (default: /sys/class/powercap)")),
+    ("--psys", "psys", dict(action="store_true", help="use the RAPL psys zone alone")),
+    ("--wattsup-port", "wattsup_port", dict(metavar="DEV")),
+    ("--trace", "trace_path",
      dict(metavar="CSV", help="power log with timestamp,watts columns")),
-    ("--trace-timezone", "trace_timezone", "trace_timezone",
+    ("--trace-timezone", "trace_timezone",
      dict(metavar="ZONE", help="the power logger's IANA time zone, for timestamps without "
                                "an offset")),
-    ("--ipmi-command", "ipmi_command", "ipmi_command",
+    ("--ipmi-command", "ipmi_command",
      dict(metavar="ARGV", help="command printing a DCMI power reading (default: ipmitool "
                                "dcmi power reading)")),
-    ("--model-idle-w", "model_idle_power_w", "model.idle_power_w",
+    ("--model-idle-w", "model.idle_power_w",
      dict(type=WATTS, metavar="W", help="estimated model: idle power coefficient")),
-    ("--model-max-w", "model_max_power_w", "model.max_power_w",
+    ("--model-max-w", "model.max_power_w",
      dict(type=WATTS, metavar="W", help="estimated model: full-load power coefficient")),
-    ("--trace-wait", "trace_wait_s", None,
-     dict(type=seconds(0), default=5.0, metavar="S",
+    ("--trace-wait", "trace_wait_s",
+     dict(type=seconds(0), default=schema_default("meter.trace_wait_s"), metavar="S",
           help="how long to wait after a run for a lagging power logger to cover it "
                "(default: %(default)s)")),
 ]
 
 
 def dest(flag: str) -> str:
-    """A flag's argparse name, which is also its key in a command's spec."""
+    """A flag's argparse name."""
     return flag.lstrip("-").replace("-", "_")
-
-
-def flag_value(value, kwargs: dict):
-    """A value as its flag would hold it: a switch's bool, or the flag's default for none."""
-    if kwargs.get("action") == "store_true":
-        return bool(value)
-    return kwargs.get("default") if value is None else value
 
 
 def add_meter_options(p: argparse.ArgumentParser, default_order=DEFAULT_METER_ORDER) -> None:
@@ -98,20 +91,24 @@ def add_meter_options(p: argparse.ArgumentParser, default_order=DEFAULT_METER_OR
                         "only (default: %(default)s)")
     g.add_argument("--require-measured", action="store_true",
                    help="fail rather than fall back to the estimated model")
-    for flag, _field, _key, kwargs in METER_SETTINGS:
+    for flag, _key, kwargs in METER_SETTINGS:
         g.add_argument(flag, **kwargs)
 
 
-def meter_flags(meter: dict) -> dict:
-    """A testbed's `meter:` config as the meter flags' values (a spec's keys)."""
-    def config_value(key: str):
+def meter_config_of(a: argparse.Namespace) -> dict:
+    """The meter flags as a testbed's `meter:` config (a spec's meter), the order checked."""
+    order = a.meter.split(",")
+    meters.check_names(order)
+    config: dict = {"order": order, "require_measured": bool(a.require_measured)}
+    for flag, key, _kwargs in METER_SETTINGS:
+        value = getattr(a, dest(flag))
+        if value is None or value is False:
+            continue
         section, _, name = key.rpartition(".")
-        return (meter.get(section) or {} if section else meter).get(name)
-
-    return {"meter": ",".join(meter["order"]),
-            "require_measured": bool(meter["require_measured"]),
-            **{dest(flag): flag_value(config_value(key), kwargs)
-               for flag, _field, key, kwargs in METER_SETTINGS if key}}
+        (config.setdefault(section, {}) if section else config)[name] = value
+    if "model" in config and len(config["model"]) < 2:
+        raise ConfigError("give both --model-idle-w and --model-max-w, or neither")
+    return config
 
 
 def add_setting_options(p: argparse.ArgumentParser) -> None:
@@ -128,8 +125,7 @@ def add_setting_options(p: argparse.ArgumentParser) -> None:
         m.add_argument(flag, **kwargs)
 
 
-# Each flag of a medium and its field (machine.media.Medium): the study's spec is written
-# (medium_flags) and read (medium_of) by this table alone.
+# Each flag of a medium and its field (machine.media.Medium), as a spec's medium holds it.
 MEDIUM_OPTIONS = [
     ("--medium", "name", dict(default="default", help="name of the storage medium")),
     ("--target-dir", "path", dict(default=".", help="directory the runs write to (the mount "
@@ -160,46 +156,74 @@ MEDIUM_OPTIONS = [
 ]
 
 
-def medium_flags(medium: dict) -> dict:
-    """A medium's fields (media.Medium.to_spec) as its flags' values (a spec's keys)."""
-    return {dest(flag): flag_value(medium.get(field), kwargs)
-            for flag, field, kwargs in MEDIUM_OPTIONS}
+def medium_of(a: argparse.Namespace) -> dict:
+    """The medium flags as a spec's medium (media.Medium's fields), its paths as given:
+    the job checks every link on their way (wattzip.machine.trust)."""
+    return {field: getattr(a, dest(flag)) for flag, field, _ in MEDIUM_OPTIONS}
 
 
-def machine_factors(a: argparse.Namespace) -> dict[str, str]:
-    """The machine factors' values a command was given (machine.factors.MACHINE_FACTORS)."""
-    return {name: getattr(a, name) for name in factors.MACHINE_FACTORS}
+def setting_of(a: argparse.Namespace) -> dict:
+    """The setting flags as a spec's setting: its name and the machine factors' values."""
+    return {"name": a.setting, **{name: getattr(a, name) for name in factors.MACHINE_FACTORS}}
 
 
-def medium_of(a: argparse.Namespace) -> media.Medium:
-    return media.Medium(**{field: getattr(a, dest(flag)) for flag, field, _ in MEDIUM_OPTIONS})
+def job_spec_of(a: argparse.Namespace) -> dict:
+    """`wattzip job`'s flags as the spec the workflow would give it (wattzip.measure.spec)."""
+    if not a.testbed or not a.codec:
+        raise ConfigError("wattzip job: give --testbed and --codec, or a --spec holding them")
+    if a.max_repeats < a.min_repeats:
+        raise ConfigError(f"wattzip job: --max-repeats {a.max_repeats} is below "
+                          f"--min-repeats {a.min_repeats}")
+    looks = None
+    if a.looks:
+        try:
+            runs = [int(n) for n in a.looks.split(",")]
+        except ValueError:
+            raise ConfigError(f"--looks {a.looks!r}: give runs per arm, e.g. 3,5,8") from None
+        looks = {"runs": runs, "margin": a.margin, "reads_per_write": a.reads_per_write,
+                 "kinds": [m.strip() for m in a.kinds.split(",") if m.strip()],
+                 "moderated": a.moderated, "prior_journals": a.prior_journals}
+    duty = ({"phases": a.duty_phases, "compute_s": a.duty_compute_s,
+             "compute": a.duty_compute} if a.duty_phases else None)
+    given = {
+        "spec": spec.JOB, "testbed": a.testbed, "codec": a.codec,
+        "meter": meter_config_of(a),
+        "setting": {**setting_of(a), "bandwidth": a.bandwidth, "copies": a.copies},
+        "medium": medium_of(a),
+        "repeats": {"min": a.min_repeats, "max": a.max_repeats, "ci_target": a.ci_target},
+        "threads": a.threads, "looks": looks, "duty": duty,
+        "quiet": {key: schema_default(f"quiet.{key}") if value is None else value
+                  for key, value in (("max_other_cpu", a.max_other_cpu),
+                                     ("max_steal", a.max_steal), ("wait_s", a.quiet_wait))},
+        "drift": {"repeats": schema_default("drift.repeats") if a.drift_repeats is None
+                  else a.drift_repeats,
+                  "max_change": schema_default("drift.max_change")
+                  if a.drift_max_change is None else a.drift_max_change,
+                  "pool": a.drift_pool},
+        "expect": {"node": a.expect_node, "host": a.expect_host},
+    }
+    return spec.check(given, spec.JOB, "wattzip job")
 
 
-def meter_options_of(a: argparse.Namespace) -> meters.MeterOptions:
-    given = {field: getattr(a, dest(flag)) for flag, field, _key, _ in METER_SETTINGS}
-    command = given.pop("ipmi_command")
-    opts = meters.MeterOptions(**given)
-    if command:
-        opts.ipmi_command = tuple(command.split())
-    return opts
-
-
-def open_configured_meter(meter: dict) -> meters.Meter:
-    """The meter a testbed's `meter:` config opens (the pre-flight's), read as its jobs read
-    it: the config as their spec's meter flags, those as MeterOptions."""
-    defaults = {dest(flag): flag_value(None, kwargs) for flag, _f, _k, kwargs in METER_SETTINGS}
-    a = argparse.Namespace(**{**defaults, **meter_flags(meter)})
-    return meters.open_meter(a.meter.split(","), meter_options_of(a), a.require_measured)
+def idle_spec_of(a: argparse.Namespace) -> dict:
+    """`wattzip idle`'s flags as the spec the workflow would give it."""
+    given = {
+        "spec": spec.IDLE, "testbed": a.testbed, "meter": meter_config_of(a),
+        "setting": setting_of(a), "medium": medium_of(a),
+        "windows": {"count": a.count, "min_count": a.min_count, "ci_target": a.ci_target,
+                    "seconds": a.seconds, "max_other_load": a.max_other_load},
+        "quiet_wait_s": schema_default("quiet.wait_s") if a.quiet_wait is None
+        else a.quiet_wait,
+        "drift_repeats": a.drift_repeats,
+    }
+    return spec.check(given, spec.IDLE, "wattzip idle")
 
 
 def open_meter(a: argparse.Namespace) -> meters.Meter:
-    meter = meters.open_meter(a.meter.split(","), meter_options_of(a), a.require_measured,
-                              required_by="flag")
-    if meter.method == "estimated":
-        log(f"note: energy comes from the {meter.name} meter and is ESTIMATED, not measured")
-    if meter.method == "none":
-        log("note: no energy meter is used, so this measures time only (energy is empty)")
-    return meter
+    """The meter the flags name, saying when its energy is not measured."""
+    from wattzip.measure import measurement
+
+    return measurement.open_meter(meter_config_of(a), "flag", log)
 
 
 def add_lock_option(p: argparse.ArgumentParser) -> None:
@@ -208,52 +232,23 @@ def add_lock_option(p: argparse.ArgumentParser) -> None:
                                      "holds this machine (default: %(default)s)")
 
 
-def add_spec_option(p: argparse.ArgumentParser) -> None:
+def add_spec_option(p: argparse.ArgumentParser, *beside: str) -> None:
+    """--spec, and the flags that may be given beside it (this invocation's files); the
+    others are the spec's, given in it or as flags, never both."""
     p.add_argument("--spec", metavar="JSON",
-                   help="this command's slice of the study as one JSON object, a file or "
-                        "the text itself (what the workflow passes: wattzip.model.study); its "
-                        "keys are this command's options, and a flag given beside it wins")
-    p.set_defaults(spec_parser=p)
+                   help="this command's slice of the study as one JSON document, a file or "
+                        "the text itself (what the workflow passes: wattzip.measure.spec); "
+                        "the flags that describe the same are then refused")
+    p.set_defaults(spec_parser=p, beside_spec=frozenset({"spec", "lock_wait", *beside}))
 
 
-def with_spec(parser: argparse.ArgumentParser, argv: list[str] | None,
-              args: argparse.Namespace) -> argparse.Namespace:
-    """The arguments again, the spec's values as the subcommand's defaults."""
-    try:
-        text = (args.spec if args.spec.lstrip().startswith("{")
-                else Path(args.spec).read_text(encoding="utf-8"))
-        spec = json.loads(text)
-    except OSError as exc:
-        raise ConfigError(f"--spec {args.spec}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--spec: not a JSON object ({exc})") from None
-    if not isinstance(spec, dict):
-        raise ConfigError(f"--spec: a JSON object of this command's options was expected, "
-                          f"not {type(spec).__name__}")
-    sub = args.spec_parser
-    actions = {a.dest: a for a in sub._actions}
-    unknown = sorted(set(spec) - set(actions))
-    if unknown:
-        raise ConfigError(f"--spec: keys this command does not take: {unknown}")
-    sub.set_defaults(**{key: spec_value(actions[key], value) for key, value in spec.items()})
-    return parser.parse_args(argv)
-
-
-def spec_value(action: argparse.Action, value):
-    """A spec's value checked as its flag's would be: its type and its choices."""
-    def one(item):
-        if action.type is not None and item is not None and not isinstance(item, bool):
-            try:
-                item = action.type(str(item))
-            except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
-                raise ConfigError(f"--spec: {action.dest}: {exc}") from None
-        if action.choices is not None and item is not None and item not in action.choices:
-            raise ConfigError(f"--spec: {action.dest} {item!r} is none of "
-                              f"{', '.join(map(str, action.choices))}")
-        return item
-
-    many = action.nargs not in (None, "?") or isinstance(action, argparse._AppendAction)
-    if isinstance(value, dict) or isinstance(value, list) and not many:
-        raise ConfigError(f"--spec: {action.dest} is {type(value).__name__}; one value was "
-                          "expected")
-    return [one(v) for v in value] if isinstance(value, list) else one(value)
+def refuse_beside_spec(args: argparse.Namespace) -> None:
+    """A flag that the spec holds too, given beside it, is an error, not a silent choice
+    of one of the two."""
+    given = [action.option_strings[0] for action in args.spec_parser._actions
+             if action.option_strings and action.dest not in args.beside_spec
+             and action.dest not in ("help", "fn", "spec_parser", "beside_spec")
+             and getattr(args, action.dest, None) != action.default]
+    if given:
+        raise ConfigError(f"--spec holds what {', '.join(given)} would say: give those in "
+                          "the spec, or flags without --spec")

@@ -31,6 +31,7 @@ from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
 from wattzip.machine import MachineError, factor_changes, system, trust
 from wattzip.measure import drift
+from wattzip.measure import spec as specs
 from wattzip.measure.disturbance import QuietLimits, busiest, process_jiffies
 from wattzip.measure.provenance import who_measured
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
@@ -301,6 +302,20 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
             "half_width_w": None if math.isnan(half) else half,
             "confidence": rule.confidence, "ci_target": ci_target, "ci_met": met,
             "stopped": reason, "reference_phases": phases, **here}
+
+
+def calibrate_spec(meter: Meter, spec: Mapping, journal: str | None,
+                   log: Callable[[str], None] = print) -> dict:
+    """The idle calibration an idle spec describes (wattzip.measure.spec)."""
+    windows, medium = spec["windows"], specs.medium(spec)
+    return calibrate(meter, count=windows["count"], seconds=windows["seconds"],
+                     setting=spec["setting"]["name"], target_dir=medium.path,
+                     min_count=windows["min_count"], ci_target=windows["ci_target"],
+                     machine_factors=specs.machine_factors(spec),
+                     max_other_load=windows["max_other_load"],
+                     quiet_wait_s=spec["quiet_wait_s"], journal=journal, log=log,
+                     medium=medium, drift_repeats=spec["drift_repeats"],
+                     testbed=spec["testbed"])
 
 
 class QuietCheck:

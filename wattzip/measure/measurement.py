@@ -14,10 +14,12 @@ from wattzip import machine, meters, records, units
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import METRICS, VerdictLooks
 from wattzip.errors import WattzipError
-from wattzip.machine import factor_changes, system, trust
+from wattzip.machine import factor_changes, system, throttle, trust
 from wattzip.machine.media import Medium
 from wattzip.measure import drift, free_space, idle, runner
-from wattzip.measure.job import MeasurementJob
+from wattzip.measure import spec as specs
+from wattzip.measure.job import DutyCycle, MeasurementJob
+from wattzip.meters import coefficients
 from wattzip.run_record import RunRecord
 from wattzip.workload import codec_registry
 from wattzip.workload.codec_registry import Codec
@@ -93,29 +95,21 @@ def idle_calibration(meter: meters.Meter, calibration_path: str | None,
         reference_phases=tuple(calibration.get("reference_phases") or ()))
 
 
-def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
-                  moderated: bool = False, prior_journals: str | None = None,
-                  own_journal: str | None = None, file_type: str | None = None,
-                  kinds: str = "T,E") -> VerdictLooks | None:
-    """The verdict design's stopping rule from `--looks 3,5,8`: the codec's job measures
+def verdict_looks(looks: Mapping | None, own_journal: str | None = None,
+                  file_type: str | None = None) -> VerdictLooks | None:
+    """The verdict design's stopping rule (a job spec's `looks`): the codec's job measures
     its own plain arm, which the verdicts compare with (wattzip.measure.repeats), and
-    stops once they and the `--kinds` break-even kinds are decided. Under the
-    moderated design the other cells' journals in `prior_journals` (those written so far;
-    not `own_journal`; each one's last measurement) give the prior, and the plain arm is
-    the one of the setting's `file_type` that every codec's job of it adds to."""
+    stops once they and the break-even kinds of `kinds` are decided. Under the moderated
+    design the other cells' journals in `prior_journals` (those written so far; not
+    `own_journal`; each one's last measurement) give the prior, and the plain arm is the
+    one of the setting's `file_type` that every codec's job of it adds to."""
     if not looks:
         return None
-    try:
-        planned = tuple(int(n) for n in looks.split(","))
-    except ValueError:
-        raise WattzipError(f"--looks {looks!r}: give runs per arm, e.g. 3,5,8") from None
+    planned = tuple(looks["runs"])
     if any(b <= a for a, b in zip(planned, planned[1:], strict=False)) or planned[0] < 2:
-        raise WattzipError(f"--looks {looks}: the looks must increase from 2 runs on, e.g. "
-                           "3,5,8")
-    metrics = tuple(m.strip() for m in kinds.split(",") if m.strip())
-    if not set(metrics) <= set(METRICS):
-        raise WattzipError(f"--kinds {kinds!r}: give metrics of {', '.join(METRICS)}, e.g. E "
-                           "or T,E")
+        raise WattzipError(f"looks {list(planned)}: the looks must increase from 2 runs on, "
+                           "e.g. 3,5,8")
+    moderated, prior_journals = looks["moderated"], looks["prior_journals"]
     own = os.path.abspath(own_journal) if own_journal else None
     # The runs' journals, not the drift check's reference journals beside them.
     paths = sorted(p for p in glob.glob(os.path.join(prior_journals, "*", "*.jsonl"))
@@ -126,13 +120,83 @@ def verdict_looks(looks: str | None, reads_per_write: float, margin: float,
     prior = [r for path in paths if os.path.abspath(path) != own
              for r in records.last_measurement(
                  records.read_journal(path, required=records.RUN_REQUIRED))]
-    # The job's flags as the analysis's options (its confidence the study's default): the
-    # looks decide by the rules the report decides by.
-    options = AnalysisOptions(margin=margin, reads_per_write=reads_per_write,
+    # The spec's values as the analysis's options (its confidence the study's default):
+    # the looks decide by the rules the report decides by.
+    options = AnalysisOptions(margin=looks["margin"], reads_per_write=looks["reads_per_write"],
                               looks=len(planned), moderated=moderated)
     return VerdictLooks(planned, options, prior_runs=tuple(prior),
                         plain_type=file_type if moderated and prior_journals else None,
-                        kind_metrics=metrics)
+                        kind_metrics=tuple(m for m in METRICS if m in looks["kinds"]))
+
+
+def open_meter(meter: Mapping, required_by: str, log: Callable[[str], None]) -> meters.Meter:
+    """The meter a `meter:` config (a spec's) opens, saying when its energy is not
+    measured."""
+    opened = meters.open_configured(meter, required_by)
+    if opened.method == "estimated":
+        log(f"note: energy comes from the {opened.name} meter and is ESTIMATED, not measured")
+    if opened.method == "none":
+        log("note: no energy meter is used, so this measures time only (energy is empty)")
+    return opened
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What one run of `wattzip job` is given besides its spec: the files of this
+    invocation (the input's manifest, the idle calibration, the journal, the runs, the
+    traces, the verification cache) and the baseline copy's buffer."""
+
+    manifest: str
+    journal: str
+    out: str
+    idle: str | None = None
+    idle_power_w: float | None = None
+    trace_dir: str | None = None
+    verify_cache: str | None = None
+    copy_buffer_bytes: int = runner.DEFAULT_COPY_BUFFER
+    lock_wait_s: float = machine.DEFAULT_LOCK_WAIT_S
+
+
+def run_spec(spec: Mapping, given: Invocation, required_by: str,
+             log: Callable[[str], None]) -> dict:
+    """The job a spec describes (wattzip.measure.spec), measured alone on this machine."""
+    repeats = spec["repeats"]
+    if repeats["max"] < repeats["min"]:
+        raise WattzipError(f"wattzip job: the spec's repeats.max {repeats['max']} is below "
+                           f"its repeats.min {repeats['min']}")
+    system.check_host(*specs.expected(spec))
+    manifest = read_input(given.manifest)
+    medium = specs.medium(spec)
+    codec = codec_on(spec["codec"], medium)
+    meter = open_meter(spec["meter"], required_by, log)
+    calibration = idle_calibration(meter, given.idle, given.idle_power_w, spec["testbed"], log)
+    setting, duty = spec["setting"], spec.get("duty")
+    job = MeasurementJob(
+        testbed=spec["testbed"], file_type=manifest["file_type"],
+        input_path=manifest["path"], input_sha256=manifest["sha256"],
+        input_bytes=manifest["size_bytes"], medium=medium, codec=codec,
+        min_repeats=repeats["min"], max_repeats=repeats["max"],
+        ci_target=repeats["ci_target"], copies=setting.get("copies", 1),
+        threads=spec["threads"] or len(os.sched_getaffinity(0)),  # the cores it is given
+        idle_power_w=calibration.power_w, idle_power_u_w=calibration.uncertainty_w,
+        idle_windows=calibration.windows, trace_dir=given.trace_dir,
+        copy_buffer_bytes=given.copy_buffer_bytes,
+        bandwidth_bytes_per_s=throttle.parse_bandwidth(setting.get("bandwidth", "unlimited")),
+        duty=DutyCycle(duty["phases"], duty["compute_s"], duty["compute"]) if duty else None,
+        factors={"setting": setting["name"], **specs.machine_factors(spec),
+                 "medium": medium.name, "target_dir": medium.path},
+        meter_identity=calibration.meter_identity,
+        model=meter.model if meter.name == "model" else coefficients.configured(None, None),
+        verify_cache=given.verify_cache, quiet=specs.quiet(spec),
+        drift=specs.drift(spec, calibration.reference_phases),
+        # The verdict design's looks are a codec's (its job measures its own plain arm, or
+        # under the moderated design adds to its setting and file type's shared one).
+        looks=(verdict_looks(spec.get("looks"), given.journal, manifest["file_type"])
+               if codec and not duty else None),
+    )
+    return run(job, meter, journal=given.journal, out=given.out,
+               machine_factors=specs.machine_factors(spec), lock_wait=given.lock_wait_s,
+               log=log)
 
 
 def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,

@@ -8,6 +8,7 @@ by name from METERS in a configured order.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from wattzip.errors import MeterError
@@ -33,7 +34,8 @@ __all__ = [
     "NoMeter", "PerfMeter", "PowerSampleMeter", "PowercapMeter", "RaplZone", "Reading",
     "TraceMeter", "WattsUpMeter", "discover_rapl_zones", "integrate_averages",
     "integrate_power", "measure_idle", "open_meter", "parse_ipmi_dcmi", "parse_perf_stat",
-    "check_names", "probe_all", "read_cpu_times", "read_power_trace",
+    "check_names", "probe_all", "read_cpu_times", "read_power_trace", "options_of",
+    "open_configured",
 ]
 
 METERS: dict[str, type[Meter]] = {
@@ -56,6 +58,39 @@ REQUIREMENT_HINTS = {
     "flag": ("--require-measured asks for a measured meter: run it on a machine with RAPL, IPMI "
              "or an external meter, or leave out --require-measured to accept estimated energy"),
 }
+
+
+# The config's `meter:` keys (a job's spec carries them as they are) and the options they
+# set; "model." names the estimated model's coefficients.
+CONFIG_OPTIONS = {
+    "interval_s": "interval_s", "powercap_root": "powercap_root", "psys": "powercap_psys",
+    "wattsup_port": "wattsup_port", "trace_path": "trace_path",
+    "trace_timezone": "trace_timezone", "trace_wait_s": "trace_wait_s",
+    "ipmi_command": "ipmi_command", "model.idle_power_w": "model_idle_power_w",
+    "model.max_power_w": "model_max_power_w",
+}
+
+
+def config_value(meter: Mapping, key: str):
+    """A `meter:` key's value ("model.idle_power_w" inside `model:`), None when absent."""
+    section, _, name = key.rpartition(".")
+    return ((meter.get(section) or {}) if section else meter).get(name)
+
+
+def options_of(meter: Mapping) -> MeterOptions:
+    """A testbed's `meter:` config as the backends' options: a key absent or null keeps
+    the option's default."""
+    given = {option: config_value(meter, key) for key, option in CONFIG_OPTIONS.items()}
+    given = {option: value for option, value in given.items() if value is not None}
+    if "ipmi_command" in given:
+        given["ipmi_command"] = tuple(given["ipmi_command"].split())
+    return MeterOptions(**given)
+
+
+def open_configured(meter: Mapping, required_by: str = "config") -> Meter:
+    """The meter a testbed's `meter:` config opens: the first usable of its order."""
+    return open_meter(list(meter["order"]), options_of(meter),
+                      bool(meter.get("require_measured")), required_by)
 
 
 def check_names(order: list[str]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from wattzip import meters, units
 from wattzip.errors import ConfigError
 from wattzip.machine.media import Medium
+from wattzip.measure import spec as specs
 from wattzip.measure.free_space import space_needed
 from wattzip.model.study import Study
 from wattzip.workload import codec_registry
@@ -65,6 +66,21 @@ def design_problems(study: Study, testbed: str) -> list[str]:
                               study.duty.phases if study.duty else 1,
                               spec.get("inputs") == "on-medium")
         problems += space_problems(name, spec, needed)
+    return problems + spec_problems(study, testbed)
+
+
+def spec_problems(study: Study, testbed: str) -> list[str]:
+    """Every spec the workflow would give a testbed's jobs and idle calibrations, checked
+    as the commands check it (data/spec.schema.yaml), before anything is measured."""
+    problems = []
+    given = [(specs.JOB, study.job_spec(job)) for job in study.jobs(testbed)]
+    given += [(specs.IDLE, study.idle_spec(testbed, s)) for s in study.settings]
+    for kind, spec in given:
+        try:
+            specs.check(spec, kind, f"the {kind} spec of {spec.get('codec', 'idle')} in "
+                                    f"setting {spec['setting']['name']}")
+        except ConfigError as exc:
+            problems.append(str(exc))
     return problems
 
 

@@ -1,5 +1,5 @@
 """What the workflow's rules look up by their wildcards: a testbed's meter, a tree's
-inputs (a job's spec the rules take from the model itself, Study.job_spec_json). Built
+inputs (a job's spec the rules take from the model itself, Study.job_spec_text). Built
 once from the study's model and its two trees of outputs, so that `rules/common.smk`
 holds no decisions and every lookup can be tested without Snakemake. Input functions
 take the rule's wildcards; params functions take `input` too, as Snakemake passes
@@ -112,8 +112,9 @@ class RuleLookups:
         factor makes the primary setting, so its keys are never sorted."""
         return json.dumps(self.config)
 
-    def meter_spec(self, wildcards) -> str:
-        return json.dumps(self.study.meter_fields(wildcards.testbed), sort_keys=True)
+    def meter_config(self, wildcards) -> str:
+        """A testbed's `meter:` config as JSON (wattzip provenance --meter-config)."""
+        return json.dumps(self.testbeds[wildcards.testbed].meter, sort_keys=True)
 
     def testbed_meter(self, wildcards) -> dict:
         return self.testbeds[wildcards.testbed].meter
@@ -151,8 +152,8 @@ class RuleLookups:
     def input_data(self, wildcards) -> str:
         return f"{self.input_dir(wildcards)}/{wildcards.ftype}.bin"
 
-    def expected_node(self, wildcards) -> str:
-        return shlex.join(self.study.node_flags(wildcards.testbed))
+    def expect(self, wildcards) -> dict:
+        return self.study.expect(wildcards.testbed)
 
     def job_runs(self, wildcards) -> list[str]:
         return [job.path("runs") for job in self.study.jobs(wildcards.testbed)]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import shutil
 
+from wattzip import meters
 from wattzip.errors import WattzipError
 from wattzip.machine import factors, system, throttle, trust
 from wattzip.machine.media import Medium
-from wattzip.measure import flags
 from wattzip.measure.free_space import check_free_space, space_needed
 from wattzip.model import checks
 from wattzip.units import parse_size
@@ -38,7 +38,7 @@ def check_codecs(names: list[str]) -> dict[str, str | None]:
 
 
 def check_meter(meter_config: dict) -> dict:
-    meter = flags.open_configured_meter(meter_config)
+    meter = meters.open_configured(meter_config)
     try:
         return {"source": meter.name, "scope": meter.scope, "method": meter.method}
     finally:

@@ -9,7 +9,6 @@ schema's `default:` values are the only defaults.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -21,7 +20,7 @@ from wattzip.analysis.claims.registry import kinds_read
 from wattzip.analysis.stopping import METRICS as JUDGED_METRICS
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
-from wattzip.measure import flags
+from wattzip.measure import spec as specs
 from wattzip.measure.idle import first_look
 from wattzip.model.config import merge_configs, validate, with_defaults
 from wattzip.model.jobs import RESULTS, STAGES, Job, RepeatPlan
@@ -286,75 +285,71 @@ class Study:
         m = self.primary.medium_on(self.testbeds[testbed])
         return ", ".join(f"{f} {value}" for f, value in self.primary.unconditioned(m.kind))
 
-    def node_flags(self, testbed: str) -> list[str]:
-        """The Slurm node (or host) a testbed's runs must come from, as wattzip flags."""
+    def expect(self, testbed: str) -> dict:
+        """The Slurm node and the host a testbed's runs must come from (None: any)."""
         t = self.testbeds[testbed]
-        node = (t.slurm or {}).get("nodelist")
-        return (["--expect-node", node] if node else []) + (
-            ["--expect-host", t.host] if t.host else [])
+        return {"node": (t.slurm or {}).get("nodelist"), "host": t.host}
 
-    def meter_fields(self, testbed: str) -> dict:
-        """A testbed's meter as the meter flags' values (wattzip.measure.flags)."""
-        return flags.meter_flags(self.testbeds[testbed].meter)
-
-    def setting_fields(self, testbed: str, setting: str) -> dict:
-        """A setting on a testbed as the setting and medium flags' values."""
+    def _setting_slice(self, testbed: str, setting: str) -> dict:
+        """A setting on a testbed as a spec carries it: its name and machine factors, and
+        its medium placed on the testbed (wattzip.measure.spec)."""
         s = self.settings[setting]
-        return {"setting": s.name, **s.machine_factors(), "bandwidth": s.bandwidth,
-                **flags.medium_flags(s.placed_medium_on(self.testbeds[testbed]))}
+        return {"setting": {"name": s.name, **s.machine_factors()},
+                "medium": s.placed_medium_on(self.testbeds[testbed])}
 
     def job_spec(self, job: Job) -> dict:
         """Everything one measurement job needs of the study, and nothing else: its
-        testbed's meter, its setting, its codec and its repeats (`wattzip job --spec`).
-        Editing another part of the config leaves it, and so the job, unchanged."""
+        testbed's meter, its setting, its codec and its repeats (`wattzip job --spec`,
+        wattzip.measure.spec). Editing another part of the config leaves it, and so the
+        job, unchanged."""
         plan = self.repeat_plan(job)
-        spec = {"testbed": job.testbed, "codec": job.codec,
-                **self.meter_fields(job.testbed), **self.setting_fields(job.testbed,
-                                                                        job.setting),
-                "copies": self.settings[job.setting].copies,
-                "threads": self.config["threads"], "min_repeats": plan.min,
-                "max_repeats": plan.max, "ci_target": plan.ci_target}
-        node = self.node_flags(job.testbed)
-        spec.update(dict(zip((f.lstrip("-").replace("-", "_") for f in node[::2]),
-                             node[1::2], strict=True)))
+        s, c = self.settings[job.setting], self.config
+        spec = {"spec": specs.JOB, "testbed": job.testbed, "codec": job.codec,
+                "meter": self.testbeds[job.testbed].meter,
+                **self._setting_slice(job.testbed, job.setting),
+                "repeats": {"min": plan.min, "max": plan.max, "ci_target": plan.ci_target},
+                "threads": c["threads"], "looks": None, "duty": None,
+                "quiet": dict(c["quiet"]),
+                "drift": {**c["drift"], "pool": f"{job.root}/{job.testbed}/journal"},
+                "expect": self.expect(job.testbed)}
+        spec["setting"].update(bandwidth=s.bandwidth, copies=s.copies)
         if plan.looks:
-            verdict = self.config["verdict"]
-            spec.update(looks=",".join(map(str, plan.looks)), margin=verdict["margin"],
-                        reads_per_write=verdict["reads_per_write"],
-                        kinds=",".join(plan.kinds))
-            if self.moderated_design:  # the priors come from the setting's other cells
-                spec.update(moderated=True, prior_journals=(
-                    f"{job.root}/{job.testbed}/journal/{job.setting}"))
+            verdict = c["verdict"]
+            spec["looks"] = {
+                "runs": list(plan.looks), "margin": verdict["margin"],
+                "reads_per_write": verdict["reads_per_write"], "kinds": list(plan.kinds),
+                "moderated": self.moderated_design,
+                # The moderated design's priors come from the setting's other cells.
+                "prior_journals": (f"{job.root}/{job.testbed}/journal/{job.setting}"
+                                   if self.moderated_design else None)}
         if job.file_type == "dutycycle":
-            spec.update(duty_phases=self.duty.phases, duty_compute_s=self.duty.compute_s,
-                        duty_compute=self.duty.compute)
-        quiet, drift = self.config["quiet"], self.config["drift"]
-        spec.update(max_other_cpu=quiet["max_other_cpu"], max_steal=quiet["max_steal"],
-                    quiet_wait=quiet["wait_s"], drift_repeats=drift["repeats"],
-                    drift_max_change=drift["max_change"],
-                    drift_pool=f"{job.root}/{job.testbed}/journal")
+            spec["duty"] = {"phases": self.duty.phases, "compute_s": self.duty.compute_s,
+                            "compute": self.duty.compute}
         return spec
 
     def idle_spec(self, testbed: str, setting: str) -> dict:
         """The idle calibration's slice: the testbed's meter, the setting, the windows."""
         idle = self.config["idle"]
-        return {**self.meter_fields(testbed), **self.setting_fields(testbed, setting),
-                "count": idle["count"], "min_count": self.idle_first_look,
-                "ci_target": idle["ci_target"], "seconds": idle["seconds"],
-                "max_other_load": idle["max_other_load"],
-                "quiet_wait": self.config["quiet"]["wait_s"],
-                "drift_repeats": self.config["drift"]["repeats"]}
+        return {"spec": specs.IDLE, "testbed": testbed,
+                "meter": self.testbeds[testbed].meter,
+                **self._setting_slice(testbed, setting),
+                "windows": {"count": idle["count"], "min_count": self.idle_first_look,
+                            "ci_target": idle["ci_target"], "seconds": idle["seconds"],
+                            "max_other_load": idle["max_other_load"]},
+                "quiet_wait_s": self.config["quiet"]["wait_s"],
+                "drift_repeats": self.config["drift"]["repeats"],
+                "expect": self.expect(testbed)}
 
-    def job_spec_json(self, wildcards) -> str:
-        """`wattzip job --spec` of the measure rules' job, by their wildcards (testbed,
-        setting, ftype but in the duty cycle's, codec): job_spec as one JSON document."""
-        job = Job(wildcards.testbed, wildcards.setting,
-                  getattr(wildcards, "ftype", "dutycycle"), wildcards.codec, self.root(RESULTS))
-        return json.dumps(self.job_spec(job), sort_keys=True)
+    def job_spec_text(self, wildcards) -> str:
+        """The spec of a measure rule's job, by rule job_spec's wildcards (testbed,
+        setting, part: its file type or dutycycle, codec), as the workflow writes it."""
+        job = Job(wildcards.testbed, wildcards.setting, wildcards.part, wildcards.codec,
+                  self.root(RESULTS))
+        return specs.text(self.job_spec(job))
 
-    def idle_spec_json(self, wildcards) -> str:
-        """`wattzip idle --spec` of rule idle_power, by its wildcards (testbed, setting)."""
-        return json.dumps(self.idle_spec(wildcards.testbed, wildcards.setting), sort_keys=True)
+    def idle_spec_text(self, wildcards) -> str:
+        """The idle spec of rule idle_power's calibration, by its wildcards."""
+        return specs.text(self.idle_spec(wildcards.testbed, wildcards.setting))
 
     def preflight_settings(self, testbed: str) -> dict:
         """Every setting of a testbed as plain values, for the pre-flight checks."""

@@ -1,0 +1,84 @@
+"""A job's slice of the study as one spec (wattzip.measure.spec): the document the model
+writes is the one the job runs, every shipped study's specs pass their schema, and the
+flags of `wattzip job`, for hand use, write the same document."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wattzip.measure import spec as specs
+from wattzip.model import checks
+from wattzip.model.study import Study
+
+from .test_design import BASE
+
+REPO = Path(__file__).resolve().parent.parent
+OVERLAYS = sorted(p.name for p in (REPO / "config").glob("*.yaml") if p.name != "schema.yaml")
+
+
+@pytest.mark.parametrize("overlay", [None, *OVERLAYS])
+def test_every_shipped_study_gives_its_jobs_specs_their_schema_takes(overlay, monkeypatch):
+    monkeypatch.chdir(REPO)
+    study = Study.from_files(["config.yaml", *([f"config/{overlay}"] if overlay else [])])
+    for testbed in study.testbeds:
+        assert checks.spec_problems(study, testbed) == []
+
+
+def test_a_spec_carries_the_config_s_own_meter_and_names(monkeypatch, tmp_path):
+    """Nothing is translated on the way: the meter is the testbed's `meter:` as the config
+    holds it (its defaults filled in), the looks the config's verdict values."""
+    monkeypatch.chdir(tmp_path)
+    study = Study.from_config({**BASE, "meter": {"order": ["trace", "model"],
+                                                 "trace_path": "/var/log/power.csv"},
+                               "repeats": {**BASE["repeats"], "design": "verdict"},
+                               "verdict": {"margin": 0.03}})
+    job = next(j for j in study.jobs("tb") if j.codec == "gz-1")
+    spec = study.job_spec(job)
+    assert spec["meter"] == study.testbeds["tb"].meter
+    assert spec["meter"]["trace_path"] == "/var/log/power.csv"
+    assert spec["looks"]["runs"] == [3, 5, 8] and spec["looks"]["margin"] == 0.03
+    assert specs.check(json.loads(specs.text(spec)), specs.JOB) == spec
+
+
+def wattzip_job(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "wattzip", "job", *argv],
+                          capture_output=True, text=True, check=False)
+
+
+def test_a_job_run_from_the_model_s_spec_and_from_its_flags_is_one_job(small_inputs, tmp_path,
+                                                                        monkeypatch):
+    """The spec the workflow writes, and the flags a user types for the same job, make one
+    job (one key): the second run resumes the first's runs and measures nothing anew."""
+    monkeypatch.chdir(tmp_path)
+    path, entry = small_inputs["text"]
+    manifest = tmp_path / "text.bin.json"
+    manifest.write_text(json.dumps({**entry, "path": str(path)}))
+    study = Study.from_config({**BASE, "file_types": ["text"], "codecs": ["gz-1"],
+                               "target_dir": "results/{testbed}/target",
+                               "repeats": {"min": 2, "max": 2, "ci_target": 0.5},
+                               "drift": {"repeats": 0}})
+    job = next(j for j in study.jobs("tb") if j.codec == "gz-1")
+    spec = study.job_spec(job)
+    spec_file = tmp_path / "gz-1.json"
+    spec_file.write_text(specs.text(spec))
+    journal = tmp_path / "journal.jsonl"
+    files = ["--manifest", str(manifest), "--journal", str(journal)]
+    first = wattzip_job("--spec", str(spec_file), *files, "--out", str(tmp_path / "1.jsonl"))
+    assert first.returncode == 0, first.stderr
+    measured = journal.read_text().splitlines()
+    assert len(measured) == 4  # 2 repeats of compress-write and decompress-read
+    second = wattzip_job(
+        "--testbed", "tb", "--codec", "gz-1", "--meter", "model",
+        "--setting", spec["setting"]["name"], "--target-dir", spec["medium"]["path"],
+        "--min-repeats", "2", "--max-repeats", "2", "--ci-target", "0.5",
+        "--drift-repeats", "0", "--drift-pool", spec["drift"]["pool"],
+        *files, "--out", str(tmp_path / "2.jsonl"))
+    assert second.returncode == 0, second.stderr
+    assert "resuming after 2 repeat(s)" in second.stderr
+    assert journal.read_text().splitlines() == measured
+    assert (tmp_path / "1.jsonl").read_text() == (tmp_path / "2.jsonl").read_text()

@@ -1,0 +1,112 @@
+"""A measuring command's slice of the study as one versioned JSON document, its spec.
+
+The study model writes a job's and an idle calibration's spec (wattzip.model.study), the
+workflow keeps each beside the runs (results/<study>/<testbed>/specs/), and `wattzip job`
+and `wattzip idle` read it here into the objects they run with; their flags, for hand
+use, write the same document (wattzip.measure.flags). Its parts carry the config's own
+names, so nothing is translated on the way: the meter is the testbed's `meter:` as the
+config holds it, the medium the fields of wattzip.machine.media.Medium. The document is
+checked against data/spec.schema.yaml, so a hand-written one is refused with its key
+named, as a config is.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from wattzip import resources
+from wattzip.errors import ConfigError
+from wattzip.machine.factors import MACHINE_FACTORS
+from wattzip.machine.media import Medium
+from wattzip.measure.disturbance import DriftCheck, QuietLimits
+
+JOB = "wattzip-job/1"
+IDLE = "wattzip-idle/1"
+
+
+@functools.cache
+def _checker():
+    import jsonschema  # only where a spec is read
+
+    schema = resources.load_package_yaml(
+        (resources.data() / "spec.schema.yaml").read_text(encoding="utf-8"))
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def check(spec: object, kind: str, source: str = "--spec") -> dict:
+    """`spec` if it is a document of `kind` (JOB or IDLE) as the schema describes it;
+    else a ConfigError naming the first wrong key."""
+    import jsonschema
+
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{source}: a JSON object was expected, not {type(spec).__name__}")
+    if spec.get("spec") != kind:
+        raise ConfigError(f"{source}: its \"spec\" is {spec.get('spec')!r}, not {kind!r}: a "
+                          "spec of another command or version")
+    error = jsonschema.exceptions.best_match(_checker().iter_errors(spec))
+    if error is not None:
+        where = ".".join(map(str, error.absolute_path)) or "top level"
+        raise ConfigError(f"{source}: at {where}: {error.message}")
+    unknown = set(spec["setting"]) - {"name", "bandwidth", "copies", *MACHINE_FACTORS}
+    if unknown:
+        raise ConfigError(f"{source}: at setting: factors no command sets: "
+                          f"{sorted(unknown)}; valid: {', '.join(MACHINE_FACTORS)}")
+    return spec
+
+
+def read_json(given: str, what: str = "--spec"):
+    """The JSON in the file `given`, or `given` itself when it is an object's text."""
+    try:
+        text = (given if given.lstrip().startswith("{")
+                else Path(given).read_text(encoding="utf-8"))
+        return json.loads(text)
+    except OSError as exc:
+        raise ConfigError(f"{what} {given}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{what}: not JSON ({exc})") from None
+
+
+def read(given: str, kind: str) -> dict:
+    """The spec of `kind` in the file `given`, or `given` itself (its text)."""
+    return check(read_json(given), kind)
+
+
+def text(spec: Mapping) -> str:
+    """The spec as the workflow writes it: one line, keys sorted, so that the same slice
+    of the study is the same bytes."""
+    return json.dumps(spec, sort_keys=True)
+
+
+# --- the objects a spec describes ------------------------------------------------------
+
+
+def medium(spec: Mapping) -> Medium:
+    m = spec["medium"]
+    return Medium.from_spec(m["name"], m)
+
+
+def machine_factors(spec: Mapping) -> dict[str, str]:
+    """The values of the factors that are machine settings (a missing one: kept)."""
+    from wattzip.machine.factors import KEEP
+
+    return {name: spec["setting"].get(name, KEEP) for name in MACHINE_FACTORS}
+
+
+def quiet(spec: Mapping) -> QuietLimits:
+    return QuietLimits(**spec["quiet"])
+
+
+def drift(spec: Mapping, phases: tuple = ()) -> DriftCheck | None:
+    """The job's drift check, with the idle calibration's phases (None: 0 repeats)."""
+    d = spec["drift"]
+    return DriftCheck(d["repeats"], d["max_change"], phases, d["pool"]) if d["repeats"] \
+        else None
+
+
+def expected(spec: Mapping) -> tuple[str | None, str | None]:
+    """The Slurm node and the host the command must run on."""
+    e = spec.get("expect") or {}
+    return e.get("node"), e.get("host")
