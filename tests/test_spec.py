@@ -82,3 +82,34 @@ def test_a_job_run_from_the_model_s_spec_and_from_its_flags_is_one_job(small_inp
     assert "resuming after 2 repeat(s)" in second.stderr
     assert journal.read_text().splitlines() == measured
     assert (tmp_path / "1.jsonl").read_text() == (tmp_path / "2.jsonl").read_text()
+
+
+def test_a_spec_and_the_flags_for_it_make_jobs_of_one_key_whatever_the_numbers_types(
+        small_inputs, tmp_path, monkeypatch):
+    """A config's `compute_s: 1` is a whole number in the spec and 1.0 from a flag: the job
+    is the same job (its key), so an upgrade of how the spec is written measures nothing
+    again."""
+    from wattzip.cli import build_parser
+    from wattzip.measure import flags, measurement
+    from wattzip.workload import codec_registry
+
+    monkeypatch.chdir(tmp_path)
+    study = Study.from_config({**BASE, "file_types": ["text"], "dutycycle": {
+        "phases": 2, "compute_s": 1, "file_type": "text", "codecs": ["gz-1"]}})
+    from_model = study.job_spec(next(j for j in study.jobs("tb") if j.file_type == "dutycycle"))
+    assert from_model["duty"]["compute_s"] == 1 and isinstance(from_model["duty"]["compute_s"],
+                                                               int)
+    a = build_parser().parse_args([
+        "job", "--testbed", "tb", "--codec", "gz-1", "--manifest", "m", "--journal", "j",
+        "--out", "o", "--meter", "model", "--min-repeats", "2", "--max-repeats", "3",
+        "--setting", from_model["setting"]["name"], "--target-dir",
+        from_model["medium"]["path"], "--duty-phases", "2", "--duty-compute-s", "1",
+        "--drift-pool", from_model["drift"]["pool"]])
+    from_flags = flags.job_spec_of(a)
+    meter = measurement.open_meter(from_model["meter"], "config", lambda _: None)
+    calibration = measurement.idle_calibration(meter, None, None)
+    given = measurement.Invocation(manifest="m", journal="j", out="o")
+    _, entry = small_inputs["text"]
+    jobs = [measurement.job_of(spec, entry, specs.medium(spec), codec_registry.get("gz-1"),
+                               meter, calibration, given) for spec in (from_model, from_flags)]
+    assert jobs[0].key() == jobs[1].key()

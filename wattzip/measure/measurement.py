@@ -170,19 +170,32 @@ def run_spec(spec: Mapping, given: Invocation, required_by: str,
     codec = codec_on(spec["codec"], medium)
     meter = open_meter(spec["meter"], required_by, log)
     calibration = idle_calibration(meter, given.idle, given.idle_power_w, spec["testbed"], log)
-    setting, duty = spec["setting"], spec.get("duty")
-    job = MeasurementJob(
+    job = job_of(spec, manifest, medium, codec, meter, calibration, given)
+    return run(job, meter, journal=given.journal, out=given.out,
+               machine_factors=specs.machine_factors(spec), lock_wait=given.lock_wait_s,
+               log=log)
+
+
+def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None,
+           meter: meters.Meter, calibration: IdleCalibration,
+           given: Invocation) -> MeasurementJob:
+    """The measurement job of a spec, its input, medium, codec, meter and idle calibration.
+    Its numbers are typed as the job's key reads them, so that a spec whose config wrote
+    `compute_s: 1` is the job a flag's 1.0 made."""
+    repeats, setting, duty = spec["repeats"], spec["setting"], spec.get("duty")
+    return MeasurementJob(
         testbed=spec["testbed"], file_type=manifest["file_type"],
         input_path=manifest["path"], input_sha256=manifest["sha256"],
         input_bytes=manifest["size_bytes"], medium=medium, codec=codec,
         min_repeats=repeats["min"], max_repeats=repeats["max"],
-        ci_target=repeats["ci_target"], copies=setting.get("copies", 1),
-        threads=spec["threads"] or len(os.sched_getaffinity(0)),  # the cores it is given
+        ci_target=repeats["ci_target"], copies=int(setting.get("copies", 1)),
+        threads=int(spec["threads"]) or len(os.sched_getaffinity(0)),  # the cores it is given
         idle_power_w=calibration.power_w, idle_power_u_w=calibration.uncertainty_w,
         idle_windows=calibration.windows, trace_dir=given.trace_dir,
         copy_buffer_bytes=given.copy_buffer_bytes,
         bandwidth_bytes_per_s=throttle.parse_bandwidth(setting.get("bandwidth", "unlimited")),
-        duty=DutyCycle(duty["phases"], duty["compute_s"], duty["compute"]) if duty else None,
+        duty=DutyCycle(int(duty["phases"]), float(duty["compute_s"]), duty["compute"])
+        if duty else None,
         factors={"setting": setting["name"], **specs.machine_factors(spec),
                  "medium": medium.name, "target_dir": medium.path},
         meter_identity=calibration.meter_identity,
@@ -194,9 +207,6 @@ def run_spec(spec: Mapping, given: Invocation, required_by: str,
         looks=(verdict_looks(spec.get("looks"), given.journal, manifest["file_type"])
                if codec and not duty else None),
     )
-    return run(job, meter, journal=given.journal, out=given.out,
-               machine_factors=specs.machine_factors(spec), lock_wait=given.lock_wait_s,
-               log=log)
 
 
 def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
