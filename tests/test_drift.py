@@ -158,6 +158,28 @@ def test_a_second_drift_keeps_the_runs_marked(small_inputs, tmp_path, monkeypatc
     assert any("drifted again" in line for line in lines)
 
 
+def test_a_finished_job_run_again_keeps_the_drift_verdict_it_was_measured_under(
+        small_inputs, tmp_path, monkeypatch):
+    """The job passed its check when it ran; run again later (its spec rewritten, the
+    idle calibration's phases measured again since, so its noise differs), it measures
+    nothing: its verdict was journaled, not decided anew."""
+    meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
+    job = make_job(small_inputs, tmp_path, "gz-1", drift=DriftCheck(2, 0.05))
+    monkeypatch.setattr(drift, "measure_reference", lambda path, m, n: ref(1.0, 1.01))
+    journal = tmp_path / "journal" / "s" / "text" / "gz-1.jsonl"
+    _, first = drift.checked_job(job, meter, str(journal), lambda line: None)
+    measured = journal.read_text()
+    monkeypatch.setattr(drift, "compare", lambda *a: "the reference changed by +9%")
+    _, again = drift.checked_job(job, meter, str(journal), lambda line: None)
+    assert journal.read_text() == measured and again == first
+    assert not any(r.get("disturbed") for r in again)
+    verdicts = [e for e in records.read_journal(f"{journal}{drift.REFERENCE_SUFFIX}")
+                if e["phase"] == "verdict"]
+    assert [v["why"] for v in verdicts] == [None]
+    # the verdict is no phase of the study's pool
+    assert [p["phase"] for p in drift.pool_phases(tmp_path / "journal")] == ["before", "after"]
+
+
 def test_a_run_that_failed_before_a_drift_stays_a_failure(small_inputs, tmp_path,
                                                           monkeypatch):
     """A drift flags the job's runs and measures them again; one of them that had failed

@@ -27,7 +27,8 @@ after it, so the setting's back-to-back pairs the study has measured before the 
 between: `back_to_back`) join the phases, one degree of freedom each.
 
 The reference results go to a journal beside the job's (<journal>.reference.jsonl),
-so a job resumed after a kill compares with the reference it started from.
+so a job resumed after a kill compares with the reference it started from, and so does
+its verdict once decided: a finished job run again keeps it.
 """
 
 from __future__ import annotations
@@ -190,6 +191,18 @@ def _phase(journal: str, key: str, phase: str) -> dict | None:
     return None
 
 
+def _verdict(side: str, key: str, decide: Callable[[], str | None]) -> str | None:
+    """A job's drift verdict, decided once, when its reference after it is in, and
+    journaled (with no time, so no pool reads it as a phase): a finished job resumed later
+    keeps the verdict it was measured under, though the idle calibration has measured its
+    phases again since or the pool has grown."""
+    entry = _phase(side, key, "verdict")
+    if entry is None:
+        entry = {"key": key, "phase": "verdict", "why": decide()}
+        records.append_journal(side, entry)
+    return entry["why"]
+
+
 def _reference(path: str, meter: Meter, repeats: int, side: str, key: str,
                phase: str) -> dict:
     """A job's reference phase from its journal, else measured now and journaled with the
@@ -221,9 +234,14 @@ def checked_job(job, meter: Meter, journal: str | os.PathLike,
         summary = run_job(job, meter, journal, log=log)
         after = _reference(path, meter, check.repeats, side, key, "after")
         runs = repeats.read_journal(journal, key)
-        pairs = (back_to_back(pool_phases(check.pool), job.factors.get("setting", ""),
-                              before["at"]) if check.pool and before.get("at") else [])
-        why = compare(before["runs"], after["runs"], check.max_change, check.phases, pairs)
+
+        def decide(before=before, after=after, job=job) -> str | None:
+            pairs = (back_to_back(pool_phases(check.pool), job.factors.get("setting", ""),
+                                  before["at"]) if check.pool and before.get("at") else [])
+            return compare(before["runs"], after["runs"], check.max_change, check.phases,
+                           pairs)
+
+        why = _verdict(side, key, decide)
         if why is None:
             return summary, flagged + runs
         if epoch + 1 == EPOCHS:
