@@ -32,8 +32,10 @@ def windows(monkeypatch):
 
 def test_the_drift_reference_s_phases_go_to_the_json_the_jobs_read(tmp_path, windows,
                                                                     monkeypatch):
-    """Measured after the windows, also when the journal's windows suffice (the phases,
-    half a minute, are not journaled); none without the drift check. (The phases
+    """Measured after the windows and journaled with them: a calibration run again in the
+    same boot takes both from its journal, and is the calibration its jobs recorded (their
+    drift verdicts judged by the same noise); phases of other repeats (or none, an older
+    wattzip's journal) are measured. None without the drift check. (The phases
     themselves, with real processes: tests/test_drift.py.)"""
     calls: list[int] = []
     phase = [{"elapsed_s": 0.4, "energy_j": 2.0}]
@@ -47,7 +49,7 @@ def test_the_drift_reference_s_phases_go_to_the_json_the_jobs_read(tmp_path, win
     path = tmp_path / "idle.json"
     out = calibrate(tmp_path, journal=journal, drift_repeats=3)
     path.write_text(json.dumps(out))
-    assert fake.calls == 0 and calls == [3, 3]
+    assert fake.calls == 0 and calls == [3] and out == first
     # The windows are the journal's: the identity the jobs' keys hold is the same, so a
     # calibration run again (for its phases, after an upgrade) measures no job again.
     assert FakeMeter().identity(out) == FakeMeter().identity(first)
@@ -55,7 +57,9 @@ def test_the_drift_reference_s_phases_go_to_the_json_the_jobs_read(tmp_path, win
     assert read.reference_phases == tuple([phase * 3] * 6)
     assert (read.power_w, read.windows) == (out["idle_power_w"], out["count"])
     assert read.uncertainty_w == pytest.approx(out["sd_w"] / out["count"] ** 0.5)
-    assert calibrate(tmp_path, journal=journal)["reference_phases"] is None and calls == [3, 3]
+    assert calibrate(tmp_path, journal=journal)["reference_phases"] is None and calls == [3]
+    assert calibrate(tmp_path, journal=journal, drift_repeats=4)["reference_phases"] == [
+        phase * 4] * 6 and calls == [3, 4]
 
 
 def test_an_estimated_meter_s_windows_say_estimated(tmp_path, windows):

@@ -64,12 +64,13 @@ def read_journal(path: str | os.PathLike, key: str | None = None,
                               "or mend that line") from None
         if not isinstance(entry, dict):
             raise RecordError(f"{p}, line {number}: not a JSON object")
+        if key is not None and entry.get("job_key", entry.get("key")) != key:
+            continue  # another key's entry: its own reader checks its fields
         missing = [f for f in required if f not in entry]
         if missing:
             raise RecordError(f"{p}, line {number}: the record has no {', '.join(missing)}; "
                               "it was not written by this version of wattzip, or was edited")
-        if key is None or entry.get("job_key", entry.get("key")) == key:
-            out.append(entry)
+        out.append(entry)
     return out
 
 

@@ -231,6 +231,18 @@ def reference_phases(meter: Meter, repeats: int, max_other_load: float, wait_s: 
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
+def _resumed_phases(journal: str | None, key: str, here: Mapping,
+                    log: Callable[[str], None]) -> list | None:
+    """The drift reference's phases journaled by this calibration here (this host, boot
+    and meter), else None: measured again, they would judge the jobs' drift by another
+    noise than the one their runs were measured under."""
+    entries = [e for e in records.read_journal(journal, key, ("key", "phases"))
+               if _not_here(e, here) is None] if journal else []
+    if entries:
+        log(f"drift reference: {len(entries[-1]['phases'])} phases found in {journal}")
+    return entries[-1]["phases"] if entries else None
+
+
 def _resume(journal: str | None, key: str, here: Mapping, rule: StoppingRule, seconds: float,
             log: Callable[[str], None]) -> tuple[list[float], list, str | None]:
     """The journal's windows measured here, as this calibration's first ones: the looks
@@ -270,8 +282,9 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
     key = f"{meter.name}|{meter.scope}|{setting}|{seconds:g}"
     here = origin(meter, testbed)
     windows, stamps, reason = _resume(journal, key, here, rule, seconds, log)
-    phases = None
-    if reason is None or drift_repeats:  # else the journal's windows suffice, no phases
+    phases_key = f"{key}|drift reference|{drift_repeats}"
+    phases = _resumed_phases(journal, phases_key, here, log) if drift_repeats else None
+    if reason is None or drift_repeats and phases is None:  # else all from the journal
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
         # unmounted mount point, which is usually the root disk.
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
@@ -280,12 +293,15 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
                 reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
                                           journal and (journal, {"key": key, **here}), log,
                                           quiet_wait_s, stamps)
-            if drift_repeats:
+            if drift_repeats and phases is None:
                 phases = reference_phases(meter, drift_repeats, max_other_load,
                                           quiet_wait_s, log)
-    # When the last window averaged ended: a calibration whose windows all come from the
-    # journal (run again after a kill, or for its drift phases, in the same boot) keeps
-    # the identity its jobs recorded, so their runs are not measured again.
+                if journal:
+                    records.append_journal(journal, {"key": phases_key, "phases": phases,
+                                                     **here})
+    # When the last window averaged ended: a calibration whose windows and phases all come
+    # from the journal (run again after a kill, or with its spec rewritten, in the same
+    # boot) is the calibration its jobs recorded, so their runs are not measured again.
     measured_at = (stamps[-1] if stamps else None) or utc_now()
     met = rule.met(windows)
     log(f"idle: stopped after {len(windows)} of at most {count} windows: {reason}"
