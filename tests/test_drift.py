@@ -5,6 +5,7 @@ again."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -283,10 +284,21 @@ def test_a_job_reads_the_pairs_its_study_measured_before_it(small_inputs, tmp_pa
         assert summary["complete"]
     assert [len(p) for p in seen] == [0, 0, 1]
     assert seen[2] == [(ref(1.0, 1.0), ref(1.3, 1.3))]
-    side = records.read_journal(pool / "s" / "text" / f"gz-1.jsonl{drift.REFERENCE_SUFFIX}")
-    assert all(e["at"] for e in side)
-    seen.clear()  # gz-1 resumed: its journal holds both phases, and no pair came before
-    drift.checked_job(make_job(small_inputs, tmp_path, "gz-1", factors={"setting": "s"},
-                               drift=DriftCheck(2, 0.05, steady, str(pool))),
-                      meter, str(pool / "s" / "text" / "gz-1.jsonl"), lambda m: None)
+    side_path = pool / "s" / "text" / f"gz-1.jsonl{drift.REFERENCE_SUFFIX}"
+    side = records.read_journal(side_path)
+    assert all(e["at"] for e in side if e["phase"] != "verdict")
+
+    def resume_gz1() -> None:
+        seen.clear()
+        drift.checked_job(make_job(small_inputs, tmp_path, "gz-1", factors={"setting": "s"},
+                                   drift=DriftCheck(2, 0.05, steady, str(pool))),
+                          meter, str(pool / "s" / "text" / "gz-1.jsonl"), lambda m: None)
+
+    resume_gz1()  # its verdict journaled: decided once, no pairs read again
+    assert seen == []
+    # killed before its verdict was journaled: its journal holds both phases, and the
+    # pairs it reads are those before it, not those measured after it
+    side_path.write_text("".join(json.dumps(e) + "\n" for e in side
+                                 if e["phase"] != "verdict"))
+    resume_gz1()
     assert seen == [[]]
