@@ -116,3 +116,20 @@ def test_sysid_is_decided_by_bootstrap_intervals_of_the_fits():
     assert claim["verdict"].startswith("not testable here"), claim
     assert "performance: per mode against linear" in claim["verdict"]
     assert "bootstrap" in claim["evidence"]
+
+
+def test_a_claim_over_many_comparisons_holds_them_family_wise():
+    """c-10 compresses text 30 J below binary, 3.7 standard errors (p about 0.02): alone
+    that refutes "text costs more than binary", but the claim reads 4 codecs' comparisons,
+    each at 0.05 / 4 (Bonferroni), and at that level it decides nothing. Three times the
+    difference decides it in the family too."""
+    rows = set_runs(paper_like_server(), "binary", "c-10", "compress-write",
+                    [100_000, 100_010, 100_020])
+    claim = claims_by_id(set_runs(rows, "text", "c-10", "compress-write",
+                                  [99_970, 99_980, 99_990]))["text_more_than_binary"]
+    assert claim["verdict"].startswith("not testable here"), claim
+    assert claim["familywise_confidence"] == "95% family-wise over 4 comparisons (Bonferroni)"
+    assert "[95% family-wise over 4 comparisons (Bonferroni)]" in claim["evidence"]
+    claim = claims_by_id(set_runs(rows, "text", "c-10", "compress-write",
+                                  [99_910, 99_920, 99_930]))["text_more_than_binary"]
+    assert claim["verdict"] == "refuted", claim

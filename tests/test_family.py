@@ -10,7 +10,7 @@ from scipy import stats as sp
 
 from wattzip.analysis import family, power, run_tables
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.analysis.claims import CHECKS, Evidence, familywise, load_claims
+from wattzip.analysis.claims import CHECKS, Evidence, checked, familywise, load_claims
 from wattzip.stats import Interval, t_ppf
 
 from .test_analysis import cell
@@ -59,7 +59,7 @@ def test_a_claim_over_many_cells_holds_only_if_the_family_does():
     ev = Evidence("tb", "s", summary, breakeven, [], [], str(REFERENCE), AnalysisOptions())
     alone = CHECKS[claim.id](claim, ev)
     assert alone.ok is True  # three of three save: the per-cell reading
-    out, stated = familywise(claim, ev, CHECKS[claim.id](claim, ev))
+    out, stated = familywise(claim, ev, *checked(claim, ev))
     assert stated["family_cells"] == 3
     assert stated["familywise_confidence"] == "95% family-wise over 3 cells (Holm)"
     assert stated["holm_undecided"] == "zero gz-6 E; zero lzo-1 E"

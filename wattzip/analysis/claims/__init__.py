@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from wattzip.analysis.analysis_options import AnalysisOptions, percent
 from wattzip.analysis.claims import hpc14, systor09, systor11  # noqa: F401 (they register their checks)
 from wattzip.analysis.claims.evidence import Evidence, _cell_name
@@ -28,20 +30,37 @@ def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
             for setting in (settings if claim.scope == "setting" else [None]):
                 ev = Evidence(testbed, setting, summary, breakeven, correlation, runs,
                               reference_dir, options)
-                out, holm = familywise(claim, ev, CHECKS[claim.id](claim, ev))
+                out, holm = familywise(claim, ev, *checked(claim, ev))
                 rows.append({**_row(claim, out, ev), **holm})
     return rows
 
 
-def familywise(claim: Claim, ev: Evidence, out: Outcome) -> tuple[Outcome, dict]:
+def checked(claim: Claim, ev: Evidence) -> tuple[Outcome, int]:
+    """The claim's check, each of its comparisons held at alpha / their number
+    (Bonferroni): run at the study's level first, counting the intervals it asks for
+    (Evidence.comparison_level), then again at that family's, until their number no
+    longer grows (a check that asks for fewer on the way is held to more: conservative).
+    Returns the outcome and the family it was decided in."""
+    family = 1
+    while True:
+        trial = dataclasses.replace(ev, family=family)
+        out = CHECKS[claim.id](claim, trial)
+        if trial.comparisons <= family:
+            return out, family if trial.comparisons else 0
+        family = trial.comparisons
+
+
+def familywise(claim: Claim, ev: Evidence, out: Outcome,
+               comparisons: int) -> tuple[Outcome, dict]:
     """The claim decided again with its break-even cells held to a family-wise confidence
     (Holm over the cells it rests on, wattzip.analysis.family): a cell decided alone but not in the
-    family counts as undecided. The row states the family and the cells it undid."""
+    family counts as undecided. The row states the family (its cells, or the `comparisons`
+    of means its check made, wattzip.analysis.claims.checked) and the cells it undid."""
     names = set(out.rests_on)
     cells = [b for b in ev.in_setting(ev.breakeven) if _cell_name(b) in names] \
         if ev.setting is not None else []
     level = ev.options.confidence
-    stated = {"familywise_confidence": f"{level:.0%} per comparison",
+    stated = {"familywise_confidence": _comparisons_level(level, comparisons),
               "family_cells": len(cells), "holm_undecided": "",
               # What its undecided cells could have seen (wattzip.analysis.power).
               "undecided_power": "; ".join(f"{_cell_name(b)} {b['verdict_note']}"
@@ -49,6 +68,8 @@ def familywise(claim: Claim, ev: Evidence, out: Outcome) -> tuple[Outcome, dict]
     if len(cells) < 2 or any(b.get("p_decided") in (None, "") for b in cells):
         if len(cells) == 1:
             stated["familywise_confidence"] = f"{level:.0%} (one cell)"
+        if comparisons:
+            out.evidence += f" [{stated['familywise_confidence']}]"
         return out, stated
     keep = holm([float(b["p_decided"]) for b in cells], 1 - level)
     undone = [b for b, k in zip(cells, keep, strict=True) if b["decided"] and not k]
@@ -60,11 +81,18 @@ def familywise(claim: Claim, ev: Evidence, out: Outcome) -> tuple[Outcome, dict]
         breakeven = [{**b, "decided": False} if id(b) in held else b for b in ev.breakeven]
         ev = Evidence(ev.testbed, ev.setting, ev.summary, breakeven, ev.correlation, ev.runs,
                       ev.reference_dir, ev.options)
-        out = CHECKS[claim.id](claim, ev)
+        out, _ = checked(claim, ev)
     out.evidence += (f" [{stated['familywise_confidence']}"
                      + (f"; decided alone, not in the family: {stated['holm_undecided']}"
                         if undone else "") + "]")
     return out, stated
+
+
+def _comparisons_level(level: float, comparisons: int) -> str:
+    """The confidence a claim decided from `comparisons` intervals of means holds at."""
+    if comparisons > 1:
+        return f"{level:.0%} family-wise over {comparisons} comparisons (Bonferroni)"
+    return f"{level:.0%} (one comparison)" if comparisons else f"{level:.0%} per comparison"
 
 
 def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:

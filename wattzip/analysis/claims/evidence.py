@@ -27,8 +27,12 @@ class Evidence:
     runs: list[dict]
     reference_dir: ReferenceDir | None
     options: AnalysisOptions  # the study's: the checks decide by its levels
+    # The comparisons the check decides from, each held at alpha / family (Bonferroni):
+    # wattzip.analysis.claims.checked runs a check until this is their number.
+    family: int = 1
 
     def __post_init__(self) -> None:
+        self.comparisons = 0  # the intervals the check has asked for so far
         self._values: dict[tuple, list[dict]] = defaultdict(list)
         for r in self.runs:
             if r.get("verified") and r.get("testbed") == self.testbed:
@@ -60,12 +64,21 @@ class Evidence:
         runs = self._values.get((setting or self.setting, file_type, codec, op), [])
         return [r[metric] for r in runs if r.get(metric) is not None]
 
+    def comparison_level(self, count: int = 1) -> float:
+        """The confidence of `count` more of the check's intervals, counted: alpha split
+        over the check's family of comparisons (Bonferroni) and, under the verdict
+        design, over the planned looks the runs stopped at, so that the claim's verdict
+        holds at the study's confidence, not at each comparison's."""
+        self.comparisons += count
+        return 1 - self.options.alpha / (max(self.family, 1) * max(self.options.looks, 1))
+
     def difference(self, a: tuple, b: tuple, metric="energy_j", setting_a=None,
                    setting_b=None) -> Interval:
-        """Interval of mean(a) - mean(b), a and b (file type, codec, op)."""
+        """Interval of mean(a) - mean(b), a and b (file type, codec, op), one comparison
+        of the check's family."""
         return welch_interval([(1, self.values(*a, metric, setting=setting_a)),
                                (-1, self.values(*b, metric, setting=setting_b))],
-                              self.options.confidence)
+                              self.comparison_level())
 
     def codecs(self) -> list[str]:
         return sorted({r["codec"] for r in self.in_setting(self.summary) if r["codec"] != "plain"})

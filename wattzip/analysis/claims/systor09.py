@@ -194,7 +194,7 @@ def energy_time_linear(claim, ev):
         return Outcome(None, why="R is undefined (fewer than 3 runs, or no spread in time or "
                                  "energy) for " + ", ".join(c["file_type"] for c in rs
                                                             if c not in usable) or "no runs")
-    r_min, level = claim.parameters["r_min"], ev.options.confidence
+    r_min, level = claim.parameters["r_min"], ev.comparison_level(len(usable))
     bounds = {c["file_type"]: fisher_r_interval(c["r"], int(c["n"]), level) for c in usable}
     above = [f for f, b in bounds.items() if b and b[0] > r_min]
     below = [f for f, b in bounds.items() if b and b[1] < r_min]
@@ -243,13 +243,14 @@ def _alike(ev, factor: float) -> tuple[bool | None, str]:
     """Whether ppmd's decompress-read energy is within `factor` of its compress-write's both
     ways, by Fieller's interval of the ratio of the means (an unbounded one decides nothing),
     and the ratio as the evidence states it."""
+    level = ev.comparison_level()
     ratio, lo, hi = against(ev.values("text", "ppmd", "decompress-read"),
-                            ev.values("text", "ppmd", "compress-write"), ev.options.confidence)
+                            ev.values("text", "ppmd", "compress-write"), level)
     alike = (True if 1 / factor <= lo and hi <= factor
              else False if hi < 1 / factor or lo > factor else None)
     shown = (f"[{lo:.2f}, {hi:.2f}]" if math.isfinite(lo) and math.isfinite(hi)
              else "unbounded" if math.isinf(lo) else "none (fewer than two runs)")
-    return alike, (f"ppmd E_d/E_c = {ratio:.2f}, Fieller's {percent(ev.options.confidence)}% "
+    return alike, (f"ppmd E_d/E_c = {ratio:.2f}, Fieller's {percent(level)}% "
                    f"interval {shown} (alike: {1 / factor:g} to {factor:g})")
 
 

@@ -59,7 +59,7 @@ def lzop_levels_identical(claim, ev):
 
 
 def _energy_peak(ev, levels: dict[int, dict], file_type, tool):
-    """(level of the highest mean energy, whether it beats every other level at 95%)."""
+    """(level of the highest mean energy, whether it beats every other level decidedly)."""
     top = max(levels, key=lambda lv: levels[lv]["mean_energy_j"])
     sure = all(_sign(ev.difference((file_type, f"{tool}-{top}", "compress-write"),
                                    (file_type, f"{tool}-{lv}", "compress-write"))) == 1
@@ -348,14 +348,14 @@ def _bootstrap_fits(y, linear, per_mode, confidence: float) -> dict[str, tuple[f
 def sysid_linear_poor(claim, ev):
     """Poor: the linear model's held-out fit decidedly below fit_max_pct; better: the
     per-mode models' decidedly above it; each for energy and performance, by percentile
-    bootstrap intervals over the held-out runs at the study's confidence."""
+    bootstrap intervals over the held-out runs, each one comparison of the claim's family."""
     runs = [r for r in ev.runs if r.get("testbed") == ev.testbed]
     predicted = _sysid_predictions(runs)
     if predicted is None:
         return _needs(claim, "two or more algorithms with repeated runs")
-    limit, level = claim.parameters["fit_max_pct"], ev.options.confidence
-    parts, shown, open_ = [], [], []
+    limit, parts, shown, open_ = claim.parameters["fit_max_pct"], [], [], []
     for output, (y, linear, per_mode) in predicted.items():
+        level = ev.comparison_level(2)  # the linear fit against the limit, and the gain
         iv = _bootstrap_fits(y, linear, per_mode, level)
         (lo, hi), (gain_lo, gain_hi) = iv["linear"], iv["gain"]
         poor = True if hi < limit else False if lo >= limit else None
