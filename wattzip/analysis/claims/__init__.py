@@ -89,10 +89,12 @@ def familywise(claim: Claim, ev: Evidence, out: Outcome,
 
 
 def _comparisons_level(level: float, comparisons: int) -> str:
-    """The confidence a claim decided from `comparisons` intervals of means holds at."""
+    """The confidence a claim decided from `comparisons` intervals of means holds at; a
+    claim decided from none (the compression ratios, or one its data cannot test) has no
+    level to state."""
     if comparisons > 1:
         return f"{level:.0%} family-wise over {comparisons} comparisons (Bonferroni)"
-    return f"{level:.0%} (one comparison)" if comparisons else f"{level:.0%} per comparison"
+    return f"{level:.0%} (one comparison)" if comparisons else "no interval"
 
 
 def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:
