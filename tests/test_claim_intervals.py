@@ -3,12 +3,13 @@ alone: where the intervals cannot decide, the verdict is "not testable here"."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
-from wattzip.analysis import cell_summary, run_tables
+from wattzip.analysis import cell_summary, claims, run_tables
 
-from .test_analysis import REFERENCE, cell, claims_by_id, paper_like_server, run
-from .test_claim_parts import PAPER, scheduler_claim
+from .test_analysis import PAPER, REFERENCE, SETTING, cell, claims_by_id, paper_like_server, run
+from .test_claim_parts import scheduler_claim
 
 
 def set_runs(rows, file_type, codec, op, energies_j, elapsed_s=None):
@@ -135,3 +136,27 @@ def test_a_claim_over_many_comparisons_holds_them_family_wise():
     assert claims["text_more_than_binary"]["verdict"] == "refuted", claims
     # The compression ratios do not vary between runs: no interval, no level to state.
     assert claims["ppmd_best_ratio"]["familywise_confidence"] == "no interval"
+
+
+def test_under_planned_looks_a_claim_s_comparisons_share_alpha_with_the_looks():
+    """Text compresses 45 J below binary with c-10: decided among the claim's 4
+    comparisons at the paper's design, but not when the runs could have stopped at any of
+    4 planned looks, each comparison then at 0.05 / (4 x 4). 55 J decides it there too."""
+    looks = dataclasses.replace(PAPER, looks=4)
+
+    def claim(below_j, options):
+        rows = set_runs(paper_like_server(), "binary", "c-10", "compress-write",
+                        [100_000, 100_010, 100_020])
+        rows = set_runs(rows, "text", "c-10", "compress-write",
+                        [100_000 - below_j, 100_010 - below_j, 100_020 - below_j])
+        summary = run_tables.label(cell_summary.summarize(rows, options),
+                                   run_tables.settings_of_runs(rows))
+        decided = claims.decide(summary, run_tables.breakeven_table(rows, options),
+                                cell_summary.correlation_table(rows), rows, REFERENCE,
+                                options=options)
+        return next(c for c in decided if c["claim_id"] == "text_more_than_binary"
+                    and c["testbed"] == "tb" and c["setting"] == SETTING)
+
+    assert claim(45, PAPER)["verdict"] == "refuted"
+    assert claim(45, looks)["verdict"].startswith("not testable here")
+    assert claim(55, looks)["verdict"] == "refuted"
