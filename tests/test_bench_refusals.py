@@ -84,9 +84,12 @@ def test_one_run_gives_each_pair_its_ratio_and_no_verdict(tmp_path, capsys):
         assert row[metric]["ratio"] > 0
     assert 1.5 < row["time"]["ratio"] < 2.5
     assert "[no interval from one run]" in capsys.readouterr().out
-    line = md.read_text().splitlines()[3]
-    assert re.search(r"\| (1\.[5-9]\d|2\.[0-4]\d) \|", line) and "1.00" not in line
-    assert " ± " not in line.split("|")[6]  # one run's energy has no half-width
+    cells = [cell.strip() for cell in md.read_text().splitlines()[3].split("|")]
+    # The table prints the comparison's own ratios (the energy's is machine-wide and
+    # may be near 1 on a busy machine, so it is read from the JSON, not assumed).
+    assert cells[5] == f"{row['time']['ratio']:.2f}"
+    assert cells[7] == f"{row['energy']['ratio']:.2f}"
+    assert " ± " not in cells[6]  # one run's energy has no half-width
 
 
 def test_a_negative_active_energy_is_printed_with_a_note():
