@@ -11,6 +11,7 @@ from scipy import stats as sp
 from wattzip.analysis import family, power, run_tables
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims import CHECKS, Evidence, checked, familywise, load_claims
+from wattzip.records import FACTOR_COLUMNS
 from wattzip.stats import Interval, t_ppf
 
 from .test_analysis import cell
@@ -65,6 +66,26 @@ def test_a_claim_over_many_cells_holds_only_if_the_family_does():
     assert stated["holm_undecided"] == "zero gz-6 E; zero lzo-1 E"
     assert out.ok is None  # one of three surely saves: not enough to tell
     assert "Holm" in out.evidence
+
+
+def test_a_testbed_wide_claim_holds_its_cells_family_wise_too():
+    """The slow-disk claim is testbed-wide (it picks the slowest disk's setting): its two
+    cells there, each decided alone at 95%, are one family, as a setting's claims are."""
+    claim = next(c for c in load_claims(REFERENCE) if c.id == "slow_disk_text_time")
+    disks = {"fast": None, "slow": 30_000_000}
+    summary = [{"testbed": "tb", "setting": name, "file_type": "text", "codec": c,
+                "op": "compress-write", "n": 3, "primary": bw is None,
+                **{f: None for f in FACTOR_COLUMNS}, "bandwidth_bytes_per_s": bw}
+               for name, bw in disks.items() for c in ("gz-1", "lzo-1")]
+    breakeven = [{**breakeven_cell(c, p), "file_type": "text", "metric": "T",
+                  "setting": "slow", "dw": -1.0, "dr": 1.0}
+                 for c, p in (("gz-1", 0.04), ("lzo-1", 0.03))]
+    ev = Evidence("tb", None, summary, breakeven, [], [], str(REFERENCE), AnalysisOptions())
+    assert CHECKS[claim.id](claim, ev).ok is True  # each cell read at 95% alone
+    out, stated = familywise(claim, ev, *checked(claim, ev))
+    assert stated["familywise_confidence"] == "95% family-wise over 2 cells (Holm)"
+    assert stated["holm_undecided"] == "text gz-1 T; text lzo-1 T"
+    assert out.ok is None and "cannot decide" in out.why
 
 
 def test_underpowered_and_no_effect_are_different_verdicts():

@@ -53,12 +53,11 @@ def checked(claim: Claim, ev: Evidence) -> tuple[Outcome, int]:
 def familywise(claim: Claim, ev: Evidence, out: Outcome,
                comparisons: int) -> tuple[Outcome, dict]:
     """The claim decided again with its break-even cells held to a family-wise confidence
-    (Holm over the cells it rests on, wattzip.analysis.family): a cell decided alone but not in the
-    family counts as undecided. The row states the family (its cells, or the `comparisons`
-    of means its check made, wattzip.analysis.claims.checked) and the cells it undid."""
-    names = set(out.rests_on)
-    cells = [b for b in ev.in_setting(ev.breakeven) if _cell_name(b) in names] \
-        if ev.setting is not None else []
+    (Holm over the cells it rests on, Outcome.cells, in any setting: wattzip.analysis.family):
+    a cell decided alone but not in the family counts as undecided. The row states the
+    family (its cells, or the `comparisons` of means its check made, claims.checked) and
+    the cells it undid."""
+    cells = out.cells
     level = ev.options.confidence
     stated = {"familywise_confidence": _comparisons_level(level, comparisons),
               "family_cells": len(cells), "holm_undecided": "",

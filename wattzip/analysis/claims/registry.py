@@ -41,6 +41,9 @@ class Outcome:
     why: str = ""  # when not testable
     rests_on: list[str] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)
+    # The break-even rows (of Evidence.breakeven) it rests on, whatever their setting:
+    # the family that claims.familywise holds to the study's confidence (Holm).
+    cells: list[dict] = field(default_factory=list)
 
 
 def kinds_read(claims: list[Claim], file_type: str, codec: str) -> set[str]:

@@ -64,7 +64,7 @@ def same_kind(claim: Claim, ev: Evidence) -> Outcome:
     open_ = [b for b, kind in pairs if not b["decided"]]
     cells = [b for b, _ in pairs]
     out = Outcome(None, f"{cells[0]['metric']} break-even: {_fmt(cells)}",
-                  rests_on=[_cell_name(b) for b in cells],
+                  rests_on=[_cell_name(b) for b in cells], cells=cells,
                   undecided=[f"{_cell_name(b)} could be {b['possible_kinds']}" for b in open_])
     if wrong:
         out.ok = False
@@ -101,6 +101,7 @@ def zero_saves(claim, ev):
     return Outcome(ok, f"{len(yes)} of {len(cells)} codecs surely save energy by n={n_max} "
                        f"(E break-even: {_fmt(cells)})",
                    why="too many cells undecided to tell", rests_on=[_cell_name(b) for b in cells],
+                   cells=cells,
                    undecided=[_cell_name(b) for b in cells if b not in yes and b not in no])
 
 
@@ -118,7 +119,7 @@ def text_breakeven_high(claim, ev):
     why = (_unmeasured(missing) if missing and not below
            else f"the intervals straddle the common ratios (up to {limit:g})")
     return Outcome(ok, f"E break-even: {_fmt(cells)}", why=why,
-                   rests_on=[_cell_name(b) for b in cells],
+                   rests_on=[_cell_name(b) for b in cells], cells=cells,
                    undecided=[_cell_name(b) for b in cells if b not in above + below])
 
 
@@ -169,6 +170,7 @@ def slow_disk_text_time(claim, ev):
                        "medium inputs: on-medium (one budget) to decide it")
     open_ = [b for b in cells if not b["decided"]]
     out = Outcome(None, evidence, rests_on=[f"{_cell_name(b)} at {disk}" for b in cells],
+                  cells=cells,
                   undecided=[f"{_cell_name(b)} at {disk} could be {b['possible_kinds']}"
                              for b in open_])
     if wrong:
