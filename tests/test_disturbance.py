@@ -7,13 +7,15 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
 from wattzip import meters, records
 from wattzip.analysis import cell_summary, stopping
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.measure import disturbance, repeats
+from wattzip.machine import MachineError
+from wattzip.measure import disturbance, idle, repeats
 from wattzip.measure.disturbance import QuietLimits, Snapshot
 from wattzip.workload import inputs
 
@@ -56,6 +58,32 @@ def test_judge_names_the_cause_and_forgives_counting_ticks():
     assert "stole 20%" in limits.judge(stolen)  # the counting ticks forgiven
     assert disturbance.count_disturbed([{"disturbed": why}, {"disturbed": None}]) == {
         "other processes": 1}
+
+
+def test_an_idle_window_forgives_the_counting_ticks_as_a_run_does(monkeypatch):
+    """A 0.2 s window on a saturated machine counts a tick per CPU more at each end (105%
+    of the CPUs): counting, as a run's judge forgives it, so a limit of 1 refuses nothing
+    (tests/data/slurm.yaml turns the check off so; it once refused 105% at a limit of
+    100%), and a window half busy is still refused at 10%."""
+    busy = {"jiffies": 0}
+    monkeypatch.setattr(idle, "cpu_busy_jiffies", lambda: busy["jiffies"])
+    check = idle.QuietCheck()
+    cpus, tick = check.cpus, disturbance.TICK
+
+    def window(share: float) -> None:
+        busy["jiffies"] = 0
+        check.restart()
+        check.t0 = time.monotonic() - 0.2  # a window of 0.2 s, ended now
+        busy["jiffies"] = round(share * 0.2 * cpus * tick) + 2 * cpus
+
+    window(1.0)
+    check.require_quiet(1.0, "idle window 1")  # all of the CPUs, and the counting
+    window(0.5)
+    with pytest.raises(MachineError, match="other processes used 50% of its"):
+        check.require_quiet(0.1, "idle window 2")
+    assert QuietLimits(max_other_cpu=1.0).judge(
+        {"elapsed_s": 0.2, "cpus": cpus, "other_user_s": 0.2 * cpus + 4 * cpus / tick,
+         "steal_share": 0.0}) is None
 
 
 def test_the_idle_windows_wait_counts_kernel_time_as_their_check_does():

@@ -128,6 +128,14 @@ def load_since(start: Snapshot, end: Snapshot, tree_user_s: float, tree_cpu_s: f
             "cpu_pressure_share": pressure, "cpus": cpus}
 
 
+def load_share(cpu_s: float, elapsed_s: float, cpus: int) -> float:
+    """The share of all CPUs' time over `elapsed_s` that `cpu_s` of CPU time took, less a
+    tick per CPU at each end: the kernel counts CPU time in ticks, so that much is counting,
+    not load. At most 1 (any more is counting too), so a limit of 1 refuses nothing."""
+    counted = max(cpu_s - 2 * cpus / TICK, 0.0) / max(elapsed_s * cpus, 1e-9)
+    return min(counted, 1.0)
+
+
 @dataclass(frozen=True)
 class QuietLimits:
     """How much of the machine others may use during a run (config `quiet:`)."""
@@ -141,24 +149,22 @@ class QuietLimits:
     count_system: bool = False
 
     def judge(self, record: dict) -> str | None:
-        """Why the run was disturbed, or None when it was quiet. The kernel counts CPU
-        time, steal included, in ticks per CPU: a tick per CPU at each end is counting,
-        not load, and is forgiven before either share is compared (one tick of steal is
-        25% of a 20 ms run on 2 CPUs)."""
+        """Why the run was disturbed, or None when it was quiet. Both shares forgive the
+        kernel's counting in ticks (load_share: one tick of steal is 25% of a 20 ms run on
+        2 CPUs)."""
         elapsed = record.get("elapsed_s")
         if not elapsed or record.get("other_user_s") is None:
             return None
         cpus = record.get("cpus") or os.cpu_count() or 1
         capacity = elapsed * cpus
-        counting = 2 * cpus / TICK
         other_s = (record.get("other_cpu_share", 0.0) * capacity if self.count_system
                    else record["other_user_s"])
-        share = max(other_s - counting, 0.0) / capacity
+        share = load_share(other_s, elapsed, cpus)
         reasons = []
         if share > self.max_other_cpu:
             reasons.append(f"other processes used {share:.0%} of the {cpus} CPUs "
                            f"(limit {self.max_other_cpu:.0%})")
-        steal = max((record.get("steal_share") or 0.0) * capacity - counting, 0.0) / capacity
+        steal = load_share((record.get("steal_share") or 0.0) * capacity, elapsed, cpus)
         if steal > self.max_steal:
             reasons.append(f"the hypervisor stole {steal:.0%} of the CPUs' time "
                            f"(limit {self.max_steal:.0%})")

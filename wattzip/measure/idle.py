@@ -32,7 +32,7 @@ from wattzip.errors import ConfigError
 from wattzip.machine import MachineError, factor_changes, system, trust
 from wattzip.measure import drift
 from wattzip.measure import spec as specs
-from wattzip.measure.disturbance import QuietLimits, busiest, process_jiffies
+from wattzip.measure.disturbance import QuietLimits, busiest, load_share, process_jiffies
 from wattzip.measure.provenance import who_measured
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
 from wattzip.meters import Meter
@@ -360,7 +360,7 @@ class QuietCheck:
         """(the other processes' share of all CPUs since the start, the busiest of them)."""
         seconds = time.monotonic() - self.t0
         others = (cpu_busy_jiffies() - self.busy0) - (self._own_jiffies() - self.own0)
-        share = max(others, 0) / self.tick / max(seconds * self.cpus, 1e-9)
+        share = load_share(others / self.tick, seconds, self.cpus)  # as a run's is judged
         return share, busiest(self.procs0, process_jiffies())
 
     def require_quiet(self, limit: float, what: str) -> None:
