@@ -32,7 +32,7 @@ from wattzip.errors import ConfigError
 from wattzip.machine import MachineError, factor_changes, system, trust
 from wattzip.measure import drift
 from wattzip.measure import spec as specs
-from wattzip.measure.disturbance import QuietLimits, busiest, load_share, process_jiffies
+from wattzip.measure.disturbance import TICK, QuietLimits, busiest, load_share, process_jiffies
 from wattzip.measure.provenance import who_measured
 from wattzip.measure.runner import cpu_busy_jiffies, utc_now
 from wattzip.meters import Meter
@@ -342,13 +342,12 @@ class QuietCheck:
     """
 
     def __init__(self):
-        self.tick = os.sysconf("SC_CLK_TCK")
         self.cpus = os.cpu_count() or 1
         self.restart()
 
     def _own_jiffies(self) -> int:
         t = os.times()
-        return round((t.user + t.system + t.children_user + t.children_system) * self.tick)
+        return round((t.user + t.system + t.children_user + t.children_system) * TICK)
 
     def restart(self) -> None:
         """Begin a new interval of the rest of the machine's load."""
@@ -360,7 +359,7 @@ class QuietCheck:
         """(the other processes' share of all CPUs since the start, the busiest of them)."""
         seconds = time.monotonic() - self.t0
         others = (cpu_busy_jiffies() - self.busy0) - (self._own_jiffies() - self.own0)
-        share = load_share(others / self.tick, seconds, self.cpus)  # as a run's is judged
+        share = load_share(others / TICK, seconds, self.cpus)  # as a run's is judged
         return share, busiest(self.procs0, process_jiffies())
 
     def require_quiet(self, limit: float, what: str) -> None:
