@@ -1,5 +1,7 @@
-"""What the README offers, run as a user runs it: kick-the-tires measured for real, and
-two studies on one machine giving two reports of that one testbed."""
+"""What the README offers, run as a user runs it: kick-the-tires measured for real, two
+studies on one machine giving two reports of that one testbed, the factors study (or
+the pre-flight's refusal of a scheduler the kernel lacks) and, with -m study, the
+default study."""
 
 from __future__ import annotations
 
@@ -145,3 +147,25 @@ def test_the_factors_study_runs_or_names_the_scheduler_this_kernel_lacks(tmp_pat
     offered = said.split(";")[0].split(", ")  # then, if a module would add it: modprobe
     assert offered == factors.offered_io_schedulers(disk) and wanted not in offered
     assert not (study / "local" / "runs").exists()  # nothing was measured
+
+
+@pytest.mark.study
+def test_the_default_study_is_measured_end_to_end(tmp_path):
+    """The README's first command after setup.sh: `snakemake --cores all`, about 15 min
+    here, so CI leaves it out (pyproject's addopts); `pytest -m study` runs it."""
+    root = workflow_copy(tmp_path / "wf")
+    proc = subprocess.run([*SNAKEMAKE, "--cores", "all"], cwd=root, capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, why_failed(proc, root)
+    study = root / "results" / "default"
+    runs = [r for r in read_csv(study / "local" / "runs.csv") if not r["disturbed"]]
+    assert {r["verified"] for r in runs} == {"true"} and {r["simulated"] for r in runs} == {""}
+    assert {r["file_type"] for r in runs} == {"zero", "text", "binary", "random"}
+    assert {r["op"] for r in runs} == {"plain-write", "compress-write", "plain-read",
+                                       "decompress-read"}
+    claims = read_csv(study / "local" / "claims.csv")
+    assert claims and all(c["verdict"] for c in claims)
+    text = pdf_text(study / "paper.pdf")
+    assert "SIMULATED" not in text
+    estimated = "estimated" in {r["meter_method"] for r in runs}
+    assert ("ESTIMATED" in text) == estimated  # no meter here: its energy says so

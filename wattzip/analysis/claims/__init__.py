@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from wattzip.analysis.analysis_options import AnalysisOptions, percent
 from wattzip.analysis.claims import hpc14, systor09, systor11  # noqa: F401 (they register their checks)
 from wattzip.analysis.claims.evidence import Evidence, _cell_name
@@ -43,7 +41,7 @@ def checked(claim: Claim, ev: Evidence) -> tuple[Outcome, int]:
     Returns the outcome and the family it was decided in."""
     family = 1
     while True:
-        trial = dataclasses.replace(ev, family=family)
+        trial = ev.with_family(family)
         out = CHECKS[claim.id](claim, trial)
         if trial.comparisons <= family:
             return out, family if trial.comparisons else 0

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections import defaultdict
 from dataclasses import dataclass
@@ -37,6 +38,13 @@ class Evidence:
         for r in self.runs:
             if r.get("verified") and r.get("testbed") == self.testbed:
                 self._values[(r["setting"], r["file_type"], r["codec"], r["op"])].append(r)
+
+    def with_family(self, family: int) -> Evidence:
+        """The same evidence for a check held to a family of `family` comparisons, its
+        count started anew (the runs' index is shared, not built again)."""
+        trial = copy.copy(self)
+        trial.family, trial.comparisons = family, 0
+        return trial
 
     def in_setting(self, rows: list[dict], setting: str | None = None) -> list[dict]:
         setting = setting or self.setting
