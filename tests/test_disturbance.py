@@ -67,6 +67,9 @@ def test_an_idle_window_forgives_the_counting_ticks_as_a_run_does(monkeypatch):
     100%), and a window half busy is still refused at 10%."""
     busy = {"jiffies": 0}
     monkeypatch.setattr(idle, "cpu_busy_jiffies", lambda: busy["jiffies"])
+    # This process's own ticks are left out of the others' load; on a busy machine
+    # reading /proc between restart and check may cost one, so they are held still here.
+    monkeypatch.setattr(idle.QuietCheck, "_own_jiffies", lambda self: 0)
     check = idle.QuietCheck()
     cpus, tick = check.cpus, disturbance.TICK
 
@@ -79,7 +82,8 @@ def test_an_idle_window_forgives_the_counting_ticks_as_a_run_does(monkeypatch):
     window(1.0)
     check.require_quiet(1.0, "idle window 1")  # all of the CPUs, and the counting
     window(0.5)
-    with pytest.raises(MachineError, match="other processes used 50% of its"):
+    # 50%, or a little less as the window's end is read after its 0.2 s
+    with pytest.raises(MachineError, match=r"other processes used (4[5-9]|50)% of its"):
         check.require_quiet(0.1, "idle window 2")
     assert QuietLimits(max_other_cpu=1.0).judge(
         {"elapsed_s": 0.2, "cpus": cpus, "other_user_s": 0.2 * cpus + 4 * cpus / tick,
