@@ -53,7 +53,6 @@ localrules:
     breakeven_cells,
     testbed_cells,
     table_hpc14,
-    reference_tex,
     paper_macros,
     paper,
 

@@ -67,9 +67,14 @@ def analyze(root: Path, results: Path, out: Path, looks: int) -> None:
     python(root, ["-m", "wattzip", "analyze", str(results / "runs.csv"), "--out", str(out),
                   "--reference", "paper/reference", "--looks", str(looks),
                   *(["--settings", str(settings)] if settings.exists() else [])])
-    script = ("import sys\nfrom wattzip.analysis.reference import write_with_tex\n"
+    script = ("import sys\n"
+              "from wattzip.analysis.reference import read_reference\n"
+              "from wattzip.latex import display_tex\n"
+              "from wattzip.records import write_csv_atomically\n"
               "for name in sys.argv[2:]:\n"
-              "    write_with_tex(f'paper/reference/{name}.csv', f'{sys.argv[1]}/{name}.csv')\n")
+              "    _, rows = read_reference(f'paper/reference/{name}.csv')\n"
+              "    rows = [{**r, 'display_tex': display_tex(r.get('display'))} for r in rows]\n"
+              "    write_csv_atomically(rows, f'{sys.argv[1]}/{name}.csv', list(rows[0]))\n")
     (out / "reference").mkdir()
     python(root, ["-c", script, str(out / "reference"), *REFERENCES])
 

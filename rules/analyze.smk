@@ -19,7 +19,8 @@ rule settings_table:
 
 
 rule analyze:
-    """Summary, break-even, E_sav, correlation, claims and comparison tables of one testbed."""
+    """Summary, break-even, E_sav, correlation, claims, comparison, Pareto and model-check
+    tables of one testbed."""
     input:
         runs="{root}/{testbed}/runs.csv",
         settings=RULES.analysis_settings,

@@ -41,8 +41,8 @@ rule ratio_cells:
     """The ratios' cells, each beside the originals' (SYSTOR '09 Table 3, '11 Table 1)."""
     input:
         summary="{root}/{testbed}/summary.csv",
-        table3="paper/generated/reference/systor09_table3_ratios.csv",
-        table1="paper/generated/reference/systor11_table1_ratios.csv",
+        table3="paper/reference/systor09_table3_ratios.csv",
+        table1="paper/reference/systor11_table1_ratios.csv",
     output:
         "{root}/generated/{testbed}/ratios_cells.csv",
     log:
@@ -53,22 +53,6 @@ rule ratio_cells:
         code=REPORT_CODE,
     script:
         "../scripts/comparison_cells.py"
-
-
-rule reference_tex:
-    """An original table with its cells in LaTeX, set by the reproduced values' formatter."""
-    input:
-        "paper/reference/{name}.csv",
-    output:
-        "paper/generated/reference/{name}.csv",
-    log:
-        "paper/generated/reference/logs/{name}.log",
-    conda:
-        "../envs/wattzip.yaml"
-    params:
-        code=REPORT_CODE,
-    script:
-        "../scripts/reference_tex.py"
 
 
 rule hpc14_cells:
@@ -155,7 +139,7 @@ rule testbed_cells:
         breakeven=RULES.testbed_tables("breakeven.csv"),
         summary=RULES.testbed_tables("summary.csv"),
         slides=expand(
-            "paper/generated/reference/systor09_slides_breakeven_{machine}.csv",
+            "paper/reference/systor09_slides_breakeven_{machine}.csv",
             machine=["server", "desktop", "laptop"],
         ),
     output:

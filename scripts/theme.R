@@ -1,4 +1,4 @@
-# Shared look and helpers of every figure: one theme, one colour-blind-safe
+# Shared look and helpers of every figure and table: one theme, one colour-blind-safe
 # palette (Okabe-Ito, extended for any number of tools), the paper's codec order,
 # and the "estimated" mark.
 

@@ -14,8 +14,8 @@ from scipy import stats
 
 from wattzip.analysis import cell_summary, claims, pareto, run_tables
 from wattzip.analysis.analysis_options import AnalysisOptions
+from wattzip.analysis.breakeven import BreakEven, break_even, display, parse_display
 from wattzip.analysis.reference import read_reference
-from wattzip.analysis.run_tables import BreakEven, break_even, display, parse_display
 from wattzip.stats import fit_percent
 
 PAPER = AnalysisOptions()  # the paper's design, its options stated

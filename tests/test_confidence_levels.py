@@ -10,7 +10,6 @@ import pytest
 
 from wattzip.analysis import run_tables, uncertainty
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.analysis.reference import write_with_tex
 from wattzip.errors import RecordError
 from wattzip.model import repeat_design
 from wattzip.model.study import Study
@@ -64,9 +63,8 @@ source("scripts/table_breakeven.R")
 
 def breakeven_table(tmp_path, paths) -> str:
     """Table 4 as rules breakeven_cells and table_breakeven make it from these tables."""
-    ref, cells = tmp_path / "table4.csv", tmp_path / "cells.csv"
+    ref, cells = "paper/reference/systor09_table4_breakeven_server.csv", tmp_path / "cells.csv"
     out, script = tmp_path / "breakeven_server.tex", tmp_path / "t.R"
-    write_with_tex("paper/reference/systor09_table4_breakeven_server.csv", ref)
     comparison_cells.write_breakeven({**paths, "reference": ref},
                                      {"metrics": ["E", "ET"], "original": "SYSTOR '09 Table 4"},
                                      cells)

@@ -15,7 +15,7 @@ FIXTURE = REPO / "tests" / "data" / "fixture" / "results"
 STAGES = ["figure_per_file_type", "figure_of_testbed", "figure_timeline", "figure_factor",
           "figure_pareto",
           "figure_bandwidth", "table_of_testbed",
-          "table_breakeven", "table_testbeds", "reference_tex", "appendix", "paper_macros", "paper",
+          "table_breakeven", "table_testbeds", "appendix", "paper_macros", "paper",
           "text_cells", "hpc14_cells", "ratio_cells", "breakeven_cells", "testbed_cells"]
 
 pytestmark = pytest.mark.workflow
@@ -130,7 +130,7 @@ def test_results_of_another_machine_are_picked_up(tmp_path):
     proc = subprocess.run(
         [*SNAKEMAKE, "figures/tiny/testbeds.pdf", "results/tiny/generated/testbeds.tex",
          "figures/tiny/laptop/energy_text.pdf", "--cores", "2", "--allowed-rules", "analyze",
-         "figure_testbeds", "testbed_cells", "table_testbeds", "reference_tex",
+         "figure_testbeds", "testbed_cells", "table_testbeds",
          "figure_per_file_type",
          "--configfile", str(TINY)],
         cwd=root, capture_output=True, text=True, check=False)

@@ -9,7 +9,6 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from wattzip.latex import display_tex
-from wattzip.records import write_csv_atomically
 
 
 def read_reference(path: str | os.PathLike | Traversable) -> tuple[str, list[dict]]:
@@ -26,10 +25,8 @@ def read_reference(path: str | os.PathLike | Traversable) -> tuple[str, list[dic
     return source, list(csv.DictReader(body))
 
 
-def write_with_tex(path: str | os.PathLike, out: str | os.PathLike) -> None:
-    """A reference table as CSV with its cells' LaTeX (display_tex) beside them, so the R
-    tables set the originals with the same formatter as the reproduced values."""
+def read_with_tex(path: str | os.PathLike | Traversable) -> list[dict]:
+    """A reference table's rows, each cell's LaTeX (display_tex) beside it, so the tables
+    set the originals with the same formatter as the reproduced values."""
     _, rows = read_reference(path)
-    for row in rows:
-        row["display_tex"] = display_tex(row.get("display"))
-    write_csv_atomically(rows, out, list(rows[0]) if rows else ["display", "display_tex"])
+    return [{**row, "display_tex": display_tex(row.get("display"))} for row in rows]

@@ -1,9 +1,8 @@
-"""From run records to every number the papers report, with its uncertainty.
-
-SYSTOR '09 sections 3 and 5: means and 95% Student-t half-widths of T, E,
-E_active, E_passive and ET; the read-write model's break-even ratio n_be per
-metric (5.2) with Welch-t intervals of its two differences; the energy-saving curve E_sav(n)
-(Figure 3); the energy-time correlation R; and a verdict on each claim.
+"""From a testbed's run records to its analysis tables (`wattzip analyze`): the summary
+(each cell's means and intervals: cell_summary), the break-even table (each cell's
+read-write model, SYSTOR '09 5.2: breakeven), the energy-saving curve E_sav(n) (Figure 3),
+the energy-time correlation, the claims' verdicts, the comparison with the originals, the
+Pareto front and the model check; every row labelled with its setting's factors.
 """
 
 from __future__ import annotations
@@ -17,17 +16,6 @@ from wattzip import records
 from wattzip.analysis import breakeven, family, moderated, power, robustness, uncertainty, verdicts
 from wattzip.analysis.analysis_options import AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.arms import FOUR_OPS, four_operations, look_arms, own_runs, shares_plain
-from wattzip.analysis.breakeven import (  # noqa: F401 (the read-write model, re-exported)
-    BreakEven,
-    break_even,
-    break_even_of,
-    display,
-    format_number,
-    format_ratio,
-    n_bounds,
-    parse_display,
-    possible_kinds,
-)
 from wattzip.analysis.cell_summary import (
     GROUP,
     METRICS,
@@ -51,8 +39,6 @@ from wattzip.stats import (
 BREAKEVEN_METRICS = {"T": "elapsed_s", "E": "energy_j", "ET": "et_js"}
 ESAV_MAX_N = 30
 
-
-# --- summary ---------------------------------------------------------------------
 
 
 # --- the read-write model (paper 5.2) ---------------------------------------------
@@ -199,8 +185,6 @@ def esav_table(rows: list[dict], options: AnalysisOptions) -> list[dict]:
     return out
 
 
-# --- the command -------------------------------------------------------------------------
-
 
 # --- the study's factors on every row -------------------------------------------------------
 
@@ -286,8 +270,9 @@ def claim_rows(run_files: list[str], claim_ids: list[str] | None,
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
             reference_dir: ReferenceDir | None = None, *, options: AnalysisOptions,
             settings_path: str | os.PathLike | None = None) -> list[str]:
-    """Write summary, breakeven, esav, correlation, claims and comparison CSVs to out_dir,
-    every row labelled with its setting's factors and the primary flag."""
+    """Write summary, breakeven, esav, correlation, claims, comparison, pareto and
+    model_check CSVs to out_dir, every row labelled with its setting's factors and the
+    primary flag."""
     rows, settings = load(run_files, settings_path)
     summary = label(summarize(rows, options), settings)
     breakeven = label(breakeven_table(rows, options), settings)

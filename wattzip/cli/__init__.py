@@ -334,7 +334,8 @@ def _add_restore(sub) -> None:
 
 
 def _add_analyze(sub) -> None:
-    s = sub.add_parser("analyze", help="summary, break-even, E_sav, correlation, claims")
+    s = sub.add_parser("analyze", help="a testbed's analysis tables: summary, break-even, "
+                                       "E_sav, correlation, claims, comparison, ...")
     s.add_argument("runs", nargs="+", help="runs.csv or journal .jsonl files")
     add_analysis_options(s)
     s.add_argument("--settings", metavar="CSV", help=SETTINGS_HELP)

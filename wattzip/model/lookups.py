@@ -97,7 +97,7 @@ class RuleLookups:
     @staticmethod
     def breakeven_reference(wildcards) -> str:
         name = layout.BREAKEVEN_ORIGINALS[wildcards.original][0]
-        return f"paper/generated/reference/{name}.csv"
+        return f"paper/reference/{name}.csv"
 
     def all_outputs(self) -> list[str]:
         """The rehearsal's report first, then everything the study measures and reports."""

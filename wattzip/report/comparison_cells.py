@@ -1,10 +1,11 @@
 """The cells of the tables that set this testbed's results beside an original's: the
 compression ratios (SYSTOR '09 Table 3, SYSTOR '11 Table 1), the break-even ratios
 (Tables 4 and 5, the slides) and every testbed's text break-even beside the slides'
-machines. Each cell is composed here, from the cells the analysis and rule reference_tex
-set: a pair of metrics as "E / T", and the original's value in parentheses; and each
-table's note, with the legends of its marks (wattzip.report.legends). The R tables
-(scripts/table_ratios.R, table_breakeven.R, table_testbeds.R) only order and lay them out.
+machines. Each cell is composed here, from the cells the analysis set and the originals'
+(wattzip/data/reference/, set by the same formatter): a pair of metrics as "E / T", and
+the original's value in parentheses; and each table's note, with the legends of its
+marks (wattzip.report.legends). The R tables (scripts/table_ratios.R, table_breakeven.R,
+table_testbeds.R) only order and lay them out.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from wattzip.analysis.reference import read_with_tex
 from wattzip.latex import tex
 from wattzip.records import write_csv_atomically
 from wattzip.report import legends
@@ -130,7 +132,7 @@ def testbed_rows(breakevens: Sequence[list[dict]], summaries: Sequence[list[dict
 
 def write_ratios(inputs: Mapping, params: Mapping, output) -> None:
     """Rule ratio_cells: the primary setting's ratios beside Table 3, then Table 1."""
-    originals = [rows(inputs["table3"]), rows(inputs["table1"])]
+    originals = [read_with_tex(inputs["table3"]), read_with_tex(inputs["table1"])]
     cells = ratio_rows(primary_rows(inputs["summary"]), originals)
     write_csv_atomically([{**r, "note": RATIO_NOTE} for r in cells], output, RATIO_COLUMNS)
 
@@ -138,7 +140,7 @@ def write_ratios(inputs: Mapping, params: Mapping, output) -> None:
 def write_breakeven(inputs: Mapping, params: Mapping, output) -> None:
     """Rule breakeven_cells: the primary setting's break-even beside one original."""
     breakeven = primary_rows(inputs["breakeven"])
-    cells = breakeven_rows(breakeven, rows(inputs["summary"]), rows(inputs["reference"]),
+    cells = breakeven_rows(breakeven, rows(inputs["summary"]), read_with_tex(inputs["reference"]),
                            params["metrics"])
     note = breakeven_note(breakeven, params["metrics"], params["original"])
     write_csv_atomically([{**r, "note": note} for r in cells], output, BREAKEVEN_COLUMNS)
@@ -148,7 +150,7 @@ def write_testbeds(inputs: Mapping, params: Mapping, output) -> None:
     """Rule testbed_cells: every testbed's text break-even beside the slides'."""
     cells = testbed_rows([rows(p) for p in inputs["breakeven"]],
                          [rows(p) for p in inputs["summary"]],
-                         {p: rows(p) for p in inputs["slides"]})
+                         {p: read_with_tex(p) for p in inputs["slides"]})
     write_csv_atomically(cells, output, TESTBED_COLUMNS)
 
 
