@@ -5,13 +5,24 @@ import sys
 
 from snakemake.utils import min_version, validate
 
+from wattzip.machine import trust
+
 min_version("9.0")
 
 # The rules' commands (wattzip) come from the environment this Snakemake runs
 # in, so `.venv/bin/snakemake` works without activating the venv first.
 os.environ.update(
-    PATH=f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ.get('PATH')}"
+    PATH=os.pathsep.join(
+        filter(None, [os.path.dirname(sys.executable), os.environ.get("PATH")])
+    )
 )
+
+# Root writes the study here and trusts what it reads back (its specs, journals, runs):
+# only root may write this folder (wattzip.machine.trust), and what the workflow makes
+# in it is no one else's to write, whatever the umask.
+os.umask(os.umask(0) | 0o022)
+if os.geteuid() == 0:
+    trust.trusted_folder(os.getcwd(), "the workflow's folder", create=False)
 
 
 configfile: "config.yaml"

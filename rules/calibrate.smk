@@ -53,7 +53,7 @@ rule provenance:
         meter=RULES.meter_config,
         description=RULES.testbed_description,
     shell:
-        "mkdir -p {params.target:q} && wattzip provenance --meter-config {params.meter:q} "
+        "wattzip provenance --meter-config {params.meter:q} "
         "--target-dir {params.target:q} --codecs {params.codecs:q} "
         "--testbed {wildcards.testbed:q} --description {params.description:q} "
         "--out {output.json:q} --csv {output.csv:q} 2> {log:q}"

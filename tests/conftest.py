@@ -31,6 +31,15 @@ def small_inputs(tmp_path_factory):
     return made
 
 
+@pytest.fixture
+def job_files(small_inputs, tmp_path, monkeypatch):
+    """A text/gz-1 job's spec and files, in tmp_path (the working folder): tests/job_files."""
+    from .job_files import make
+
+    monkeypatch.chdir(tmp_path)
+    return make(tmp_path, small_inputs["text"])
+
+
 @pytest.fixture(scope="session")
 def tiny_study(tmp_path_factory):
     """tests/data/tiny.yaml's study, measured once in a fresh copy of the workflow: what the

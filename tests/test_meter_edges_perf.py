@@ -14,8 +14,8 @@ import pytest
 
 from wattzip import machine, meters
 from wattzip.errors import MeterError
+from wattzip.machine import scratch
 from wattzip.measure import runner
-from wattzip.meters import perf
 
 from .test_meter_edges import step_energy
 
@@ -171,7 +171,7 @@ def test_perf_never_takes_over_what_is_at_its_folder_s_name(tmp_path, monkeypatc
     (theirs / "keep").write_text("keep")
     (tmp_path / "wattzip-perf-taken").symlink_to(theirs)
     names = iter(["wattzip-perf-taken", "wattzip-perf-free"])
-    monkeypatch.setattr(perf, "_fresh_name", lambda: next(names))
+    monkeypatch.setattr(scratch, "_fresh_name", lambda prefix: next(names))
     meter = meters.PerfMeter(fake_perf(tmp_path, startup=0.0))
     meter.start()
     meter.stop()

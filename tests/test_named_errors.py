@@ -78,7 +78,7 @@ def test_a_spec_is_checked_against_its_schema_with_the_key_named(tmp_path, chang
 
 
 @pytest.mark.parametrize("text, said", [
-    ('[{"copies": 1}]', "--spec [{\"copies\": 1}]: No such file"),
+    ('[{"copies": 1}]', "--spec [{\"copies\": 1}] cannot be used: No such file"),
     ('{"spec": "wattzip-job/1", "copies": 1', "--spec: not JSON"),
 ])
 def test_a_spec_that_is_no_json_object_is_named(text, said):

@@ -10,18 +10,22 @@ follows links, compares unresolved paths or binds an abstract socket.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
 from wattzip import machine
+from wattzip.machine import undoers
 
 from .real_machine import loops_of, mounted
-from .test_machine import WATTZIP, holder, kill
+from .test_machine import WATTZIP, fake_cpufreq, holder, kill, restore
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
@@ -278,3 +282,56 @@ def test_a_link_planted_at_a_partial_or_output_file_is_never_followed(tmp_path):
     with pytest.raises(OSError):
         inputs.generate("zero", 1 << 16, tmp_path / "zero.bin", progress=False)
     assert victim.read_text() == "precious\n"
+
+
+def test_another_user_s_process_with_the_owner_mark_is_not_the_command_s():
+    """Anyone can read a command's pid and start time and copy its mark into their own
+    processes' environment: those are not root's to kill, nor may they keep the undo
+    waiting for them to go."""
+    tag = machine.owner_tag({"pid": os.getpid(), "start": machine.process_start(os.getpid())})
+    env = {**os.environ, undoers.OWNER_ENV: tag}
+    mine = subprocess.Popen(["sleep", "600"], env=env)
+    theirs = subprocess.Popen(["sleep", "600"], env=env, user=65534, group=65534)
+    try:
+        found = undoers.owned_processes(tag)
+        assert mine.pid in found and theirs.pid not in found
+    finally:
+        for p in (mine, theirs):
+            p.kill()
+            p.wait()
+
+
+def test_a_killed_command_s_scratch_folder_is_removed(tmp_path):
+    """The drift reference's input (8 MiB made afresh in the temporary folder) and perf's
+    FIFOs live in a scratch folder: a command killed while it holds one leaves it to the
+    next command, which removes it."""
+    proc = holder(f"""
+        from wattzip.machine import scratch
+        held = scratch.folder("wattzip-reference")
+        open({str(tmp_path / "folder")!r}, "w").write(held.__enter__())
+    """, tmp_path / "ready")
+    folder = Path((tmp_path / "folder").read_text())
+    kill(proc)
+    assert folder.is_dir() and stat.S_IMODE(folder.stat().st_mode) == 0o700
+    restore()
+    assert not folder.exists()
+
+
+def test_a_governor_whose_cpu_went_away_is_undone_and_blocks_nothing(tmp_path, monkeypatch):
+    """A CPU taken offline (its cpufreq folder gone) after a killed job set its governor:
+    the next command's recovery restores the others and goes on, as the undoers promise
+    for a target that is gone."""
+    monkeypatch.setenv(undoers.FAKE_SYSFS_ENV, str(tmp_path))
+    files = fake_cpufreq(tmp_path)
+    proc = holder(f"""
+        from wattzip.machine import factor_changes
+        held = factor_changes.applied(None, {{'governor': 'powersave'}}, sysfs={str(tmp_path)!r})
+        held.__enter__()
+    """, tmp_path / "ready")
+    kill(proc)
+    shutil.rmtree(files[1].parent)  # cpu1 offline: the kernel removes its cpufreq folder
+    restore()
+    assert files[0].read_text().strip() == "schedutil"
+    assert not [e for e in machine.pending() if str(tmp_path) in e["target"]]
+    with machine.session("job"):  # nothing stays pending to refuse the next command
+        pass

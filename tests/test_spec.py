@@ -15,6 +15,7 @@ from wattzip.measure import spec as specs
 from wattzip.model import checks
 from wattzip.model.study import Study
 
+from .job_files import wattzip_job as wattzip_job_files
 from .test_design import BASE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,25 +51,13 @@ def wattzip_job(*argv: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, check=False)
 
 
-def test_a_job_run_from_the_model_s_spec_and_from_its_flags_is_one_job(small_inputs, tmp_path,
-                                                                        monkeypatch):
+def test_a_job_run_from_the_model_s_spec_and_from_its_flags_is_one_job(job_files):
     """The spec the workflow writes, and the flags a user types for the same job, make one
     job (one key): the second run resumes the first's runs and measures nothing anew."""
-    monkeypatch.chdir(tmp_path)
-    path, entry = small_inputs["text"]
-    manifest = tmp_path / "text.bin.json"
-    manifest.write_text(json.dumps({**entry, "path": str(path)}))
-    study = Study.from_config({**BASE, "file_types": ["text"], "codecs": ["gz-1"],
-                               "target_dir": "results/{testbed}/target",
-                               "repeats": {"min": 2, "max": 2, "ci_target": 0.5},
-                               "drift": {"repeats": 0}})
-    job = next(j for j in study.jobs("tb") if j.codec == "gz-1")
-    spec = study.job_spec(job)
-    spec_file = tmp_path / "gz-1.json"
-    spec_file.write_text(specs.text(spec))
-    journal = tmp_path / "journal.jsonl"
+    spec = json.loads(job_files["--spec"].read_text())
+    journal, manifest, tmp_path = job_files["--journal"], job_files["--manifest"], Path.cwd()
     files = ["--manifest", str(manifest), "--journal", str(journal)]
-    first = wattzip_job("--spec", str(spec_file), *files, "--out", str(tmp_path / "1.jsonl"))
+    first = wattzip_job_files(job_files)
     assert first.returncode == 0, first.stderr
     measured = journal.read_text().splitlines()
     assert len(measured) == 4  # 2 repeats of compress-write and decompress-read
@@ -81,7 +70,7 @@ def test_a_job_run_from_the_model_s_spec_and_from_its_flags_is_one_job(small_inp
     assert second.returncode == 0, second.stderr
     assert "resuming after 2 repeat(s)" in second.stderr
     assert journal.read_text().splitlines() == measured
-    assert (tmp_path / "1.jsonl").read_text() == (tmp_path / "2.jsonl").read_text()
+    assert job_files["--out"].read_text() == (tmp_path / "2.jsonl").read_text()
 
 
 def test_a_spec_and_the_flags_for_it_make_jobs_of_one_key_whatever_the_numbers_types(
@@ -113,3 +102,20 @@ def test_a_spec_and_the_flags_for_it_make_jobs_of_one_key_whatever_the_numbers_t
     jobs = [measurement.job_of(spec, entry, specs.medium(spec), codec_registry.get("gz-1"),
                                meter, calibration, given) for spec in (from_model, from_flags)]
     assert jobs[0].key() == jobs[1].key()
+
+
+def test_a_job_measured_by_another_version_of_its_tool_is_not_resumed(job_files):
+    """A tool upgraded between a killed job and its rerun: the runs in the journal were
+    measured by the old gzip, and new ones would join them in one cell. The job refuses,
+    names both versions, and adds nothing to the journal."""
+    assert wattzip_job_files(job_files).returncode == 0
+    journal = job_files["--journal"]
+    runs = [json.loads(line) for line in journal.read_text().splitlines()]
+    now = runs[0]["tool_version"]
+    journal.write_text("".join(json.dumps({**r, "tool_version": "0.1"}) + "\n" for r in runs))
+    before = journal.read_text()
+    job_files["--out"].unlink()
+    again = wattzip_job_files(job_files)
+    assert again.returncode != 0
+    assert f"measured by gzip 0.1, and gzip is {now} now" in again.stderr, again.stderr
+    assert journal.read_text() == before and not job_files["--out"].exists()

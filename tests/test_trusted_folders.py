@@ -1,6 +1,7 @@
 """Root trusts no folder another user could have written (issue 30): the folders the config
 names (input_dir, a medium's folder, its image's folder, its mount point's parent) are
-refused when another user owns one on the way, and made root's when missing.
+refused when another user owns one on the way, and made root's when missing; the study's
+own files (a job's spec, manifest and journal) and the workflow's folder likewise.
 
 The attacker is real: folders and links chowned to `nobody` in a sticky, world-writable
 folder like /var/tmp, as a user who got there before root's first run would leave them.
@@ -11,7 +12,11 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
 import stat
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +28,7 @@ from wattzip.measure import crosscheck, measurement
 from wattzip.model import preflight
 from wattzip.workload import inputs
 
+from .job_files import wattzip_job
 from .real_machine import loops_of, mounted
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (chown to nobody)")
@@ -157,17 +163,36 @@ def test_an_image_medium_with_a_folder_another_user_owns_is_refused(tmp_path, pl
         medium.detach()
 
 
+@pytest.fixture
+def open_folder():
+    """A folder of root's that every user may enter (tmp_path's are root's alone)."""
+    folder = tempfile.mkdtemp(prefix="wattzip-test-open-")
+    os.chmod(folder, 0o755)
+    yield Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def enters(user: int, folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["sh", "-c", 'cd "$1"', "sh", str(folder)], user=user,
+                          capture_output=True, text=True, check=False)
+
+
 @needs_loop
 @pytest.mark.parametrize("kind", ["image", "tmpfs"])
-def test_media_are_mounted_nosuid_nodev_and_only_root_writes_their_root(tmp_path, kind):
-    medium = Medium(name="m", kind=kind, path=str(tmp_path / "target"), size="16MiB")
+def test_media_are_mounted_nosuid_nodev_and_only_root_enters_their_root(open_folder, kind):
+    """Only root may write or enter a medium's root: another user's shell sitting in it
+    would keep the undo from unmounting it."""
+    medium = Medium(name="m", kind=kind, path=str(open_folder / "target"), size="16MiB")
     medium.attach()
     try:
         with open("/proc/self/mounts") as f:
             options = [line.split()[3].split(",") for line in f
                        if line.split()[1] == medium.path][-1]
         assert {"nosuid", "nodev"} <= set(options)
-        assert stat.S_IMODE(os.stat(medium.path).st_mode) & 0o022 == 0
+        assert stat.S_IMODE(os.stat(medium.path).st_mode) == 0o700
+        assert enters(NOBODY, open_folder).returncode == 0
+        refused = enters(NOBODY, Path(medium.path))
+        assert refused.returncode != 0 and "can't cd" in refused.stderr
     finally:
         medium.detach()
 
@@ -194,3 +219,50 @@ def test_a_medium_folder_others_can_write_is_refused_even_when_sticky(tmp_path):
     target.chmod(0o1777)
     with pytest.raises(MachineError, match="writable by others"):
         Medium(name="m", path=str(target)).attach()
+
+
+@pytest.mark.parametrize(("forged", "how"), [
+    ("--spec", "nobody"), ("--spec", "0o666"), ("--journal", "nobody"),
+    ("--manifest", "nobody")])
+def test_a_job_refuses_a_study_file_another_user_could_have_written(job_files, forged, how):
+    """A spec names what root runs, formats and mounts; a journal's lines become runs; a
+    manifest names the input root reads: one another user owns, or can write, is refused
+    before anything is measured, and names the file and its owner or mode."""
+    path = job_files[forged]
+    if not path.exists():  # a journal with a forged run in it
+        path.write_text(json.dumps({"job_key": "forged", "verified": True}) + "\n")
+    if how == "nobody":
+        os.chown(path, NOBODY, NOBODY)
+    else:
+        path.chmod(int(how, 8))
+    proc = wattzip_job(job_files)
+    assert proc.returncode != 0
+    said = "owned by uid" if how == "nobody" else "writable by others"
+    assert f"{path} cannot be trusted" in proc.stderr and said in proc.stderr, proc.stderr
+    assert not job_files["--out"].exists()
+    if forged != "--journal":
+        assert not job_files["--journal"].exists()
+
+
+def test_the_same_job_s_files_of_root_s_are_measured(job_files):
+    proc = wattzip_job(job_files)
+    assert proc.returncode == 0, proc.stderr
+    assert len(job_files["--out"].read_text().splitlines()) == 4
+
+
+def test_the_workflow_refuses_a_folder_another_user_can_write(tmp_path):
+    """The study's specs, journals and runs are written and read back in the workflow's
+    folder: as root, Snakemake stops before any job where another user could write it."""
+    from .test_workflow import SNAKEMAKE, TINY, workflow_copy
+
+    root = workflow_copy(tmp_path / "clone")
+    root.chmod(0o777)
+    proc = subprocess.run([*SNAKEMAKE, "-n", "--configfile", str(TINY)], cwd=root,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode != 0
+    said = proc.stdout + proc.stderr
+    assert f"the workflow's folder {root} cannot be trusted" in said, said[-2000:]
+    root.chmod(0o755)
+    proc = subprocess.run([*SNAKEMAKE, "-n", "--configfile", str(TINY)], cwd=root,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -8,7 +8,7 @@ import sys
 
 from wattzip import machine, meters, records, units
 from wattzip.errors import WattzipError
-from wattzip.machine import system
+from wattzip.machine import system, trust
 from wattzip.measure import flags, provenance, spec
 from wattzip.measure.flags import log
 from wattzip.workload import codec_registry, inputs
@@ -35,6 +35,7 @@ def cmd_idle(a) -> int:
 
     idle_spec = spec.read(a.spec, spec.IDLE) if a.spec else flags.idle_spec_of(a)
     system.check_host(*spec.expected(idle_spec))
+    trust.trusted_paths({"--journal": a.journal, "--out": a.out})
     setting = idle_spec["setting"]["name"]
     with machine.session("idle", idle_spec["testbed"] or "", f"{os.getcwd()} ({setting})",
                          wait_s=a.lock_wait):

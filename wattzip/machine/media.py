@@ -203,13 +203,10 @@ class Medium:
         return mount_entry(self.path) is not None
 
     def attach(self) -> None:
-        """Create and mount the medium (a fresh filesystem on an image); a directory is made.
-
-        Once per job: a second call before detach() changes nothing. Every loop device
-        and mount is journaled machine-wide before it is made (wattzip.machine); what a
-        killed job left is undone by the next command before this runs, so a mount or a
-        loop device found here belongs to someone else and is never taken over.
-        """
+        """Create and mount the medium (a fresh filesystem on an image), or make its folder;
+        once per job (a second call before detach() changes nothing). Every loop device and
+        mount is journaled first (wattzip.machine); what a killed job left is undone by the
+        next command before this runs, so one found here is someone else's, never taken."""
         if self._attached:
             return
         # Folders root's alone as configured (trust): no link redirects mkfs, losetup, mount.
@@ -258,6 +255,8 @@ class Medium:
         self._attached = True
         self._changes.append(machine.note("mount", self.path, source=self.source))
         self.mount()
+        if self.kind in ("image", "tmpfs") or self.format:  # made by wattzip: no one else
+            os.chmod(self.path, 0o700)  # may enter it, and keep the undo from unmounting
         trusted_folder(self.path, f"medium {self.name}'s mounted root", create=False)
 
     def _mkfs(self, target: str) -> None:
@@ -269,8 +268,8 @@ class Medium:
             return
         # No set-user-ID file or device node on the medium works (a later `suid` wins).
         options = ["nosuid", "nodev", *(o for o in self.mount_options.split(",") if o)]
-        if self.kind == "tmpfs":  # its root root's alone, not writable by all (1777)
-            options[:0] = [f"size={parse_size(self.size)}", "mode=755"]
+        if self.kind == "tmpfs":  # its root root's alone, not open to all (1777)
+            options[:0] = [f"size={parse_size(self.size)}", "mode=700"]
         fstype = "tmpfs" if self.kind == "tmpfs" else self.fs
         argv = ["mount", *(["-t", fstype] if fstype else []), "-o", ",".join(options),
                 self.source, self.path]

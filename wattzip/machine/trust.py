@@ -16,6 +16,7 @@ import contextlib
 import os
 import pwd
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from wattzip.errors import MachineError
@@ -113,3 +114,19 @@ def trusted_file(path: str | os.PathLike, what: str) -> str:
         raise MachineError(f"{what} {path} cannot be trusted: {problem}; wattzip runs as "
                            "root and reads only files no other user could have written")
     return real
+
+
+def trusted_paths(paths: Mapping[str, str | os.PathLike | None]) -> None:
+    """The study's files a root command reads or writes (its spec, manifest, journals,
+    runs), by what each is: one that exists must be a trusted_file, and the folder of
+    one still to be written a trusted_folder (made if missing). In the study's folder
+    only root may have written them: a journal, a spec or a link planted there would
+    feed root's numbers, commands or writes."""
+    for what, path in paths.items():
+        if path is None:
+            continue
+        if os.path.lexists(path):
+            trusted_file(path, what)
+        else:
+            trusted_folder(os.path.dirname(os.path.join(os.getcwd(), os.fspath(path))),
+                           f"the folder of {what}")

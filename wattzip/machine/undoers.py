@@ -60,6 +60,8 @@ def _sysfs_file(entry: dict) -> Path:
 
 def _undo_sysfs(entry: dict) -> None:
     path = _sysfs_file(entry)
+    if not path.exists():  # its CPU went offline or its disk away, the setting with it
+        return
     path.write_text(entry["original"])
     now = path.read_text()
     bracketed = re.search(r"\[(\S+)\]", now)
@@ -161,13 +163,16 @@ def _undo_cgroup(entry: dict) -> None:
 
 
 def owned_processes(tag: str) -> list[int]:
-    """Every process that carries this owner's mark in its environment."""
+    """Every process of root's (or this user's) that carries this owner's mark in its
+    environment: another user's process that copies the mark is not the command's, and
+    would otherwise keep its undo from ever finishing."""
     mark = f"{OWNER_ENV}={tag}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
             with contextlib.suppress(OSError):
-                if mark in (entry / "environ").read_bytes().split(b"\0"):
+                if (entry.stat().st_uid in (0, os.geteuid())
+                        and mark in (entry / "environ").read_bytes().split(b"\0")):
                     found.append(int(entry.name))
     return found
 

@@ -38,12 +38,12 @@ import datetime as dt
 import itertools
 import math
 import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from wattzip import records
+from wattzip.machine import scratch
 from wattzip.measure import repeats, runner
 from wattzip.measure.disturbance import DriftCheck
 from wattzip.meters import Meter
@@ -94,7 +94,7 @@ def calibrate_phases(meter: Meter, repeats: int, gap_s: float = PHASE_GAP_S,
     """The reference in `phases` phases of `repeats`, `gap_s` apart: its noise between
     phases, which a job's change is compared with. Its input is made afresh in a
     private folder (the same seeded bytes as every job's) and removed after."""
-    with tempfile.TemporaryDirectory(prefix="wattzip-reference-") as folder:
+    with scratch.folder("wattzip-reference") as folder:
         path = reference_input(folder)
         out = []
         for i in range(phases):

@@ -16,7 +16,7 @@ from wattzip.analysis.stopping import METRICS, VerdictLooks
 from wattzip.errors import WattzipError
 from wattzip.machine import factor_changes, system, throttle, trust
 from wattzip.machine.media import Medium
-from wattzip.measure import drift, free_space, idle, runner
+from wattzip.measure import drift, free_space, idle, repeats, runner
 from wattzip.measure import spec as specs
 from wattzip.measure.job import DutyCycle, MeasurementJob
 from wattzip.meters import coefficients
@@ -165,6 +165,12 @@ def run_spec(spec: Mapping, given: Invocation, required_by: str,
         raise WattzipError(f"wattzip job: the spec's repeats.max {repeats['max']} is below "
                            f"its repeats.min {repeats['min']}")
     system.check_host(*specs.expected(spec))
+    trust.trusted_paths({"the input manifest": given.manifest, "the idle calibration":
+                         given.idle, "the job's journal": given.journal,
+                         "the job's runs": given.out, "the verification cache":
+                         given.verify_cache})
+    if given.trace_dir:
+        trust.trusted_folder(given.trace_dir, "the traces' folder")
     manifest = read_input(given.manifest)
     medium = specs.medium(spec)
     codec = codec_on(spec["codec"], medium)
@@ -209,6 +215,24 @@ def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None
     )
 
 
+def check_same_tools(job: MeasurementJob, journal: str) -> None:
+    """Refuse to resume a job whose runs were measured by another version of its tool (or
+    of dd, for its plain arm): one cell's runs would pool two tools, under one key."""
+    if not os.path.exists(journal):
+        return
+    plain = codec_registry.plain_copy_version()
+    now = {"plain": plain,
+           job.codec_name: codec_registry.version(job.codec) if job.codec else plain}
+    for run in repeats.read_journal(journal, job.key()):
+        then, expected = run.get("tool_version"), now.get(run["codec"])
+        if then and expected and then != expected:
+            raise WattzipError(
+                f"{job.file_type}/{job.codec_name}: its runs in {journal} were measured by "
+                f"{run['tool']} {then}, and {run['tool']} is {expected} now: one cell's "
+                "runs must come from one tool. Put back that version to finish the job, or "
+                "remove the journal to measure the job anew")
+
+
 def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
         machine_factors: Mapping[str, str], lock_wait: float,
         log: Callable[[str], None]) -> dict:
@@ -219,6 +243,7 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
     few verified repeats nothing is written: the workflow sees the job fail and runs it
     again, resuming from the journal, where the failed runs stay.
     """
+    check_same_tools(job, journal)
     medium = job.medium
     label = f"{os.getcwd()} ({job.factors.get('setting')} {job.file_type} {job.codec_name})"
     with machine.session("job", job.testbed, label, wait_s=lock_wait):

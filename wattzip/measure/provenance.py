@@ -5,7 +5,7 @@ commands, the meter, wattzip's version."""
 from __future__ import annotations
 
 from wattzip import __version__, machine
-from wattzip.machine import system
+from wattzip.machine import system, trust
 from wattzip.workload import codec_registry
 
 
@@ -21,7 +21,7 @@ def testbed_provenance(target_dir: str, codecs: list, meter, testbed: str,
                        description: str | None) -> dict:
     """provenance.json: the machine, the codecs' versions and commands, the meter (or the
     error that kept it from opening), wattzip's version."""
-    info = system.provenance(target_dir)
+    info = system.provenance(trust.trusted_folder(target_dir, "the primary medium's folder"))
     who = who_measured()
     info["boot_id"] = who["boot_id"]  # a run's boot_id other than this: rebooted since
     info["wattzip"] = who["wattzip_version"]

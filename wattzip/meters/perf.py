@@ -11,7 +11,6 @@ after perf has acknowledged ``enable``, and stop() after it acknowledged
 from __future__ import annotations
 
 import os
-import secrets
 import select
 import shutil
 import signal
@@ -20,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from wattzip import machine
 from wattzip.errors import MeterError
+from wattzip.machine import scratch
 from wattzip.meters.base import Meter, Reading
 
 NOT_COUNTED = ("<not counted>", "<not supported>")
@@ -49,10 +48,6 @@ def parse_perf_stat(text: str, events: tuple[str, ...]) -> float:
     if missing:
         raise MeterError(f"perf: no count for {', '.join(missing)} in its output")
     return sum(joules.values())
-
-
-def _fresh_name() -> str:
-    return f"wattzip-perf-{secrets.token_hex(8)}"
 
 
 class PerfMeter(Meter):
@@ -98,7 +93,7 @@ class PerfMeter(Meter):
         return self._err.read().decode(errors="replace").strip()[:300]
 
     def start(self) -> None:
-        self._make_dir()
+        self._dir, self._dir_change = scratch.make("wattzip-perf")
         ctl, ack = os.path.join(self._dir, "ctl"), os.path.join(self._dir, "ack")
         os.mkfifo(ctl)
         os.mkfifo(ack)
@@ -116,24 +111,6 @@ class PerfMeter(Meter):
         except MeterError:
             self._cleanup()
             raise
-
-    def _make_dir(self) -> None:
-        """A new folder of root's alone for perf's FIFOs and counts, journaled before it is
-        made: with perf itself (a process of this command's, wattzip.machine), an exception
-        or a kill between start and stop leaks neither, and a kill between the journal and
-        the mkdir leaves a name to undo, never a folder no one knows of."""
-        for _ in range(100):
-            path = os.path.join(tempfile.gettempdir(), _fresh_name())
-            change = machine.note("dir", path)
-            try:
-                os.mkdir(path, 0o700)  # fails on anything at the name, a link included
-            except FileExistsError:
-                machine.undone(change)  # someone else's: never removed as ours
-                continue
-            self._dir, self._dir_change = path, change
-            return
-        raise MeterError(f"perf: no new folder could be made in {tempfile.gettempdir()}; "
-                         "every name tried was taken")
 
     def stop(self) -> Reading:
         try:
@@ -155,4 +132,4 @@ class PerfMeter(Meter):
         for fd in (self._ctl, self._ack):
             os.close(fd)
         self._err.close()
-        machine.undo([e for e in machine.pending() if e["id"] == self._dir_change])
+        scratch.remove(self._dir_change)

@@ -305,6 +305,7 @@ def run_workflow(configfiles: list[str], cores: int, directory: str, extra: list
               "wattzip repository (the rehearsal runs the workflow's own rules)",
               file=sys.stderr)
         return 2
-    argv = [sys.executable, "-m", "snakemake", "rehearsal", "--cores", str(cores),
+    # -P: the folder it starts in is not put on the import path (docs/machine.md).
+    argv = [sys.executable, "-P", "-m", "snakemake", "rehearsal", "--cores", str(cores),
             *extra, "--configfile", *configfiles]
     return subprocess.run(argv, cwd=directory, check=False).returncode
