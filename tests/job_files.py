@@ -31,7 +31,8 @@ def make(folder: Path, text_input: tuple[Path, dict]) -> dict[str, Path]:
             "--out": folder / "runs.jsonl"}
 
 
-def wattzip_job(files: dict) -> subprocess.CompletedProcess:
+def wattzip_job(files: dict, *flags: str) -> subprocess.CompletedProcess:
+    """`wattzip job` given these files (by flag), and any other flags."""
     argv = [str(x) for flag, path in files.items() for x in (flag, path)]
-    return subprocess.run([sys.executable, "-m", "wattzip", "job", *argv],
+    return subprocess.run([sys.executable, "-m", "wattzip", "job", *argv, *flags],
                           capture_output=True, text=True, check=False)

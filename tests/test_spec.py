@@ -5,8 +5,6 @@ flags of `wattzip job`, for hand use, write the same document."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,7 @@ from wattzip.measure import spec as specs
 from wattzip.model import checks
 from wattzip.model.study import Study
 
-from .job_files import wattzip_job as wattzip_job_files
+from .job_files import wattzip_job
 from .test_design import BASE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,31 +44,26 @@ def test_a_spec_carries_the_config_s_own_meter_and_names(monkeypatch, tmp_path):
     assert specs.check(json.loads(specs.text(spec)), specs.JOB) == spec
 
 
-def wattzip_job(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "wattzip", "job", *argv],
-                          capture_output=True, text=True, check=False)
-
-
 def test_a_job_run_from_the_model_s_spec_and_from_its_flags_is_one_job(job_files):
     """The spec the workflow writes, and the flags a user types for the same job, make one
     job (one key): the second run resumes the first's runs and measures nothing anew."""
     spec = json.loads(job_files["--spec"].read_text())
-    journal, manifest, tmp_path = job_files["--journal"], job_files["--manifest"], Path.cwd()
-    files = ["--manifest", str(manifest), "--journal", str(journal)]
-    first = wattzip_job_files(job_files)
+    journal = job_files["--journal"]
+    first = wattzip_job(job_files)
     assert first.returncode == 0, first.stderr
     measured = journal.read_text().splitlines()
     assert len(measured) == 4  # 2 repeats of compress-write and decompress-read
+    by_flags = {"--manifest": job_files["--manifest"], "--journal": journal,
+                "--out": job_files["--out"].with_name("2.jsonl")}
     second = wattzip_job(
-        "--testbed", "tb", "--codec", "gz-1", "--meter", "model",
+        by_flags, "--testbed", "tb", "--codec", "gz-1", "--meter", "model",
         "--setting", spec["setting"]["name"], "--target-dir", spec["medium"]["path"],
         "--min-repeats", "2", "--max-repeats", "2", "--ci-target", "0.5",
-        "--drift-repeats", "0", "--drift-pool", spec["drift"]["pool"],
-        *files, "--out", str(tmp_path / "2.jsonl"))
+        "--drift-repeats", "0", "--drift-pool", spec["drift"]["pool"])
     assert second.returncode == 0, second.stderr
     assert "resuming after 2 repeat(s)" in second.stderr
     assert journal.read_text().splitlines() == measured
-    assert job_files["--out"].read_text() == (tmp_path / "2.jsonl").read_text()
+    assert job_files["--out"].read_text() == by_flags["--out"].read_text()
 
 
 def test_a_spec_and_the_flags_for_it_make_jobs_of_one_key_whatever_the_numbers_types(
@@ -108,14 +101,14 @@ def test_a_job_measured_by_another_version_of_its_tool_is_not_resumed(job_files)
     """A tool upgraded between a killed job and its rerun: the runs in the journal were
     measured by the old gzip, and new ones would join them in one cell. The job refuses,
     names both versions, and adds nothing to the journal."""
-    assert wattzip_job_files(job_files).returncode == 0
+    assert wattzip_job(job_files).returncode == 0
     journal = job_files["--journal"]
     runs = [json.loads(line) for line in journal.read_text().splitlines()]
     now = runs[0]["tool_version"]
     journal.write_text("".join(json.dumps({**r, "tool_version": "0.1"}) + "\n" for r in runs))
     before = journal.read_text()
     job_files["--out"].unlink()
-    again = wattzip_job_files(job_files)
+    again = wattzip_job(job_files)
     assert again.returncode != 0
     assert f"measured by gzip 0.1, and gzip is {now} now" in again.stderr, again.stderr
     assert journal.read_text() == before and not job_files["--out"].exists()
