@@ -49,12 +49,14 @@ rule provenance:
         **SLURM,
     params:
         target=RULES.primary_target,
+        medium=RULES.primary_medium,
         codecs=CODECS,
         meter=RULES.meter_config,
         description=RULES.testbed_description,
     shell:
         "wattzip provenance --meter-config {params.meter:q} "
-        "--target-dir {params.target:q} --codecs {params.codecs:q} "
+        "--target-dir {params.target:q} --medium {params.medium:q} "
+        "--codecs {params.codecs:q} "
         "--testbed {wildcards.testbed:q} --description {params.description:q} "
         "--out {output.json:q} --csv {output.csv:q} 2> {log:q}"
 

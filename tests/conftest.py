@@ -12,10 +12,12 @@ import tempfile
 import pytest
 
 # The tests journal their machine changes apart from a real study's journal (they hold
-# the machine-wide lock like any study, so they never measure beside one).
-os.environ.setdefault("WATTZIP_STATE_DIR", tempfile.mkdtemp(prefix="wattzip-test-state-"))
-
-from wattzip.workload import inputs
+# the machine-wide lock like any study, so they never measure beside one). A session
+# run inside another (a test of the tests' own options) uses the outer one's and leaves
+# it to it.
+OWN_STATE_DIR = "WATTZIP_STATE_DIR" not in os.environ
+if OWN_STATE_DIR:
+    os.environ["WATTZIP_STATE_DIR"] = tempfile.mkdtemp(prefix="wattzip-test-state-")
 
 SMALL = 1 << 20
 
@@ -23,11 +25,13 @@ SMALL = 1 << 20
 @pytest.fixture(scope="session")
 def small_inputs(tmp_path_factory):
     """One MiB of each paper file type plus a mixed one: {type: (path, manifest)}."""
+    from wattzip.workload.inputs import generate
+
     root = tmp_path_factory.mktemp("inputs")
     made = {}
     for file_type in ("zero", "text", "binary", "random", "mix-50"):
         path = root / f"{file_type}.bin"
-        made[file_type] = (path, inputs.generate(file_type, SMALL, path, seed=7, progress=False))
+        made[file_type] = (path, generate(file_type, SMALL, path, seed=7, progress=False))
     return made
 
 
@@ -67,6 +71,17 @@ def noted(monkeypatch):
     monkeypatch.setattr(machine, "note", spy)
     return seen
 
+def pytest_collection_modifyitems(config, items):
+    """The 'study' tests (minutes to hours) run only when a -m expression names them,
+    whatever other -m is given ("not workflow" alone would let them in unasked)."""
+    if "study" in (config.getoption("markexpr") or ""):
+        return
+    study = [item for item in items if item.get_closest_marker("study")]
+    if study:
+        config.hook.pytest_deselected(items=study)
+        items[:] = [item for item in items if not item.get_closest_marker("study")]
+
+
 def pytest_sessionstart(session):
     """What a killed earlier session of the tests left changed is undone first, as a
     user's next command would (a dead FUSE mount of one failed mkfs.btrfs in the next).
@@ -95,5 +110,5 @@ def pytest_sessionfinish(session, exitstatus):
     from wattzip import machine
 
     state = machine.state_dir()
-    if state.name.startswith("wattzip-test-state-") and not machine.pending():
+    if OWN_STATE_DIR and state.name.startswith("wattzip-test-state-") and not machine.pending():
         shutil.rmtree(state, ignore_errors=True)

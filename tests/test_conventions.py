@@ -105,3 +105,15 @@ def test_no_two_classes_share_a_name():
             if isinstance(node, ast.ClassDef):
                 places[node.name].append(str(path.relative_to(REPO)))
     assert {name: where for name, where in places.items() if len(where) > 1} == {}
+
+
+def test_a_whole_study_runs_only_when_a_marker_expression_names_it():
+    """`pytest -m "not workflow"` (a -m of one's own) must not start a 15-minute study."""
+    collected = {}
+    for expression in (None, "not workflow", "not install", "study"):
+        marker = ["-m", expression] if expression else []
+        proc = run("pytest", "-q", "-p", "no:cacheprovider", "--collect-only", *marker,
+                   "tests/test_shipped.py")
+        collected[expression] = "default_study_is_measured" in proc.stdout
+    assert collected == {None: False, "not workflow": False, "not install": False,
+                         "study": True}

@@ -8,6 +8,7 @@ that writes behind real time or stops early, and a BMC whose reading is deactiva
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import select
@@ -45,8 +46,9 @@ class FakeWattsUp:
         """delays_s: each record's delay on the line (the USB adapter's latency timer,
         a reader behind a busy CPU), in order; records after the list's end have none."""
         self.delays_s = list(delays_s)
-        self.master, self.slave = os.openpty()
-        self.port = os.ttyname(self.slave)
+        self.master, slave = os.openpty()
+        self.port = os.ttyname(slave)
+        os.close(slave)  # a meter's port is open in no process until the meter reads it
         self.before_w, self.after_w, self.step_s, self.period_s = (before_w, after_w, step_s,
                                                                    period_s)
         self.received: list[str] = []
@@ -63,10 +65,15 @@ class FakeWattsUp:
         buffer, k, line = b"", 0, []  # line: (when it arrives, record), in order
         while not self._stop.is_set():
             while line and time.monotonic() >= line[0][0]:
-                os.write(self.master, line.pop(0)[1])
+                with contextlib.suppress(OSError):  # no reader on the port: a record lost
+                    os.write(self.master, line.pop(0)[1])
             ready, _, _ = select.select([self.master], [], [], 0.005)
             if ready:
-                buffer += os.read(self.master, 1024)
+                try:
+                    buffer += os.read(self.master, 1024)
+                except OSError:  # EIO: no process holds the port open (yet, or any more)
+                    time.sleep(0.005)
+                    continue
                 while b";" in buffer:
                     cmd, buffer = buffer.split(b";", 1)
                     self.received.append(cmd.decode())
@@ -88,7 +95,6 @@ class FakeWattsUp:
         self._stop.set()
         self._thread.join()
         os.close(self.master)
-        os.close(self.slave)
 
 
 @pytest.mark.parametrize("delays_s", [(), (0.012, 0.3, 0.004)],
@@ -110,7 +116,7 @@ def test_wattsup_power_step_inside_a_run_and_the_late_last_record(delays_s):
             meter.close()
     finally:
         device.close()
-    assert device.received[:2] == ["#R,W,0", "#L,W,3,E,,1"]
+    assert device.received[0] == "#L,W,3,E,,1"  # its memory, maybe another's log, kept
     assert device.received[-1].startswith("#L,W,3,I")
     expected = step_energy(t0, t1, step_at, 100.0, 250.0)
     assert reading.energy_j == pytest.approx(expected, rel=0.03)

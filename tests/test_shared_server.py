@@ -317,6 +317,25 @@ def test_a_killed_command_s_scratch_folder_is_removed(tmp_path):
     assert not folder.exists()
 
 
+def test_a_killed_plan_s_pilot_folder_in_the_study_is_removed(tmp_path):
+    """The pilot times the codecs on the study's own disk, in a scratch folder beside
+    its cache: killed mid-pilot, it leaves that folder to the next command."""
+    plan_folder = tmp_path / "plan"
+    proc = holder(f"""
+        import time
+        from pathlib import Path
+        from wattzip.model import plan
+        def progress(message):
+            open({str(tmp_path / "ready")!r}, "w").close()
+            time.sleep(600)
+        plan.pilot(["zero"], [], Path({str(plan_folder / "pilot.json")!r}), progress=progress)
+    """, tmp_path / "ready")
+    kill(proc)
+    [left] = plan_folder.glob("wattzip-pilot-*")
+    restore()
+    assert not left.exists()
+
+
 def test_a_governor_whose_cpu_went_away_is_undone_and_blocks_nothing(tmp_path, monkeypatch):
     """A CPU taken offline (its cpufreq folder gone) after a killed job set its governor:
     the next command's recovery restores the others and goes on, as the undoers promise

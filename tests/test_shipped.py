@@ -152,7 +152,8 @@ def test_the_factors_study_runs_or_names_the_scheduler_this_kernel_lacks(tmp_pat
 @pytest.mark.study
 def test_the_default_study_is_measured_end_to_end(tmp_path):
     """The README's first command after setup.sh: `snakemake --cores all`, about 15 min
-    here, so CI leaves it out (pyproject's addopts); `pytest -m study` runs it."""
+    here, so CI leaves it out (tests/conftest.py, whatever other -m is given); `pytest -m
+    study` runs it."""
     root = workflow_copy(tmp_path / "wf")
     proc = subprocess.run([*SNAKEMAKE, "--cores", "all"], cwd=root, capture_output=True,
                           text=True, check=False)

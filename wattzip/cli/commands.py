@@ -155,8 +155,9 @@ def cmd_provenance(a) -> int:
         meter.close()
     except WattzipError as exc:
         meter = exc  # recorded as the meter's error
+    medium = spec.medium({"medium": spec.read_json(a.medium, "--medium")}) if a.medium else None
     info = provenance.testbed_provenance(a.target_dir, codec_registry.resolve(a.codecs), meter,
-                                         a.testbed, a.description)
+                                         a.testbed, a.description, medium)
     text = json.dumps(info, indent=2)
     if a.out:
         records.write_text_atomically(a.out, text + "\n")

@@ -1,7 +1,7 @@
 """A command's private scratch folder (perf's FIFOs and counts, the drift reference's
-input): root's alone, in the temporary folder, journaled before it is made and removed
-after, so that an exception or a kill leaks none: the next command removes what a killed
-one left (wattzip.machine.undoers)."""
+input, the plan's pilot): root's alone, in the temporary folder or a trusted one,
+journaled before it is made and removed after, so that an exception or a kill leaks
+none: the next command removes what a killed one left (wattzip.machine.undoers)."""
 
 from __future__ import annotations
 
@@ -20,14 +20,19 @@ def _fresh_name(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(8)}"
 
 
-def make(prefix: str) -> tuple[str, str]:
-    """A new folder `<prefix>-<random>` (prefix wattzip-…), and its journal entry's id. It
-    is journaled before the mkdir, so a kill between the two leaves a name to undo, never
-    a folder no one knows of; a name someone else took is never removed as ours."""
-    parent = tempfile.gettempdir()
-    problem = trust.untrusted(parent, os.stat(parent), "the temporary folder", above=True)
-    if problem:  # writable by others and not sticky: our folder could be swapped
-        raise MachineError(f"{problem}; set TMPDIR to a folder like /tmp (sticky) or root's")
+def make(prefix: str, parent: str | None = None) -> tuple[str, str]:
+    """A new folder `<prefix>-<random>` (prefix wattzip-…) in `parent` (by default the
+    temporary folder), and its journal entry's id. It is journaled before the mkdir, so
+    a kill between the two leaves a name to undo, never a folder no one knows of; a name
+    someone else took is never removed as ours."""
+    if parent is None:
+        parent = tempfile.gettempdir()
+        problem = trust.untrusted(parent, os.stat(parent), "the temporary folder", above=True)
+        if problem:  # writable by others and not sticky: our folder could be swapped
+            raise MachineError(f"{problem}; set TMPDIR to a folder like /tmp (sticky) or "
+                               "root's")
+    else:
+        parent = trust.trusted_folder(parent, "the scratch folder's parent", sticky=True)
     for _ in range(100):
         path = os.path.join(parent, _fresh_name(prefix))
         change = machine.note("dir", path)
@@ -46,9 +51,9 @@ def remove(change: str) -> None:
 
 
 @contextlib.contextmanager
-def folder(prefix: str) -> Iterator[str]:
+def folder(prefix: str, parent: str | None = None) -> Iterator[str]:
     """make() for the block's length."""
-    path, change = make(prefix)
+    path, change = make(prefix, parent)
     try:
         yield path
     finally:

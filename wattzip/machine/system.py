@@ -210,12 +210,24 @@ def provenance(target_dir: str | os.PathLike) -> dict:
         "turbo": _turbo(),
         "target_dir": str(Path(target_dir).resolve()),
         "target_device": dev,
-        "target_disk_model": _read(f"/sys/block/{disk}/device/model") if disk else None,
-        "target_disk_rotational": _read(f"/sys/block/{disk}/queue/rotational") if disk else None,
-        "io_scheduler": io_scheduler(disk),
+        **disk_description(disk),
         "filesystem": filesystem_of(target_dir),
         "drop_caches_writable": os.access("/proc/sys/vm/drop_caches", os.W_OK),
     }
+
+
+def disk_description(disk: str | None) -> dict:
+    """A disk's model, whether it rotates, and its I/O scheduler (None where no disk)."""
+    return {"target_disk_model": _read(f"/sys/block/{disk}/device/model") if disk else None,
+            "target_disk_rotational": (_read(f"/sys/block/{disk}/queue/rotational") if disk
+                                       else None),
+            "io_scheduler": io_scheduler(disk)}
+
+
+def _device_shown(device: dict | None) -> str:
+    """A meter's device as the provenance table names it: its first field (a port, a
+    BMC, a log's path), in parentheses; nothing for a meter of this machine's own."""
+    return f" ({next(iter(device.values()))})" if device else ""
 
 
 def host_identity() -> dict:
@@ -255,6 +267,7 @@ def provenance_rows(info: dict) -> list[dict]:
     dev = info.get("target_device") or {}
     fs = info.get("filesystem") or {}
     meter = info.get("meter") or {}
+    medium = [("primary medium", info["medium_kind"])] if info.get("medium_kind") else []
     rows = [
         ("testbed", info.get("testbed")), ("description", info.get("description")),
         ("CPU", f"{info.get('cpu_model')} ({info.get('cpu_count')} logical CPUs)"),
@@ -263,15 +276,17 @@ def provenance_rows(info: dict) -> list[dict]:
         ("virtualization", info.get("virtualization")),
         ("CPU governor", ", ".join(info.get("cpu_governors") or []) or "not readable (no cpufreq)"),
         ("turbo", info.get("turbo") or "not readable"),
-        ("target directory", info.get("target_dir")),
-        ("target disk", f"{dev.get('disk')} ({info.get('target_disk_model') or 'model unknown'}, "
-                        f"rotational={info.get('target_disk_rotational')})"),
+        *medium, ("target directory", info.get("target_dir")),
+        ("target disk", "none (in memory)" if info.get("medium_kind") == "tmpfs" else
+         f"{dev.get('disk')} ({info.get('target_disk_model') or 'model unknown'}, "
+         f"rotational={info.get('target_disk_rotational')})"),
         ("I/O scheduler", info.get("io_scheduler")),
         ("filesystem", f"{fs.get('fstype')} on {fs.get('source')} at {fs.get('mount_point')}"),
         ("cache drop", "global (drop_caches)" if info.get("drop_caches_writable")
          else "per-file (posix_fadvise)"),
         ("energy meter", meter.get("error")
-         or f"{meter.get('source')}, scope {meter.get('scope')}, {meter.get('method')}"),
+         or f"{meter.get('source')}{_device_shown(meter.get('device'))}, scope "
+            f"{meter.get('scope')}, {meter.get('method')}"),
         ("wattzip", info.get("wattzip")),
     ]
     rows += [(f"version of {name}", version or "missing")

@@ -71,17 +71,18 @@ def _walk(path: str, create: bool, final: bool = True) -> str | None:
 
 
 def trusted_folder(path: str | os.PathLike, what: str, create: bool = True,
-                   resolved: str | None = None) -> str:
+                   resolved: str | None = None, sticky: bool = False) -> str:
     """`path`, made if missing (each folder 0o755 at most) and trusted, resolved; else a
     MachineError naming the folder, its owner and what to do. Trusted: every folder on
     the way, as given and resolved, and every link on it, is root's; none is writable by
     others unless sticky (like /tmp), and `path` itself is not writable by others. With
-    `resolved` (where `path` led when it was configured), it must lead there still."""
+    `resolved` (where `path` led when it was configured), it must lead there still. A
+    `sticky` folder, one only to make private folders in, may be like /tmp itself."""
     given = os.path.join(os.getcwd(), os.fspath(path))  # not normalized: `..` as the kernel
     try:
-        problem = _walk(given, create)
+        problem = _walk(given, create, final=not sticky)
         real = os.path.realpath(given)
-        problem = problem or _walk(real, False)
+        problem = problem or _walk(real, False, final=not sticky)
     except OSError as exc:
         raise MachineError(f"{what} {path} cannot be used: {exc.filename}: {exc.strerror}; "
                            "choose a folder root can make and write") from None
@@ -130,3 +131,44 @@ def trusted_paths(paths: Mapping[str, str | os.PathLike | None]) -> None:
         else:
             trusted_folder(os.path.dirname(os.path.join(os.getcwd(), os.fspath(path))),
                            f"the folder of {what}")
+
+
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def trusted_search_path(value: str | None) -> tuple[str, list[str]]:
+    """PATH kept to the folders root may run tools from, and why each other entry went.
+
+    Root finds every compressor, dd, R and latexmk on PATH: a folder of it that another
+    user can write (or a relative entry, the current folder) would choose the tool whose
+    time and energy are measured, or run anything as root. Kept: absolute folders trusted
+    as trusted_folder trusts one; a folder that does not exist is left out unsaid."""
+    kept, dropped = [], []
+    for entry in (value or "").split(os.pathsep):
+        if not os.path.isabs(entry):
+            dropped.append(f"{entry or '(empty)'}: not an absolute folder")
+            continue
+        if not os.path.isdir(entry):
+            continue
+        try:
+            problem = _walk(entry, False) or _walk(os.path.realpath(entry), False)
+        except OSError as exc:
+            problem = f"{exc.filename}: {exc.strerror}"
+        if problem:
+            dropped.append(f"{entry}: {problem}")
+        elif entry not in kept:
+            kept.append(entry)
+    return os.pathsep.join(kept), dropped
+
+
+def keep_path_trusted() -> list[str]:
+    """As root, this process's PATH (which its tools inherit) cut to trusted_search_path;
+    what was left out, for the caller to say."""
+    if os.geteuid() != 0:
+        return []
+    kept, dropped = trusted_search_path(os.environ.get("PATH"))
+    if not kept:  # an empty PATH is the current folder's: the system's folders instead
+        kept, _ = trusted_search_path(SYSTEM_PATH)
+        dropped.append(f"every folder; the system's are used: {kept}")
+    os.environ["PATH"] = kept
+    return dropped

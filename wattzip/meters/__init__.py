@@ -160,7 +160,8 @@ def measure_idle(meter: Meter, count: int, seconds: float, progress=None) -> Idl
 
 
 def check_same_meter(idle: dict, meter: Meter, idle_path: str) -> None:
-    """Idle power and runs must come from one meter and scope, or passive energy is meaningless."""
+    """Idle power and runs must come from one meter (its kind, scope and device), or passive
+    energy is meaningless."""
     have = (idle.get("meter_source"), idle.get("meter_scope"))
     want = (meter.name, meter.scope)
     if have != want:
@@ -170,3 +171,10 @@ def check_same_meter(idle: dict, meter: Meter, idle_path: str) -> None:
             f"{want[1]}); idle power from another meter cannot be subtracted from its energy. "
             f"Delete {idle_path} so the calibration runs again with this meter"
         )
+    measured_by = (idle.get("meter_identity") or {}).get("device")
+    if measured_by is not None and measured_by != meter.device():
+        raise MeterError(
+            f"the idle calibration {idle_path} was measured by the {meter.name} meter "
+            f"{measured_by}, but this job's is {meter.device()}: another device's idle "
+            f"power cannot be subtracted from its energy. Delete {idle_path} so the "
+            "calibration runs again with this meter")

@@ -103,12 +103,20 @@ class Meter:
         """What an estimate rests on (a model's coefficients); None for a measurement."""
         return None
 
+    def device(self) -> dict | None:
+        """Which device of its kind gives the readings (a serial port, a BMC, a logger's
+        file); None for a meter that is this machine's own (its counters, a model)."""
+        return None
+
     def identity(self, idle: dict | None = None) -> dict:
-        """Everything a run's energy depends on besides the run: source, scope, method,
-        coefficients, and the idle calibration its passive energy subtracts. Runs of two
-        identities are never mixed: not in a job, not in a summary group."""
+        """Everything a run's energy depends on besides the run: source, device, scope,
+        method, coefficients, and the idle calibration its passive energy subtracts. Runs
+        of two identities are never mixed: not in a job, not in a summary group."""
         ident = {"source": self.name, "scope": self.scope, "method": self.method,
                  "coefficients": self.coefficients()}
+        device = self.device()
+        if device is not None:
+            ident["device"] = device
         if idle is not None:
             ident["idle"] = {k: idle.get(k) for k in ("idle_power_w", "measured_at",
                                                        "setting")}

@@ -44,6 +44,36 @@ def parse_ipmi_dcmi(text: str) -> DcmiReading:
 
 
 QUERY_TIMEOUT_S = 10
+# ipmitool's flags whose value is a secret (password, user, Kg key): kept out of every
+# identity and message, which runs.csv and provenance.json carry.
+_SECRET_FLAGS = frozenset({"-P", "-U", "-k", "-y"})
+
+
+def _options(command) -> list[tuple[str, str | None, int]]:
+    """Each option's flag, its value and the index of the word holding the value, as
+    ipmitool reads them: `-H host` or glued, `-Hhost`."""
+    found = []
+    for i, word in enumerate(command):
+        if len(word) > 2 and word[:2] in (*_SECRET_FLAGS, "-H") and not word.startswith("--"):
+            found.append((word[:2], word[2:], i))
+        elif word in (*_SECRET_FLAGS, "-H") and i + 1 < len(command):
+            found.append((word, command[i + 1], i + 1))
+    return found
+
+
+def shown_command(command) -> str:
+    """The command as a record may show it: the value of each secret flag masked."""
+    shown = list(command)
+    for flag, _, at in _options(command):
+        if flag in _SECRET_FLAGS:
+            shown[at] = f"{flag}***" if shown[at].startswith(flag) else "***"
+    return " ".join(shown)
+
+
+def bmc_of(command) -> str:
+    """The BMC a command reads: the host of -H (ipmitool's remote BMC), else this
+    machine's own ("local")."""
+    return next((value for flag, value, _ in _options(command) if flag == "-H"), "local")
 
 
 class IpmiMeter(PowerSampleMeter):
@@ -60,6 +90,10 @@ class IpmiMeter(PowerSampleMeter):
     def __init__(self, options):
         super().__init__(options)
         self.resolution_s = None
+
+    def device(self) -> dict:
+        return {"bmc": bmc_of(self.options.ipmi_command),
+                "tool": self.options.ipmi_command[0]}
 
     @classmethod
     def probe(cls, options):
@@ -83,7 +117,7 @@ class IpmiMeter(PowerSampleMeter):
             proc = subprocess.run(list(options.ipmi_command), capture_output=True, text=True,
                                   timeout=QUERY_TIMEOUT_S, check=False)
         except subprocess.TimeoutExpired:
-            raise MeterError(f"ipmi: {' '.join(options.ipmi_command)} gave no answer within "
+            raise MeterError(f"ipmi: {shown_command(options.ipmi_command)} gave no answer within "
                              f"{QUERY_TIMEOUT_S} s (a hung BMC? `ipmitool mc reset cold` "
                              "resets it)") from None
         return proc.stdout + proc.stderr

@@ -81,6 +81,17 @@ class TraceMeter(Meter):
         super().__init__(options)
         self.require_usable()
 
+    def device(self) -> dict:
+        """The log's file and its owner (by uid, which no name service changes): a logger
+        often runs as a user, and whoever can write the file sets the energy, so each run
+        names who that was."""
+        path = self.options.trace_path  # as configured: a logger may rotate what it names
+        try:
+            uid = os.stat(path).st_uid
+        except OSError as exc:
+            raise MeterError(f"trace: cannot read {path}: {exc.strerror}") from None
+        return {"trace": path, "owner_uid": uid}
+
     @classmethod
     def probe(cls, options):
         """Usable: a file (its logger may not have written it yet) whose first line, once
@@ -101,8 +112,9 @@ class TraceMeter(Meter):
             return f"trace: cannot read {path}: {exc}"
         header = next(csv.reader([first]), []) if first.endswith("\n") else []
         if header and not {"timestamp", "watts"} <= set(header):
-            return (f"trace: {path} is not a power log: its first line {first.strip()[:60]!r} "
-                    "does not name the columns timestamp,watts")
+            # Its line is not quoted: the path may lead to any file root can read.
+            return (f"trace: {path} is not a power log: its first line does not name the "
+                    "columns timestamp,watts")
         return None
 
     def start(self) -> None:

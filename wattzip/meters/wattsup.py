@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import itertools
 import os
 import stat
+import termios
 import threading
 import time
 
@@ -18,9 +21,10 @@ INTERNAL_LOGGING = "#L,W,3,I,,1;"
 class WattsUpMeter(PowerSampleMeter):
     """Wall power, one record a second, each the average of the second before it.
 
-    Protocol: ``#R,W,0;`` clears the meter's memory, ``#L,W,3,E,,1;`` asks for
-    one record a second on the port, each ``#d,...;`` record's fourth field is
-    tenths of watts, and ``#L,W,3,I,,1;`` returns the meter to internal logging.
+    Protocol: ``#L,W,3,E,,1;`` asks for one record a second on the port, each
+    ``#d,...;`` record's fourth field is tenths of watts, and ``#L,W,3,I,,1;`` returns
+    the meter to internal logging. Its memory (``#R,W,0;`` would clear it) is left as
+    it is: external logging does not need it cleared, and it may hold another user's log.
     The record that covers a run's last moments arrives up to a second after
     the run; stop() waits for it (bounded) instead of guessing that second.
     Records carry no time of their own and reach us late by a delay that
@@ -67,8 +71,35 @@ class WattsUpMeter(PowerSampleMeter):
         if not machine.held():
             raise MeterError("wattsup: the meter's port is opened only under the machine's "
                              "lock (inside a wattzip command's session)")
-        self._port = serial.Serial(self.options.wattsup_port, self.options.wattsup_baud,
-                                   timeout=0.05)
+        others = other_readers(self.options.wattsup_port)
+        if others:
+            raise MeterError(f"wattsup: {self.options.wattsup_port} is open in process "
+                             f"{', '.join(map(str, others))}; each record reaches one reader, "
+                             "so stop that reader (a logger, a terminal) first")
+        try:
+            # flock (another wattzip, any pyserial program) and TIOCEXCL (every other
+            # user's process): none opens the port while this one reads it.
+            self._port = serial.Serial(self.options.wattsup_port, self.options.wattsup_baud,
+                                       timeout=0.05, exclusive=True)
+            fcntl.ioctl(self._port.fileno(), termios.TIOCEXCL)
+        except (serial.SerialException, OSError) as exc:
+            self.close()
+            raise MeterError(f"wattsup: cannot open {self.options.wattsup_port} for this "
+                             f"process alone: {exc}") from None
+
+    def device(self) -> dict:
+        """The port as configured and the adapter's stable names (/dev/serial/by-id holds
+        its serial number): the ttyUSB it is now may be another meter after a replug, and
+        this meter another ttyUSB."""
+        port = self.options.wattsup_port
+        by_id = "/dev/serial/by-id"
+        try:
+            device = os.path.realpath(port)
+            names = sorted(name for name in os.listdir(by_id)
+                           if os.path.realpath(os.path.join(by_id, name)) == device)
+        except OSError:  # no adapter with a serial number (udev removes the folder)
+            names = []
+        return {"port": port, "by_id": names}
 
     def _command(self, text: str) -> None:
         self._port.write(text.encode("ascii"))
@@ -118,7 +149,6 @@ class WattsUpMeter(PowerSampleMeter):
         self._open()
         self._stop_reading = threading.Event()
         self._arrived = threading.Condition()
-        self._command("#R,W,0;")
         # Journaled first: a killed job's meter is set back to internal logging by the
         # next wattzip command (or `wattzip restore`), not left streaming to the port.
         self._change = machine.note("serial", self.options.wattsup_port, "internal logging",
@@ -153,8 +183,46 @@ class WattsUpMeter(PowerSampleMeter):
 
     def close(self) -> None:
         if self._port is not None:
-            self._port.close()
-            self._port = None
+            # A serial tty leaves exclusive mode at its last close; one another side
+            # keeps (a pty, a console) would stay in it: left as it was found. A port
+            # unplugged meanwhile refuses the ioctl, and is closed all the same.
+            try:
+                with contextlib.suppress(OSError):
+                    fcntl.ioctl(self._port.fileno(), termios.TIOCNXCL)
+            finally:
+                self._port.close()
+                self._port = None
+
+
+def other_readers(port: str) -> list[int]:
+    """The other processes that hold the port's device open (as /proc shows them)."""
+    try:
+        device = os.stat(port).st_rdev
+    except OSError:
+        return []
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) == os.getpid():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:  # gone, or not ours to read
+            continue
+        if any(_is_device(f"/proc/{pid}/fd/{fd}", device) for fd in fds):
+            found.append(int(pid))
+    return sorted(found)
+
+
+def _is_device(fd_path: str, device: int) -> bool:
+    """Only what an fd names under /dev is looked at: a stat of any other would follow
+    it to a network filesystem, and a dead server would hang the meter's start."""
+    try:
+        if not os.readlink(fd_path).startswith("/dev/"):
+            return False
+        st = os.stat(fd_path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == device
 
 
 CLOCK_WINDOW_RECORDS = 16

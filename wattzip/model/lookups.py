@@ -129,6 +129,11 @@ class RuleLookups:
         """The primary setting's target directory on a testbed (provenance, cross-check)."""
         return self.study.primary.placed_medium_on(self.testbeds[wildcards.testbed])["path"]
 
+    def primary_medium(self, wildcards) -> str:
+        """The primary setting's medium on a testbed as a job's spec holds it (JSON):
+        provenance describes an image or tmpfs as the jobs see it."""
+        return json.dumps(self.study.primary.placed_medium_on(self.testbeds[wildcards.testbed]))
+
     def crosscheck_unconditioned(self, wildcards) -> str:
         return self.study.crosscheck_unconditioned(wildcards.testbed)
 

@@ -16,7 +16,6 @@ import math
 import os
 import shlex
 import subprocess
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from pathlib import Path
 
 from wattzip import machine, records
 from wattzip.errors import WattzipError
+from wattzip.machine import scratch
 from wattzip.measure import drift, runner
 from wattzip.model.jobs import Job, RepeatPlan
 from wattzip.model.study import Study
@@ -77,35 +77,36 @@ def pilot(file_types: list[str], codec_names: list[str], cache: Path, seed: int 
     """Seconds per byte of each (file type, codec, operation) and of generating each type;
     measured on PILOT_BYTES samples and cached in `cache` (a JSON file)."""
     data = read_cache(cache)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="wattzip-pilot-", dir=cache.parent))
-    try:
-        for ftype in file_types:
-            sample = work / f"{ftype}.bin"
-            key = f"gen|{ftype}"
-            if key not in data:
-                t0 = time.perf_counter()
-                inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
-                data[key] = (time.perf_counter() - t0) / PILOT_BYTES
-            for name in ["plain", *codec_names]:
-                key = f"{ftype}|{name}"
-                if key in data:
-                    continue
-                if not sample.exists():
-                    inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
-                if progress:
-                    progress(f"pilot: {ftype} {name}")
-                data[key] = _pilot_codec(sample, name, work)
-                cache.write_text(json.dumps(data, indent=1, sort_keys=True))
-        if "reference" not in data:  # the drift check's reference operation, once
-            path = drift.reference_input(work)
-            data["reference"] = _timed(drift.REFERENCE_ARGV, path, None)
-    finally:
-        for path in work.iterdir():
-            path.unlink()
-        work.rmdir()
+    # On the study's own disk, whose speed it measures; journaled, so a kill leaks none.
+    with scratch.folder("wattzip-pilot", str(cache.parent)) as folder:
+        _measure_pilot(data, file_types, codec_names, cache, Path(folder), seed, progress)
     cache.write_text(json.dumps(data, indent=1, sort_keys=True))
     return data
+
+
+def _measure_pilot(data: dict, file_types: list[str], codec_names: list[str], cache: Path,
+                   work: Path, seed: int, progress) -> None:
+    """What `data` lacks, measured in `work`, saved to `cache` after each codec."""
+    for ftype in file_types:
+        sample = work / f"{ftype}.bin"
+        key = f"gen|{ftype}"
+        if key not in data:
+            t0 = time.perf_counter()
+            inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
+            data[key] = (time.perf_counter() - t0) / PILOT_BYTES
+        for name in ["plain", *codec_names]:
+            key = f"{ftype}|{name}"
+            if key in data:
+                continue
+            if not sample.exists():
+                inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
+            if progress:
+                progress(f"pilot: {ftype} {name}")
+            data[key] = _pilot_codec(sample, name, work)
+            cache.write_text(json.dumps(data, indent=1, sort_keys=True))
+    if "reference" not in data:  # the drift check's reference operation, once
+        path = drift.reference_input(work)
+        data["reference"] = _timed(drift.REFERENCE_ARGV, path, None)
 
 
 def _pilot_codec(sample: Path, name: str, work: Path) -> dict:
