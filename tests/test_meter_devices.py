@@ -17,8 +17,9 @@ import time
 import pytest
 
 from wattzip import machine, meters
-from wattzip.errors import MeterError
+from wattzip.errors import ConfigError, MeterError
 from wattzip.meters import ipmi, wattsup
+from wattzip.model import checks
 
 from .test_meter_edges import FakeWattsUp, fake_ipmitool
 
@@ -102,6 +103,22 @@ def test_a_bmc_s_identity_names_its_host_and_never_its_password(tmp_path, glued)
     shown = ipmi.shown_command(remote)  # as a BMC that does not answer is named
     assert "bmc-7.example" in shown and "s3cret" not in shown and "admin" not in shown
     assert meters.base.identity_id(ident) != meters.base.identity_id(local)
+
+
+@pytest.mark.parametrize("secret", ["-P s3cret", "-Ps3cret", "-k s3cret", "-y 5e3c"])
+def test_a_password_on_the_bmc_s_command_line_is_refused_before_anything_runs(secret):
+    """ps shows every user each query's words, and each job's spec holds the config."""
+    config = {"order": ["ipmi"], "require_measured": True,
+              "ipmi_command": f"ipmitool -I lanplus -H bmc-7 -U admin {secret} dcmi power reading"}
+    with pytest.raises(ConfigError, match="-f FILE") as refused:
+        meters.options_of(config)
+    assert "5e3c" not in str(refused.value) and "s3cret" not in str(refused.value)
+    [problem] = checks.meter_problems("server", config)  # the rehearsal's and pre-flight's
+    assert problem.startswith("testbed server: meter.ipmi_command: ipmi: the command")
+    from_file = {**config, "ipmi_command": "ipmitool -H bmc-7 -U admin -f /root/bmc.pw dcmi "
+                                          "power reading"}
+    assert meters.options_of(from_file).ipmi_command[-3:] == ("dcmi", "power", "reading")
+    assert checks.meter_problems("server", from_file) == []
 
 
 def test_a_trace_s_identity_names_its_file_and_the_user_who_can_write_it(tmp_path):

@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from wattzip.errors import MeterError
+from wattzip.errors import ConfigError, MeterError
 from wattzip.meters.base import (
     CounterMeter,
     Meter,
@@ -21,7 +21,7 @@ from wattzip.meters.base import (
     integrate_averages,
     integrate_power,
 )
-from wattzip.meters.ipmi import IpmiMeter, parse_ipmi_dcmi
+from wattzip.meters.ipmi import IpmiMeter, parse_ipmi_dcmi, secret_on_command_line
 from wattzip.meters.model import ModelMeter, read_cpu_times
 from wattzip.meters.none import NoMeter
 from wattzip.meters.perf import PerfMeter, parse_perf_stat
@@ -35,7 +35,7 @@ __all__ = [
     "TraceMeter", "WattsUpMeter", "discover_rapl_zones", "integrate_averages",
     "integrate_power", "measure_idle", "open_meter", "parse_ipmi_dcmi", "parse_perf_stat",
     "check_names", "probe_all", "read_cpu_times", "read_power_trace", "options_of",
-    "open_configured",
+    "open_configured", "secret_on_command_line",
 ]
 
 METERS: dict[str, type[Meter]] = {
@@ -84,6 +84,8 @@ def options_of(meter: Mapping) -> MeterOptions:
     given = {option: value for option, value in given.items() if value is not None}
     if "ipmi_command" in given:
         given["ipmi_command"] = tuple(given["ipmi_command"].split())
+        if problem := secret_on_command_line(given["ipmi_command"]):
+            raise ConfigError(problem)
     return MeterOptions(**given)
 
 

@@ -61,6 +61,19 @@ def _options(command) -> list[tuple[str, str | None, int]]:
     return found
 
 
+def secret_on_command_line(command) -> str | None:
+    """Why a command may not be run (None: it may): a password or key given on it (-P,
+    -k, -y) is read by every user of the machine, in `ps` while each query runs and in
+    the job's spec files. ipmitool reads it from a file (-f) or the environment (-E)."""
+    given = sorted({flag for flag, _, _ in _options(command) if flag in ("-P", "-k", "-y")})
+    if not given:
+        return None
+    return (f"ipmi: the command {shown_command(command)} gives {' and '.join(given)} on its "
+            "command line, where every user of this machine can read it (ps, and each "
+            "job's spec); give the password in a file of root's (-f FILE) or in the "
+            "environment (-E, from IPMI_PASSWORD) instead")
+
+
 def shown_command(command) -> str:
     """The command as a record may show it: the value of each secret flag masked."""
     shown = list(command)

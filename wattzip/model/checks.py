@@ -46,12 +46,17 @@ def space_problems(name: str, spec: dict, needed_bytes: int) -> list[str]:
 
 
 def meter_problems(testbed: str, meter: dict) -> list[str]:
-    """A study that requires measured energy must name a meter that can measure."""
+    """A study that requires measured energy must name a meter that can measure; no
+    secret may stand on a meter's command line."""
+    out = []
     if meter["require_measured"] and not set(meter["order"]) & set(MEASURED_METERS):
-        return [f"testbed {testbed}: meter.require_measured is set, but meter.order "
-                f"{meter['order']} names no measuring backend (one of "
-                f"{', '.join(MEASURED_METERS)})"]
-    return []
+        out.append(f"testbed {testbed}: meter.require_measured is set, but meter.order "
+                   f"{meter['order']} names no measuring backend (one of "
+                   f"{', '.join(MEASURED_METERS)})")
+    if meter.get("ipmi_command"):
+        problem = meters.secret_on_command_line(meter["ipmi_command"].split())
+        out += [f"testbed {testbed}: meter.ipmi_command: {problem}"] if problem else []
+    return out
 
 
 def design_problems(study: Study, testbed: str) -> list[str]:
