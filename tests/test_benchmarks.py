@@ -207,7 +207,7 @@ def test_the_before_and_after_benchmarks_find_no_change_against_head(tmp_path):
     assert re.search(r"tables of \S+ \(looks 0\): \w+ against the work tree: 0 difference",
                      out), out
     out = run("rehearsal_before_after.py", "--rev", "HEAD", "tests/data/tiny.yaml")
-    assert re.search(r"2 studies rehearsed at HEAD and in the work tree: \d+ files identical, "
+    assert re.search(r"1 study rehearsed at HEAD and in the work tree: \d+ files identical, "
                      r"0 differ", out), out
 
 

@@ -7,9 +7,13 @@ from __future__ import annotations
 import csv
 import subprocess
 
+import pytest
+
 from wattzip.report import comparison_cells
 
 from .test_workflow import REPO
+
+pytestmark = pytest.mark.pure
 
 RUNNER = """setClass("Snakemake", representation(input = "list", output = "list", log = "list"))
 snakemake <- new("Snakemake", input = list(cells = "{cells}", summary = "{summary}"),

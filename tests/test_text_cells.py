@@ -12,6 +12,8 @@ from wattzip.report import text_cells
 
 from .test_workflow import REPO
 
+pytestmark = pytest.mark.pure
+
 
 @pytest.mark.parametrize(("text", "shown"), [
     ("C:\\path{x}", r"C:\textbackslash{}path\{x\}"),
