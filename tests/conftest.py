@@ -136,6 +136,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(group))
 
 
+def pytest_collection_finish(session):
+    """In a worker, every test of a group carries it in its id, or xdist would run the
+    group's tests in several workers, each making the shared fixture again."""
+    if "PYTEST_XDIST_WORKER" not in os.environ or not session.config.getvalue("loadgroup"):
+        return
+    for item in session.items:
+        if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+            raise pytest.UsageError(f"{item.nodeid}: this pytest-xdist does not group tests "
+                                    f"under pytest {pytest.__version__} (see pyproject.toml)")
+
+
 def _shared_fixture(item) -> str | None:
     info = getattr(item, "_fixtureinfo", None)
     for name in getattr(item, "fixturenames", ()):

@@ -8,8 +8,6 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.pure
-
 
 def wattzip(cwd, *argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "wattzip", *argv], cwd=cwd,
