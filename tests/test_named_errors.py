@@ -104,7 +104,7 @@ def plan_in(cwd, *configfiles):
     ("repeats:\n  min: three\n", "at repeats.min: 'three' is not of type 'integer'"),
     ("file_types: [text\n", "is not YAML: while parsing a flow sequence"),
     ("- text\n", "a mapping of keys was expected, not list"),
-    ("idle: {count: 3, window: 5}\n", "at idle: Additional properties are not allowed"),
+    ("idle: {count: 3, window: 5}\n", "at idle.window: no such key; the keys here: count"),
 ])
 def test_a_bad_overlay_given_to_plan_is_named_by_its_file_and_key(tmp_path, text, said):
     """wattzip plan reads the overlays on config.yaml as snakemake does, and validates them

@@ -39,7 +39,10 @@ class Study:
         self.description = c["study"].get("description", "")
         self.testbeds = self._testbeds()
         self.file_types = list(c["file_types"])
-        self.codecs = [x.name for x in codec_registry.resolve(c["codecs"])]
+        try:
+            self.codecs = [x.name for x in codec_registry.resolve(c["codecs"])]
+        except ConfigError as exc:
+            raise ConfigError(f"codecs: {exc}") from None
         self.scope = CellScope(c["codec_file_types"], self.codecs, self.file_types)
         self.file_size_bytes = units.parse_size(c["file_size"])
         self.repeats = dict(c["repeats"])
@@ -64,7 +67,7 @@ class Study:
     @classmethod
     def from_files(cls, paths: list[str | Path]) -> Study:
         config = merge_configs(paths)
-        validate(config, " + ".join(map(str, paths)))
+        validate(config, " + ".join(map(str, paths)), paths)
         return cls(config)
 
     # --- building -------------------------------------------------------------------
