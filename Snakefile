@@ -54,6 +54,7 @@ include: "rules/common.smk"
 localrules:
     all,
     rehearsal,
+    study_config,
     simulate_runs,
     manifest,
     job_spec,

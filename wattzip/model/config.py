@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import re
 from pathlib import Path
 
@@ -205,15 +204,9 @@ def _origin(path: list, origins: list[tuple[str, dict]], source: str) -> str:
     return source
 
 
-def config_from_json(text: str) -> dict:
-    """The merged config a command is given as JSON (what the workflow passes), checked
-    as a config file is: JSON, an object, the schema."""
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--config-json is not JSON: {exc}") from None
-    if not isinstance(config, dict):
-        raise ConfigError(f"--config-json: an object of the config's keys was expected, not "
-                          f"{type(config).__name__}")
-    validate(config, "--config-json")
+def config_from_file(path: str) -> dict:
+    """The merged config a command is given as one file (what the workflow writes: JSON,
+    whose order of keys is kept), checked as a config file is."""
+    config = merge_configs([path])
+    validate(config, path)
     return config
