@@ -124,7 +124,7 @@ def test_plan_outside_a_checkout_needs_the_whole_study(tmp_path):
     from .test_workflow import TINY
 
     out = plan_in(tmp_path, TINY)
-    assert "at top level: 'meter' is a required property" in out.stderr, out.stderr
+    assert "at meter: missing, and required" in out.stderr, out.stderr
     out = plan_in(tmp_path, tmp_path / "nx.yaml")
     assert f"config file {tmp_path / 'nx.yaml'}: No such file" in out.stderr
     assert "Traceback" not in out.stderr

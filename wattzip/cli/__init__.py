@@ -49,7 +49,7 @@ def add_analysis_options(s) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="wattzip", description=__doc__)
+    p = flags.Parser(prog="wattzip", description=__doc__)
     p.add_argument("--version", action="version", version=f"wattzip {__version__}")
     sub = p.add_subparsers(dest="subcommand", required=True)
     for add_command in COMMANDS:

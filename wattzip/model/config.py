@@ -95,6 +95,7 @@ def validate(config: dict, source: str, files: list[str | Path] = (),
     other check: one line per problem (unknown keys first), each naming the file that set
     the key (one of `files`, else `--config` for `overrides`, else `source`), its path,
     what is wrong and the closest known key or value, in one ConfigError."""
+    source = " + ".join(map(_shown, files)) if files else source
     lines = problems(config, _origins(files, overrides), source)
     if len(lines) > MOST_PROBLEMS_SHOWN:
         lines = [*lines[:MOST_PROBLEMS_SHOWN],
@@ -109,8 +110,7 @@ def validate_workflow(config: dict, configfiles, overrides: dict | None) -> None
     (--configfile), then `overrides` (--config)."""
     files = once_each([name for name in (WORKFLOW_CONFIG, *map(str, configfiles))
                        if Path(name).is_file()])
-    source = " + ".join(map(_shown, files)) or "--config"
-    validate(config, source, files, overrides)
+    validate(config, "--config", files, overrides)
 
 
 def problems(config: dict, origins: list[tuple[str, dict]], source: str) -> list[str]:
@@ -120,34 +120,40 @@ def problems(config: dict, origins: list[tuple[str, dict]], source: str) -> list
     schema = load_schema()
     checker = jsonschema.validators.validator_for(schema)(schema)
     found = [p for error in checker.iter_errors(config) for p in _problems_of(error)]
-    found.sort(key=lambda p: not p[2])  # unknown keys first: the likeliest typos
-    return [f"{_origin(path, origins, source)}, at {_where(path)}: {what}"
-            for path, what, _ in found]
+    found.sort(key=lambda p: p[2] != "unknown")  # unknown keys first: the likeliest typos
+    # A missing key is the fault of the mapping that lacks it.
+    lines = [f"{_origin(path[:-1] if kind == 'missing' else path, origins, source)}, "
+             f"at {_where(path)}: {what}" for path, what, kind in found]
+    return list(dict.fromkeys(lines))  # a key two parts of the schema require, once
 
 
-def _problems_of(error) -> list[tuple[list, str, bool]]:
-    """(path, what is wrong, whether the path is an unknown key) of one schema error."""
+def _problems_of(error) -> list[tuple[list, str, str | None]]:
+    """(path, what is wrong, "unknown" or "missing" for such a key) of one schema error."""
     path, value, schema = list(error.absolute_path), error.instance, error.schema
     if error.validator == "additionalProperties" and isinstance(value, dict):
         known = list(schema.get("properties", {}))
-        return [([*path, key], _unknown_key(key, known), True) for key in value
+        return [([*path, key], _unknown_key(key, known), "unknown") for key in value
                 if key not in known]
+    if error.validator == "required" and isinstance(value, dict):
+        return [([*path, key], "missing, and required", "missing")
+                for key in error.validator_value if key not in value]
     if error.validator in ("oneOf", "anyOf") and error.context:
         # The alternatives of the instance's own type say what is wrong with it.
         fitting = [e for e in error.context if e.validator != "type"] or error.context
         return [p for e in fitting for p in _problems_of(e)]
     if error.validator == "enum":
         return [(path, f"{value!r} is not one of {', '.join(map(str, error.validator_value))}"
-                       f"{did_you_mean(value, error.validator_value)}", False)]
+                       f"{did_you_mean(value, error.validator_value)}", None)]
     examples = [str(e) for e in schema.get("examples", ())]
     if error.validator in ("pattern", "type") and examples:
         squeezed = "".join(str(value).split())  # "64 MiB" for 64MiB: the likeliest slip
-        fits = "pattern" in schema and re.search(schema["pattern"], squeezed)
+        fits = (isinstance(value, str) and "pattern" in schema
+                and re.search(schema["pattern"], squeezed))
         hint = f"; did you mean {squeezed}?" if fits else did_you_mean(value, examples)
         like = " or ".join([", ".join(examples[:-1]), examples[-1]] if examples[:-1]
                            else examples)
-        return [(path, f"{value!r} is not written like {like}{hint}", False)]
-    return [(path, error.message, False)]
+        return [(path, f"{value!r} is not written like {like}{hint}", None)]
+    return [(path, error.message, None)]
 
 
 def _unknown_key(key, known: list[str]) -> str:

@@ -105,7 +105,10 @@ class Study:
             return None
         for name in d["codecs"]:
             if name != "plain":
-                codec_registry.get(name)
+                try:
+                    codec_registry.get(name)
+                except ConfigError as exc:
+                    raise ConfigError(f"dutycycle.codecs: {exc}") from None
         if d["file_type"] not in self.file_types:
             raise ConfigError(f"dutycycle.file_type: {d['file_type']!r} is not among the "
                               f"study's file_types {self.file_types}")
