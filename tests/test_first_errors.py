@@ -121,3 +121,21 @@ def test_the_table_is_large_and_made_each_way():
     made = {"argv" if "argv" in r else "factor" if "factor" in r else "overlay" for r in ROWS}
     assert made == {"argv", "factor", "overlay"}
     assert 2 <= len(SNAKEMAKE_ROWS) <= 3
+
+
+def test_a_user_s_error_where_snakemake_runs_wattzip_is_its_message_alone(capsys):
+    """errors.said_alone, around the Snakefile's reading and each rule's script: the
+    message alone on stderr, exit status 1; any other exception is left as it is."""
+    from wattzip.errors import ConfigError, said_alone
+
+    with pytest.raises(SystemExit) as stopped, said_alone():
+        raise ConfigError("my-testbed.yaml, at file_sise: no such key")
+    assert stopped.value.code == 1
+    assert capsys.readouterr().err == ("wattzip: error: my-testbed.yaml, at file_sise: no "
+                                       "such key\n")
+    with pytest.raises(KeyError), said_alone():
+        raise KeyError("a bug's traceback stays")
+    for script in ("appendix", "comparison_cells", "crosscheck_hyperfine", "hpc14_cells",
+                   "paper_macros", "preflight", "text_cells"):
+        text = (REPO / "scripts" / f"{script}.py").read_text()
+        assert "said_alone()" in text or "except WattzipError" in text, script
