@@ -13,21 +13,23 @@ from wattzip.model.lookups import RuleLookups
 from wattzip.model.study import Study
 from wattzip.model.testbed import FACTORS
 
-# A user's error in the study (a codec, a medium, a factor) is its message alone.
+# A user's error in the study (a codec, a medium, a factor, the cross-check) is its
+# message alone.
 with said_alone():
     STUDY = Study.from_config(config)
     layout.warn_old_layout("results", STUDY, sys.stderr)
-TESTBEDS = STUDY.testbeds
-MEASURED, REHEARSED = STUDY.root("results"), STUDY.root("rehearsal")
-PRIMARY = STUDY.primary.name
-CODECS, FILE_TYPES, REPEATS, DUTY = (
-    STUDY.codecs,
-    STUDY.file_types,
-    STUDY.repeats,
-    STUDY.duty,
-)
-DUTY_CODECS = list(DUTY.codecs) if DUTY else []
-CROSSCHECK = STUDY.crosscheck
+    TESTBEDS = STUDY.testbeds
+    MEASURED, REHEARSED = STUDY.root("results"), STUDY.root("rehearsal")
+    PRIMARY = STUDY.primary.name
+    CODECS, FILE_TYPES, REPEATS, DUTY = (
+        STUDY.codecs,
+        STUDY.file_types,
+        STUDY.repeats,
+        STUDY.duty,
+    )
+    DUTY_CODECS = list(DUTY.codecs) if DUTY else []
+    CROSSCHECK = STUDY.crosscheck
+    ANALYSIS_OPTIONS = STUDY.analysis_options
 ANALYSIS_TABLES = layout.ANALYSIS_TABLES
 REFERENCE_FILES = sorted(glob.glob("paper/reference/*.csv"))
 REPORT_CODE = layout.report_code(workflow.basedir)

@@ -51,6 +51,7 @@ def said_in_process(row: dict, work: Path, capsys) -> str:
             factors.check("sda", row["factor"], sysfs=str(sysfs))
         else:
             study = Study.from_files(study_files(["my-testbed.yaml"]))
+            _ = study.crosscheck, study.analysis_options  # what the Snakefile reads of it
             for testbed in study.testbeds:
                 checks.check_design(study, testbed)  # the rehearsal's, before any run
                 if row.get("meter"):  # the pre-flight's, on this machine

@@ -276,7 +276,8 @@ class Study:
         for name in c["codecs"]:
             if name not in self.codecs:
                 raise ConfigError(f"crosscheck.codecs: {name!r} is not among the study's "
-                                  f"codecs {self.codecs}")
+                                  f"codecs {self.codecs}; name some of them (crosscheck: "
+                                  "{codecs: [...]}), or none: []")
             if not self.scope.measures(c["file_type"], name):
                 raise ConfigError(f"crosscheck.codecs: {name!r} is not measured on "
                                   f"{c['file_type']} (codec_file_types)")
