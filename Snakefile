@@ -5,7 +5,9 @@ import sys
 
 from snakemake.utils import min_version, validate
 
+from wattzip.errors import said_alone
 from wattzip.machine import trust
+from wattzip.model.config import validate_workflow
 
 min_version("9.0")
 
@@ -22,15 +24,25 @@ os.environ.update(
 # in it is no one else's to write, whatever the umask. Its tools come only from folders
 # of root's PATH that no other user can write.
 os.umask(os.umask(0) | 0o022)
-if os.geteuid() == 0:
-    trust.trusted_folder(os.getcwd(), "the workflow's folder", create=False)
-    for left_out in trust.keep_path_trusted():
-        print(f"wattzip: PATH: left out {left_out}", file=sys.stderr)
+# A user's error (wattzip.errors) while the Snakefile is read is its message alone, as
+# every wattzip command prints it: never a traceback.
+with said_alone():
+    if os.geteuid() == 0:
+        trust.trusted_folder(os.getcwd(), "the workflow's folder", create=False)
+        for left_out in trust.keep_path_trusted():
+            print(f"wattzip: PATH: left out {left_out}", file=sys.stderr)
 
 
 configfile: "config.yaml"
 
 
+# wattzip's check first: a line per problem, naming the key, its file and the closest
+# known key or value. Snakemake's, which would dump the whole schema, then fills in the
+# schema's defaults.
+with said_alone():
+    validate_workflow(
+        config, workflow.config_settings.configfiles, workflow.config_settings.config
+    )
 validate(config, "config/schema.yaml")
 
 
@@ -42,6 +54,7 @@ include: "rules/common.smk"
 localrules:
     all,
     rehearsal,
+    study_config,
     simulate_runs,
     manifest,
     job_spec,

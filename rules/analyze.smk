@@ -36,7 +36,7 @@ rule analyze:
         code=REPORT_CODE,
         settings=RULES.settings_flag,
         stage=RULES.stage_flag,
-        options=STUDY.analysis_options.flags(),
+        options=ANALYSIS_OPTIONS.flags(),
     shell:
         "wattzip analyze {input.runs:q} {params.settings} --out {wildcards.root:q}/{wildcards.testbed:q} "
         "--expect {params.stage} --testbed {wildcards.testbed:q} --reference paper/reference "

@@ -104,7 +104,8 @@ rule idle_power:
 rule plan:
     """How long the study takes here, from a short cached pilot (before it is measured)."""
     input:
-        ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
+        preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
+        config=f"{MEASURED}/config.json",
     output:
         f"{MEASURED}/{{testbed}}/plan/estimate.json",
     log:
@@ -117,7 +118,5 @@ rule plan:
     resources:
         **SLURM,
         measure=1,
-    params:
-        config=RULES.config_json,
     shell:
-        "wattzip plan --config-json {params.config:q} --out {output:q} --quiet > {log:q} 2>&1"
+        "wattzip plan --config-file {input.config:q} --out {output:q} --quiet > {log:q} 2>&1"

@@ -7,27 +7,32 @@ what needs Snakemake's own objects (config, glob_wildcards, ancient, workflow.co
 import glob
 import sys
 
+from wattzip.errors import said_alone
 from wattzip.model import layout
 from wattzip.model.lookups import RuleLookups
 from wattzip.model.study import Study
 from wattzip.model.testbed import FACTORS
 
-STUDY = Study.from_config(config)
-TESTBEDS = STUDY.testbeds
-MEASURED, REHEARSED = STUDY.root("results"), STUDY.root("rehearsal")
-PRIMARY = STUDY.primary.name
-CODECS, FILE_TYPES, REPEATS, DUTY = (
-    STUDY.codecs,
-    STUDY.file_types,
-    STUDY.repeats,
-    STUDY.duty,
-)
-DUTY_CODECS = list(DUTY.codecs) if DUTY else []
-CROSSCHECK = STUDY.crosscheck
+# A user's error in the study (a codec, a medium, a factor, the cross-check) is its
+# message alone.
+with said_alone():
+    STUDY = Study.from_config(config)
+    layout.warn_old_layout("results", STUDY, sys.stderr)
+    TESTBEDS = STUDY.testbeds
+    MEASURED, REHEARSED = STUDY.root("results"), STUDY.root("rehearsal")
+    PRIMARY = STUDY.primary.name
+    CODECS, FILE_TYPES, REPEATS, DUTY = (
+        STUDY.codecs,
+        STUDY.file_types,
+        STUDY.repeats,
+        STUDY.duty,
+    )
+    DUTY_CODECS = list(DUTY.codecs) if DUTY else []
+    CROSSCHECK = STUDY.crosscheck
+    ANALYSIS_OPTIONS = STUDY.analysis_options
 ANALYSIS_TABLES = layout.ANALYSIS_TABLES
 REFERENCE_FILES = sorted(glob.glob("paper/reference/*.csv"))
 REPORT_CODE = layout.report_code(workflow.basedir)
-layout.warn_old_layout("results", STUDY, sys.stderr)
 
 
 def copied_in_testbeds():
@@ -39,7 +44,8 @@ def copied_in_testbeds():
     return sorted(t for t in set(found) if "/" not in t and t not in TESTBEDS)
 
 
-RULES = RuleLookups(STUDY, config, copied_in_testbeds())
+with said_alone():
+    RULES = RuleLookups(STUDY, config, copied_in_testbeds())
 SLURM = RULES.slurm
 THREADS = RULES.threads(lambda: workflow.cores)  # read when a job asks: Slurm sets none
 
@@ -81,6 +87,7 @@ def job_paths(part):
     )
 
 
-layout.print_study_summary(
-    STUDY, f"{MEASURED}/{STUDY.first_testbed}/plan/estimate.json", sys.stderr
-)
+with said_alone():
+    layout.print_study_summary(
+        STUDY, f"{MEASURED}/{STUDY.first_testbed}/plan/estimate.json", sys.stderr
+    )

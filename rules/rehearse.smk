@@ -6,8 +6,24 @@ then made by the same rules as the measured ones, in rehearsal/<study>/.
 """
 
 
+rule study_config:
+    """The merged config in one file, in its own order: what the study's commands read."""
+    output:
+        "{root}/config.json",
+    log:
+        "{root}/logs/study_config.log",
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        config=RULES.config_json,
+    script:
+        "../scripts/study_config.py"
+
+
 rule simulate_runs:
     """Simulated runs, idle power, provenance and plan of one testbed (no machine used)."""
+    input:
+        config=f"{REHEARSED}/config.json",
     output:
         runs=f"{REHEARSED}/{{testbed}}/runs.csv",
         overlap=f"{REHEARSED}/{{testbed}}/overlap.txt",
@@ -23,10 +39,8 @@ rule simulate_runs:
         testbed=RULES.this_testbed(),
     conda:
         "../envs/wattzip.yaml"
-    params:
-        config=RULES.config_json,
     shell:
-        "wattzip simulate --config-json {params.config:q} --testbed {wildcards.testbed:q} "
+        "wattzip simulate --config-file {input.config:q} --testbed {wildcards.testbed:q} "
         "--runs {output.runs:q} 2> {log:q}"
 
 

@@ -4,9 +4,11 @@ alone on the machine like every measurement."""
 import os
 
 from wattzip import machine
+from wattzip.errors import said_alone
 from wattzip.measure import crosscheck
 
-with open(snakemake.log[0], "w") as log, machine.session(
+# A user's error (a missing hyperfine, the machine held) is its message alone.
+with said_alone(), open(snakemake.log[0], "w") as log, machine.session(
     "crosscheck", snakemake.wildcards.testbed, os.getcwd()
 ):
     crosscheck.run(

@@ -2,8 +2,10 @@
 
 import sys
 
+from wattzip.errors import said_alone
 from wattzip.report import hpc14_cells
 
 sys.stderr = open(snakemake.log[0], "w")
-hpc14_cells.write(dict(snakemake.input.items()), snakemake.params.duty_codecs,
-                  dict(snakemake.output.items()))
+with said_alone():  # a user's error is its message in the log, shown on failure
+    hpc14_cells.write(dict(snakemake.input.items()), snakemake.params.duty_codecs,
+                      dict(snakemake.output.items()))

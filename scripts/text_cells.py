@@ -2,7 +2,10 @@
 
 import sys
 
+from wattzip.errors import said_alone
 from wattzip.report import text_cells
 
 sys.stderr = open(snakemake.log[0], "w")
-text_cells.write(snakemake.wildcards.table, dict(snakemake.input.items()), snakemake.output[0])
+with said_alone():  # a user's error is its message in the log, shown on failure
+    text_cells.write(snakemake.wildcards.table, dict(snakemake.input.items()),
+                     snakemake.output[0])

@@ -108,8 +108,10 @@ def test_the_installed_package_opens_nothing_in_the_checkout(installed, tmp_path
     """The schema's defaults (the parser's), the claims registry and the original papers'
     tables (analyze), from the package alone; the runs are copied out of the checkout."""
     python = installed / "bin" / "python"
-    config = json.dumps({"testbed": {"name": "tb"}, "codecs": ["gz-1"]})
-    for argv in (["--help"], ["plan", "--config-json", config, "--help"], ["codecs", "paper"]):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"testbed": {"name": "tb"}, "codecs": ["gz-1"]}))
+    for argv in (["--help"], ["plan", "--config-file", str(config), "--help"],
+                 ["codecs", "paper"]):
         run([python, "-c", NO_CHECKOUT, REPO, *argv], cwd=tmp_path)
     [runs] = sorted((REPO / "tests" / "data" / "fixture").rglob("runs.csv"))
     shutil.copy(runs, tmp_path / "runs.csv")

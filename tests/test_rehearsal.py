@@ -144,8 +144,10 @@ def test_the_rehearsal_runs_the_design_checks_that_need_no_machine(tmp_path):
     assert "compresses in btrfs, but medium ext2 is ext2" in problems  # codec and medium
     assert "holds 1 MiB" in problems  # the free-space arithmetic on the image
     assert "names no measuring backend" in problems  # the meter requirement
-    proc = subprocess.run([sys.executable, "-m", "wattzip", "simulate", "--config-json",
-                           json.dumps(study.config), "--runs", str(tmp_path / "runs.csv")],
+    merged = tmp_path / "config.json"
+    merged.write_text(json.dumps(study.config))
+    proc = subprocess.run([sys.executable, "-m", "wattzip", "simulate", "--config-file",
+                           str(merged), "--runs", str(tmp_path / "runs.csv")],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2 and "cannot run as designed" in proc.stderr
     assert not (tmp_path / "runs.csv").exists()

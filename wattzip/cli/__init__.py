@@ -49,7 +49,7 @@ def add_analysis_options(s) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="wattzip", description=__doc__)
+    p = flags.Parser(prog="wattzip", description=__doc__)
     p.add_argument("--version", action="version", version=f"wattzip {__version__}")
     sub = p.add_subparsers(dest="subcommand", required=True)
     for add_command in COMMANDS:
@@ -300,7 +300,9 @@ def _add_plan(sub) -> None:
     s.add_argument("--configfile", nargs="+", default=[],
                    help="overlays, read after the current directory's config.yaml as "
                         "snakemake reads them")
-    s.add_argument("--config-json", help="the merged config itself (what the workflow passes)")
+    s.add_argument("--config-file", metavar="JSON",
+                   help="the merged config in one file, instead of --configfile (what the "
+                        "workflow writes: <tree>/<study>/config.json)")
     s.add_argument("--cache", help="pilot cache (default: "
                                    "results/<study>/<testbed>/plan/pilot.json)")
     s.add_argument("--out", help="also write the estimate as JSON")
@@ -324,7 +326,8 @@ def _add_rehearse(sub) -> None:
 def _add_simulate(sub) -> None:
     s = sub.add_parser("simulate", help="one testbed's SIMULATED runs for the rehearsal "
                                         "(what rule simulate_runs runs)")
-    s.add_argument("--config-json", required=True, help="the merged config")
+    s.add_argument("--config-file", required=True, metavar="JSON",
+                   help="the merged config in one file (what the workflow writes)")
     s.add_argument("--testbed", help="the testbed (default: the study's first)")
     s.add_argument("--runs", required=True, help="runs.csv to write; the other files "
                                                  "go beside it")

@@ -210,10 +210,10 @@ def cmd_claims(a) -> int:
 
 def cmd_plan(a) -> int:
     from wattzip.model import plan
-    from wattzip.model.config import config_from_json, study_files
+    from wattzip.model.config import config_from_file, study_files
     from wattzip.model.study import Study
 
-    study = (Study.from_config(config_from_json(a.config_json)) if a.config_json
+    study = (Study.from_config(config_from_file(a.config_file)) if a.config_file
              else Study.from_files(study_files(a.configfile)))
     text = plan.run(study, a.cache, a.out, a.lock_wait, progress=None if a.quiet else log)
     print(text)
@@ -222,10 +222,10 @@ def cmd_plan(a) -> int:
 
 def cmd_simulate(a) -> int:
     from wattzip.model import rehearsal
-    from wattzip.model.config import config_from_json
+    from wattzip.model.config import config_from_file
     from wattzip.model.study import Study
 
-    study = Study.from_config(config_from_json(a.config_json))
+    study = Study.from_config(config_from_file(a.config_file))
     written = rehearsal.synthesize(study, a.testbed or study.first_testbed, a.runs)
     log(f"SIMULATED runs of study {study.name} on testbed {a.testbed}: {written}")
     return 0

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wattzip.errors import FactorError
+from wattzip.errors import FactorError, did_you_mean
 
 KEEP = "keep"  # the factor value that means "leave the machine as it is"
 # Schedulers of the legacy block layer, gone since Linux 5.0, and their blk-mq successors.
@@ -63,7 +63,7 @@ def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS,
             hint = (f"; this kernel has {value} as the module {module}, not loaded: "
                     f"load it with 'modprobe {module}' (wattzip loads no module)")
         raise FactorError(f"factor io_scheduler={value}: {disk} offers only "
-                          f"{', '.join(available)}{hint}")
+                          f"{', '.join(available)}{hint or did_you_mean(value, available)}")
     if not _writable(path):
         raise FactorError(f"factor io_scheduler={value}: {path} is not writable (run as root)")
 
@@ -87,7 +87,7 @@ def check_governor(value: str, sysfs: str = SYSFS) -> None:
                               f"so wattzip cannot tell whether {cpu} offers {value}") from None
         if value not in available:
             raise FactorError(f"factor governor={value}: {cpu} offers only "
-                              f"{', '.join(available)}")
+                              f"{', '.join(available)}{did_you_mean(value, available)}")
         if not _writable(path):
             raise FactorError(f"factor governor={value}: {path} is not writable "
                               "(run as root)")

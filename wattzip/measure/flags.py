@@ -6,15 +6,30 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 
 from wattzip import machine, meters
-from wattzip.errors import ConfigError
+from wattzip.errors import ConfigError, did_you_mean
 from wattzip.machine import factors, media
 from wattzip.measure import spec
 from wattzip.resources import schema_default
 
 DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (its commands' too), a slip said first and alone: the error, the
+    closest known flag or command, and where the usage is, not a screen of usage first."""
+
+    def error(self, message: str):
+        hint = ""
+        if unknown := re.match(r"unrecognized arguments: (\S+)", message):
+            hint = did_you_mean(unknown[1], self._option_string_actions)
+        elif choice := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message):
+            hint = did_you_mean(choice[1], re.findall(r"'([^']*)'", choice[2]))
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n"
+                     f"  (`{self.prog} --help` lists its options)\n")
 
 
 def log(msg: str) -> None:

@@ -92,4 +92,5 @@ def spec_problems(study: Study, testbed: str) -> list[str]:
 def check_design(study: Study, testbed: str) -> None:
     problems = design_problems(study, testbed)
     if problems:
-        raise ConfigError("the study cannot run as designed:\n  " + "\n  ".join(problems))
+        # The first problem on the first line: what a console's error line shows.
+        raise ConfigError("the study cannot run as designed: " + "\n  ".join(problems))

@@ -39,7 +39,10 @@ class Study:
         self.description = c["study"].get("description", "")
         self.testbeds = self._testbeds()
         self.file_types = list(c["file_types"])
-        self.codecs = [x.name for x in codec_registry.resolve(c["codecs"])]
+        try:
+            self.codecs = [x.name for x in codec_registry.resolve(c["codecs"])]
+        except ConfigError as exc:
+            raise ConfigError(f"codecs: {exc}") from None
         self.scope = CellScope(c["codec_file_types"], self.codecs, self.file_types)
         self.file_size_bytes = units.parse_size(c["file_size"])
         self.repeats = dict(c["repeats"])
@@ -64,7 +67,7 @@ class Study:
     @classmethod
     def from_files(cls, paths: list[str | Path]) -> Study:
         config = merge_configs(paths)
-        validate(config, " + ".join(map(str, paths)))
+        validate(config, " + ".join(map(str, paths)), paths)
         return cls(config)
 
     # --- building -------------------------------------------------------------------
@@ -102,7 +105,10 @@ class Study:
             return None
         for name in d["codecs"]:
             if name != "plain":
-                codec_registry.get(name)
+                try:
+                    codec_registry.get(name)
+                except ConfigError as exc:
+                    raise ConfigError(f"dutycycle.codecs: {exc}") from None
         if d["file_type"] not in self.file_types:
             raise ConfigError(f"dutycycle.file_type: {d['file_type']!r} is not among the "
                               f"study's file_types {self.file_types}")
@@ -270,7 +276,8 @@ class Study:
         for name in c["codecs"]:
             if name not in self.codecs:
                 raise ConfigError(f"crosscheck.codecs: {name!r} is not among the study's "
-                                  f"codecs {self.codecs}")
+                                  f"codecs {self.codecs}; name some of them (crosscheck: "
+                                  "{codecs: [...]}), or none: []")
             if not self.scope.measures(c["file_type"], name):
                 raise ConfigError(f"crosscheck.codecs: {name!r} is not measured on "
                                   f"{c['file_type']} (codec_file_types)")

@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from wattzip import resources
-from wattzip.errors import ConfigError, MissingToolError
+from wattzip.errors import ConfigError, MissingToolError, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,8 @@ def get(name: str) -> Codec:
         return REGISTRY[name]
     except KeyError:
         raise ConfigError(
-            f"unknown codec {name!r}; valid codecs: {', '.join(REGISTRY)}"
+            f"unknown codec {name!r}{did_you_mean(name, REGISTRY) or ';'} valid codecs: "
+            f"{', '.join(REGISTRY)}"
         ) from None
 
 
@@ -138,9 +139,10 @@ def resolve(selection: list[str] | str) -> list[Codec]:
         elif item in REGISTRY:
             chosen.setdefault(item, REGISTRY[item])
         else:
+            hint = did_you_mean(item, [*SET_NAMES, *REGISTRY])
             raise ConfigError(
-                f"unknown codec or codec set {item!r}; sets: {', '.join(SET_NAMES)}; "
-                f"codecs: {', '.join(REGISTRY)}"
+                f"unknown codec or codec set {item!r}{hint}{' The' if hint else '; the'} "
+                f"sets: {', '.join(SET_NAMES)}; the codecs: {', '.join(REGISTRY)}"
             )
     return list(chosen.values())
 
