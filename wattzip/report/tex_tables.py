@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from wattzip.analysis.reference import read_with_tex
 from wattzip.model import layout
@@ -35,11 +36,12 @@ NO_HPC14 = "% no filesystem codecs and no duty cycle in this study"
 NO_TEXT = "no text file in this study"  # the testbeds' table of a study without text files
 
 
+@dataclass
 class Table:
     """A table's LaTeX lines, and whether the rows it is made from are a rehearsal's."""
 
-    def __init__(self, lines: list[str], simulated: bool):
-        self.lines, self.simulated = lines, simulated
+    lines: list[str]
+    simulated: bool
 
     def text(self) -> str:
         """The table's file: a rehearsal's says SIMULATED above the table."""
