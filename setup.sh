@@ -41,7 +41,7 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import sys" 2>/dev/nu
   /usr/bin/python3 -m venv "$venv"
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] \
-  || ! "$venv/bin/python" -c "import wattzip, snakemake, scipy, snakefmt, pytest, snakemake_executor_plugin_slurm" 2>/dev/null; then
+  || ! "$venv/bin/python" -c "import wattzip, snakemake, scipy, snakefmt, pytest, xdist, snakemake_executor_plugin_slurm" 2>/dev/null; then
   echo "setup: installing wattzip, Snakemake and the test tools into $venv" >&2
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q -e ".[workflow,test]"

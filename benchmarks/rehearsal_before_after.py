@@ -6,7 +6,8 @@
 Builds the rehearsal (the whole report from SIMULATED runs, `snakemake rehearsal`) of
 each study, once in a checkout of git revision REV (default: HEAD~1) with its own
 package first on the path, and once in this work tree. CONFIG are overlays (default:
-the default study and every config/*.yaml but the schema). Then it compares every
+the default study and every config/*.yaml but the schema; given, those studies
+alone). Then it compares every
 file of the two rehearsal trees: analysis tables, figure data, generated LaTeX, run
 journals and traces (decompressed), and each PDF's text (pdftotext; both trees' PDFs
 carry one date), each tree's own
@@ -46,10 +47,11 @@ def shipped_overlays() -> list[str]:
                   if p.name != "schema.yaml")
 
 
-def rehearse(tree: Path, overlays: list[str]) -> Path:
-    """Every study's rehearsal in `tree`, its own package first on the path."""
+def rehearse(tree: Path, overlays: list[str | None]) -> Path:
+    """Every study's rehearsal in `tree` (None: the default study), its own package first
+    on the path."""
     env = {**os.environ, "PYTHONPATH": str(tree), **BUILD_DATE}
-    for overlay in [None, *overlays]:
+    for overlay in overlays:
         args = [sys.executable, "-m", "snakemake", "--cores", "2", "rehearsal"]
         args += ["--configfile", overlay] if overlay else []
         done = subprocess.run(args, cwd=tree, env=env, capture_output=True, text=True)
@@ -111,9 +113,9 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="copy both rehearsals to DIR/before and DIR/after")
     parser.add_argument("configs", nargs="*", type=file_under(REPO),
-                        help="overlays (default: every shipped one)")
+                        help="overlays (default: the default study and every shipped one)")
     a = parser.parse_args()
-    overlays = a.configs or shipped_overlays()
+    overlays = a.configs or [None, *shipped_overlays()]
     renamed = dict(pair.split("=", 1) for pair in a.renamed)
     with tempfile.TemporaryDirectory(prefix="wattzip-before-") as tmp:
         old, new = Path(tmp) / "before", Path(tmp) / "after"
@@ -130,7 +132,8 @@ def main() -> int:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
                            check=False)
     files = [d for d in differ if not d.startswith("    ")]
-    print(f"{1 + len(overlays)} studies rehearsed at {a.rev} and in the work tree: "
+    studies = f"{len(overlays)} stud{'y' if len(overlays) == 1 else 'ies'}"
+    print(f"{studies} rehearsed at {a.rev} and in the work tree: "
           f"{same} files identical, {len(files)} differ (each claims.csv with its verdicts "
           "that changed)")
     for name in differ:

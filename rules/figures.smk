@@ -1,75 +1,122 @@
 """Figures (R: data.table + ggplot2), from the analysis tables only, in either tree."""
 
 
-rule figure_per_file_type:
-    """Time, energy or ET of every codec on one file type (paper Figures 2, 4, 5, 6)."""
+rule figures_per_file_type:
+    """Time, energy and ET of every codec on one file type (paper Figures 2, 4, 5, 6)."""
     input:
         summary=RULES.in_root("{testbed}/summary.csv"),
     output:
-        report(
-            "{figs}/{testbed}/{kind}_{ftype}.pdf",
+        time=report(
+            "{figs}/{testbed}/time_{ftype}.pdf",
+            caption="../paper/report/per_file_type.rst",
+            category="{testbed}",
+            subcategory="{ftype}",
+        ),
+        energy=report(
+            "{figs}/{testbed}/energy_{ftype}.pdf",
+            caption="../paper/report/per_file_type.rst",
+            category="{testbed}",
+            subcategory="{ftype}",
+        ),
+        et=report(
+            "{figs}/{testbed}/et_{ftype}.pdf",
             caption="../paper/report/per_file_type.rst",
             category="{testbed}",
             subcategory="{ftype}",
         ),
     log:
-        "{figs}/logs/{testbed}/{kind}_{ftype}.log",
-    wildcard_constraints:
-        kind="time|energy|et",
+        "{figs}/logs/{testbed}/per_file_type_{ftype}.log",
     conda:
         "../envs/r.yaml"
     params:
         code=REPORT_CODE,
+        figures={
+            "time": {"script": "fig_time.R"},
+            "energy": {"script": "fig_energy.R"},
+            "et": {"script": "fig_et.R"},
+        },
     script:
-        "../scripts/fig_{wildcards.kind}.R"
+        "../scripts/figures.R"
 
 
-rule figure_of_testbed:
-    """One figure of the whole testbed: E_sav, ratios, energy against ratio, levels."""
+rule figures_of_testbed:
+    """The whole testbed's figures: E_sav, ratios, energy against ratio, and energy or
+    time per GB (a write and n reads) against the ratio with the Pareto front named."""
     input:
         summary=RULES.in_root("{testbed}/summary.csv"),
         esav=RULES.in_root("{testbed}/esav.csv"),
         breakeven=RULES.in_root("{testbed}/breakeven.csv"),
-    output:
-        report(
-            "{figs}/{testbed}/{kind}.pdf",
-            caption="../paper/report/testbed_figure.rst",
-            category="{testbed}",
-            subcategory="whole testbed",
-        ),
-    log:
-        "{figs}/logs/{testbed}/{kind}.log",
-    wildcard_constraints:
-        kind="esav|ratio|tradeoff|levels",
-    conda:
-        "../envs/r.yaml"
-    params:
-        code=REPORT_CODE,
-    script:
-        "../scripts/fig_{wildcards.kind}.R"
-
-
-rule figure_pareto:
-    """Energy or time per GB (a write and n reads) against the ratio, the Pareto front named."""
-    input:
         pareto=RULES.in_root("{testbed}/pareto.csv"),
     output:
-        report(
-            "{figs}/{testbed}/pareto_{metric}.pdf",
+        esav=report(
+            "{figs}/{testbed}/esav.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="whole testbed",
+        ),
+        ratio=report(
+            "{figs}/{testbed}/ratio.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="whole testbed",
+        ),
+        tradeoff=report(
+            "{figs}/{testbed}/tradeoff.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="whole testbed",
+        ),
+        pareto_energy=report(
+            "{figs}/{testbed}/pareto_energy.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="whole testbed",
+        ),
+        pareto_time=report(
+            "{figs}/{testbed}/pareto_time.pdf",
             caption="../paper/report/testbed_figure.rst",
             category="{testbed}",
             subcategory="whole testbed",
         ),
     log:
-        "{figs}/logs/{testbed}/pareto_{metric}.log",
-    wildcard_constraints:
-        metric="energy|time",
+        "{figs}/logs/{testbed}/testbed.log",
+    conda:
+        "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
+        figures={
+            "esav": {"script": "fig_esav.R"},
+            "ratio": {"script": "fig_ratio.R"},
+            "tradeoff": {"script": "fig_tradeoff.R"},
+            "pareto_energy": {
+                "script": "fig_pareto.R",
+                "wildcards": {"metric": "energy"},
+            },
+            "pareto_time": {"script": "fig_pareto.R", "wildcards": {"metric": "time"}},
+        },
+    script:
+        "../scripts/figures.R"
+
+
+rule figure_levels:
+    """Compress-write across the levels of every tool swept over three or more."""
+    input:
+        summary=RULES.in_root("{testbed}/summary.csv"),
+    output:
+        report(
+            "{figs}/{testbed}/levels.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="whole testbed",
+        ),
+    log:
+        "{figs}/logs/{testbed}/levels.log",
     conda:
         "../envs/r.yaml"
     params:
         code=REPORT_CODE,
     script:
-        "../scripts/fig_pareto.R"
+        "../scripts/fig_levels.R"
 
 
 rule figure_factor:

@@ -174,8 +174,13 @@ stacked_bars <- function(parts, totals, ylab, fill_values) {
 }
 
 # Messages of a rule's script go to its log.
+# The rule's log takes R's messages; a rule drawing several figures (figures.R) opens it
+# once, for all of them.
 open_log <- function() {
-  sink(file(snakemake@log[[1]], open = "wt"), type = "message")
+  if (!identical(getOption("wattzip.log"), snakemake@log[[1]])) {
+    sink(file(snakemake@log[[1]], open = "wt"), type = "message")
+    options(wattzip.log = snakemake@log[[1]])
+  }
 }
 
 # The summary rows of the rule's file type (primary setting), ready to plot.

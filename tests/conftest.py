@@ -1,13 +1,26 @@
 """Shared fixtures, made once per session: small real input files of every type, and the
-workflow tests' tiny study."""
+workflow tests' tiny study; and how the suite shares the machine's cores.
+
+The suite runs on every core (pytest-xdist, `-n auto` in pyproject.toml). A test marked
+`pure` neither measures nor changes the machine (analysis, statistics, the model, the
+report's text, parsing): pure tests run side by side. Every other test measures or
+changes the machine, and runs alone: nothing else of the suite runs beside it, so its
+quiet-run checks keep their meaning. A pure test that holds the machine (a wattzip
+command's session, in this process or a child) fails, naming itself. Tests that share a
+fixture made once per module or per session run in one worker, so it is made once.
+"""
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +33,9 @@ if OWN_STATE_DIR:
     os.environ["WATTZIP_STATE_DIR"] = tempfile.mkdtemp(prefix="wattzip-test-state-")
 
 SMALL = 1 << 20
+# Fixtures of the suite's widest scopes that cost little to make twice: their tests may
+# run in any worker.
+CHEAP_SHARED = {"small_inputs"}
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +71,6 @@ def tiny_study(tmp_path_factory):
     return root
 
 
-
 @pytest.fixture
 def noted(monkeypatch):
     """Each change journaled during the test, as (kind, target, whether something was at
@@ -70,16 +85,6 @@ def noted(monkeypatch):
 
     monkeypatch.setattr(machine, "note", spy)
     return seen
-
-def pytest_collection_modifyitems(config, items):
-    """The 'study' tests (minutes to hours) run only when a -m expression names them,
-    whatever other -m is given ("not workflow" alone would let them in unasked)."""
-    if "study" in (config.getoption("markexpr") or ""):
-        return
-    study = [item for item in items if item.get_closest_marker("study")]
-    if study:
-        config.hook.pytest_deselected(items=study)
-        items[:] = [item for item in items if not item.get_closest_marker("study")]
 
 
 def pytest_sessionstart(session):
@@ -112,3 +117,125 @@ def pytest_sessionfinish(session, exitstatus):
     state = machine.state_dir()
     if OWN_STATE_DIR and state.name.startswith("wattzip-test-state-") and not machine.pending():
         shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The 'study' tests (minutes to hours) run only when a -m expression names them,
+    whatever other -m is given ("not workflow" alone would let them in unasked). Tests
+    that share an expensive fixture of a module's or the session's scope go to one
+    worker (xdist's loadgroup reads the mark after this hook)."""
+    if "study" not in (config.getoption("markexpr") or ""):
+        study = [item for item in items if item.get_closest_marker("study")]
+        if study:
+            config.hook.pytest_deselected(items=study)
+            items[:] = [item for item in items if not item.get_closest_marker("study")]
+    for item in items:
+        group = _shared_fixture(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_collection_finish(session):
+    """In a worker, every test of a group carries it in its id, or xdist would run the
+    group's tests in several workers, each making the shared fixture again."""
+    if "PYTEST_XDIST_WORKER" not in os.environ or not session.config.getvalue("loadgroup"):
+        return
+    for item in session.items:
+        if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+            raise pytest.UsageError(f"{item.nodeid}: this pytest-xdist does not group tests "
+                                    f"under pytest {pytest.__version__} (see pyproject.toml)")
+
+
+def _shared_fixture(item) -> str | None:
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(item, "fixturenames", ()):
+        defs = info.name2fixturedefs.get(name) if info else None
+        if not defs or name in CHEAP_SHARED:
+            continue
+        fixture = defs[-1]
+        if fixture.scope in ("session", "package", "module") and getattr(
+                fixture.func, "__module__", "").startswith("tests."):
+            return name if fixture.scope != "module" else item.module.__name__
+    return None
+
+
+def _suite_locks() -> Path | None:
+    """The folder of the workers' shared locks (None: one process, nothing to share)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run or "PYTEST_XDIST_WORKER" not in os.environ:
+        return None
+    folder = Path(tempfile.gettempdir()) / f"wattzip-suite-{run}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    st = folder.lstat()
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise pytest.UsageError(f"{folder} is not this user's alone")
+    return folder
+
+
+@contextlib.contextmanager
+def _turn(folder: Path, alone: bool):
+    """A readers-writer lock over the workers: a pure test shares the machine with other
+    pure tests, any other test has it alone. The turnstile, held while a test waits to
+    be alone, keeps new pure tests from starving it."""
+    with open(folder / "turnstile", "a") as turnstile, open(folder / "machine", "a") as machine:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        if alone:
+            fcntl.flock(machine, fcntl.LOCK_EX)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        else:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+            fcntl.flock(machine, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(machine, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    folder = _suite_locks()
+    with contextlib.ExitStack() as stack:
+        if folder is not None:
+            stack.enter_context(_turn(folder, alone=not item.get_closest_marker("pure")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _pure_holds_no_machine(request):
+    """A pure test runs with a journal of its own (inherited by its children): every
+    session of the machine journals its processes' mark first, so a journal there after
+    the test says it held the machine, which a pure test must not."""
+    if request.node.get_closest_marker("pure") is None:
+        yield
+        return
+    from wattzip import machine
+
+    before = os.environ[machine.STATE_DIR_ENV]
+    own = tempfile.mkdtemp(prefix="wattzip-test-pure-")
+    os.environ[machine.STATE_DIR_ENV] = own
+    try:
+        yield
+    finally:
+        os.environ[machine.STATE_DIR_ENV] = before
+        held = (Path(own) / "changes.jsonl").exists()
+        shutil.rmtree(own, ignore_errors=True)
+    assert not held, (f"{request.node.nodeid} is marked pure but held the machine (a wattzip "
+                      "session): it measures or changes the machine, so it must run alone; "
+                      "take its pure mark away")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The suite's time per file (setup, call and teardown of its tests, in the workers
+    that ran them), beside pytest's slowest tests (--durations)."""
+    per_file = collections.Counter()
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) in ("setup", "call", "teardown"):
+                per_file[report.nodeid.split("::")[0]] += report.duration
+    if not per_file:
+        return
+    terminalreporter.write_sep("=", "time per test file (s, summed over the workers)")
+    for name, seconds in per_file.most_common():
+        terminalreporter.write_line(f"{seconds:8.1f}  {name}")
+    terminalreporter.write_line(f"{sum(per_file.values()):8.1f}  in all")

@@ -18,6 +18,8 @@ from wattzip.analysis.breakeven import BreakEven, break_even, display, parse_dis
 from wattzip.analysis.reference import read_reference
 from wattzip.stats import fit_percent
 
+pytestmark = pytest.mark.pure
+
 PAPER = AnalysisOptions()  # the paper's design, its options stated
 
 REFERENCE = Path(__file__).resolve().parent.parent / "paper" / "reference"

@@ -14,6 +14,8 @@ from wattzip.records import write_table
 from .test_analysis import run
 from .test_confidence_levels import breakeven_table, tables_of
 
+pytestmark = pytest.mark.pure
+
 # (elapsed s, CPU-seconds) of each operation: the compressed write costs time and CPU,
 # the decompressed read saves both, at either extreme of the coefficient table.
 OPS = {"plain-write": (1.0, 0.1), "plain-read": (1.0, 0.1),

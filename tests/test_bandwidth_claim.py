@@ -15,6 +15,8 @@ from wattzip.analysis.reference import read_reference
 
 from .test_analysis import REFERENCE, run
 
+pytestmark = pytest.mark.pure
+
 REPO = REFERENCE.parent.parent
 
 CLAIM = "slow_disk_text_time"

@@ -194,7 +194,7 @@ def test_drift_pairs_reads_the_study_s_journals(tmp_path):
 
 @pytest.mark.workflow
 def test_the_before_and_after_benchmarks_find_no_change_against_head(tmp_path):
-    """What a refactoring is checked with (docs/benchmarks.md, issue 31), run to the end in
+    """What a refactoring is checked with (docs/benchmarks.md), run to the end in
     a clone of HEAD (whatever this work tree holds): HEAD against itself differs in nothing."""
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", REPO, clone], check=True)
@@ -207,7 +207,7 @@ def test_the_before_and_after_benchmarks_find_no_change_against_head(tmp_path):
     assert re.search(r"tables of \S+ \(looks 0\): \w+ against the work tree: 0 difference",
                      out), out
     out = run("rehearsal_before_after.py", "--rev", "HEAD", "tests/data/tiny.yaml")
-    assert re.search(r"2 studies rehearsed at HEAD and in the work tree: \d+ files identical, "
+    assert re.search(r"1 study rehearsed at HEAD and in the work tree: \d+ files identical, "
                      r"0 differ", out), out
 
 

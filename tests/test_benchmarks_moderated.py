@@ -1,5 +1,5 @@
-"""The benchmark scripts that read a finished moderated study, run to the end as
-docs/benchmarks.md runs them, on the tiny study under the moderated design: two settings
+"""The benchmark scripts that read a finished moderated study, run to the end (as
+docs/benchmarks.md runs those it shows), on the tiny study under the moderated design: two settings
 (the bandwidth factor), so a script that reads one setting's journals is given, or picks,
 the primary setting's, and one that prices every cell keeps the settings apart."""
 

@@ -6,10 +6,14 @@ from __future__ import annotations
 import dataclasses
 import random
 
+import pytest
+
 from wattzip.analysis import cell_summary, claims, run_tables
 
 from .test_analysis import PAPER, REFERENCE, SETTING, cell, claims_by_id, paper_like_server, run
 from .test_claim_parts import scheduler_claim
+
+pytestmark = pytest.mark.pure
 
 
 def set_runs(rows, file_type, codec, op, energies_j, elapsed_s=None):

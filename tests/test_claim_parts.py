@@ -4,11 +4,15 @@ rest (a part decided against it still refutes it)."""
 
 from __future__ import annotations
 
+import pytest
+
 from wattzip.analysis import cell_summary, claims, run_tables
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims import registry
 
 from .test_analysis import REFERENCE, cell, claims_by_id, dedupe_plain, paper_like_server
+
+pytestmark = pytest.mark.pure
 
 PAPER = AnalysisOptions()  # the paper's design, its options stated
 

@@ -7,6 +7,8 @@ import pytest
 from wattzip.errors import ConfigError, MissingToolError
 from wattzip.workload import codec_registry
 
+pytestmark = pytest.mark.pure
+
 PAPER = ["gz-1", "gz-6", "gz-9", "lzo-1", "lzo-3", "lzo-9", "bz-1", "bz-9", "c-10", "c-16",
          "ppmd"]
 

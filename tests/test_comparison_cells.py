@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from wattzip.report import comparison_cells as cells
 from wattzip.report import legends
 
 from .test_workflow import REPO
+
+pytestmark = pytest.mark.pure
 
 DAGGER = r"$^{\dagger}$"
 

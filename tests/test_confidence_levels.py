@@ -18,6 +18,8 @@ from wattzip.report.tables import ReportTables
 from .test_report import PARAMS, PRIMARY, TINY, inputs
 from .test_workflow import REPO
 
+pytestmark = pytest.mark.pure
+
 PAPER = {**PARAMS["repeats"], "design": "paper"}
 VERDICT = {**PARAMS["repeats"], "design": "verdict", "looks": [3, 5, 8]}
 LEVELS = {"paper": r"each at 97.5\%, so both hold together at 95\%",

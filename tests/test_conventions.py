@@ -3,9 +3,12 @@
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from .test_workflow import REPO
+
+pytestmark = pytest.mark.pure
 
 
 def run(tool, *argv):

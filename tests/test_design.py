@@ -16,6 +16,8 @@ from wattzip.resources import load_schema, schema_default
 
 from .test_workflow import REPO
 
+pytestmark = pytest.mark.pure
+
 BASE = {
     "testbed": {"name": "tb"}, "target_dir": "results/{testbed}/target",
     "file_types": ["text", "random"], "file_size": "1MiB", "codecs": ["gz-1", "lzo-1"],

@@ -19,6 +19,8 @@ from wattzip.resources import load_schema
 
 from .test_workflow import REPO, SNAKEMAKE, workflow_copy
 
+pytestmark = pytest.mark.pure
+
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 

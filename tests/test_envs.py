@@ -24,6 +24,8 @@ from wattzip.workload import codec_registry
 
 from .test_workflow import REPO
 
+pytestmark = pytest.mark.pure
+
 ENVS = REPO / "envs"
 # conda-forge names whose package is not the command one would guess from them.
 NOT_THE_COMMAND = {

@@ -19,6 +19,8 @@ from .sysfs import publish
 from .test_meters import powercap  # noqa: F401 (a fake RAPL tree, as the kernel has it)
 from .test_runner import make_job
 
+pytestmark = pytest.mark.pure
+
 
 @pytest.mark.parametrize(("name", "row"), [
     ("Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "Skylake"),

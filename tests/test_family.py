@@ -16,6 +16,8 @@ from wattzip.stats import Interval, t_ppf
 
 from .test_analysis import cell
 
+pytestmark = pytest.mark.pure
+
 REFERENCE = Path(__file__).resolve().parent.parent / "paper" / "reference"
 
 

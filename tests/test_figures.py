@@ -12,11 +12,11 @@ from .rscript import r_output
 from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 
 FIXTURE = REPO / "tests" / "data" / "fixture" / "results"
-STAGES = ["figure_per_file_type", "figure_of_testbed", "figure_timeline", "figure_factor",
-          "figure_pareto", "figure_bandwidth", "tables_of_testbed", "table_testbeds",
+STAGES = ["figures_per_file_type", "figures_of_testbed", "figure_levels", "figure_timeline",
+          "figure_factor", "figure_bandwidth", "tables_of_testbed", "table_testbeds",
           "appendix", "paper_macros", "paper"]
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.pure]
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +129,7 @@ def test_results_of_another_machine_are_picked_up(tmp_path):
         [*SNAKEMAKE, "figures/tiny/testbeds.pdf", "results/tiny/generated/testbeds.tex",
          "figures/tiny/laptop/energy_text.pdf", "--cores", "2", "--allowed-rules", "analyze",
          "figure_testbeds", "table_testbeds",
-         "figure_per_file_type",
+         "figures_per_file_type",
          "--configfile", str(TINY)],
         cwd=root, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -9,6 +9,8 @@ from wattzip.report import hpc14_cells, legends, tex_tables
 
 from .test_workflow import REPO
 
+pytestmark = pytest.mark.pure
+
 
 def summary_row(file_type, codec, op, elapsed, energy, cpu=0.5, tool="gzip", **extra):
     return {"file_type": file_type, "codec": codec, "op": op, "tool": tool, "level": "1",

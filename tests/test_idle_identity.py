@@ -15,6 +15,8 @@ from wattzip.measure import idle
 from .idle_fakes import QUIET, FakeMeter, calibrate, host_of, journal_windows, windows_of
 from .test_workflow import REPO
 
+pytestmark = pytest.mark.pure
+
 
 @pytest.fixture
 def windows(monkeypatch):

@@ -9,6 +9,8 @@ from wattzip.workload import inputs
 
 from .conftest import SMALL
 
+pytestmark = pytest.mark.pure
+
 
 def test_sizes_are_exact(small_inputs):
     for path, entry in small_inputs.values():

@@ -19,7 +19,7 @@ import pytest
 
 from .test_workflow import REPO
 
-pytestmark = pytest.mark.install
+pytestmark = [pytest.mark.install, pytest.mark.pure]
 
 # What pip needs to build the wheel: the package and the files pyproject.toml names.
 BUILD_FILES = ("pyproject.toml", "README.md", "LICENSE")

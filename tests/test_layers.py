@@ -4,7 +4,11 @@ layer above its own (docs/architecture.md draws them). Function-level imports co
 import ast
 from pathlib import Path
 
+import pytest
+
 import wattzip
+
+pytestmark = pytest.mark.pure
 
 # Top to bottom. The package's own top-level modules (records, run_record, stats, errors,
 # resources, latex, units) are the foundation every layer may use.

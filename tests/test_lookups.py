@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import pytest
+
 from wattzip.model.jobs import Job
 from wattzip.model.lookups import RuleLookups
 from wattzip.model.study import Study
 
 from .test_design import BASE, MEDIA
+
+pytestmark = pytest.mark.pure
 
 
 class Wildcards(SimpleNamespace):

@@ -12,6 +12,8 @@ from wattzip.report import comparison_cells, tex_tables
 
 from .test_workflow import REPO
 
+pytestmark = pytest.mark.pure
+
 # Table 3 prints compress -b 10's zero-file ratio (today 344-362) as ~10^2 and gzip -6's
 # (1030) as ~10^3: the floor of log10, and only above 100 ("greater than 100", Table 4).
 EDGES = [(99.9, "99.90", "99.9"), (100.0, "100.00", "100.0"), (316.0, "~10^2", "~10^2"),

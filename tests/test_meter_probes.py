@@ -11,6 +11,8 @@ import pytest
 from wattzip import meters
 from wattzip.errors import MeterError
 
+pytestmark = pytest.mark.pure
+
 
 def probe(name: str, **given) -> str | None:
     return meters.METERS[name].probe(meters.MeterOptions(**given))

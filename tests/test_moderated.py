@@ -15,6 +15,8 @@ from wattzip.analysis.stopping import VerdictLooks, needs_more
 from wattzip.model import rehearsal, repeat_design
 from wattzip.model.study import Study
 
+pytestmark = pytest.mark.pure
+
 OPS = ("compress-write", "decompress-read")
 
 

@@ -15,6 +15,8 @@ from wattzip.errors import ConfigError
 from wattzip.machine.media import Medium
 from wattzip.model.config import merge_configs
 
+pytestmark = pytest.mark.pure
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = str(ROOT / "config" / "schema.yaml")
 

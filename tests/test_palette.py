@@ -17,6 +17,8 @@ from wattzip.workload import codec_registry
 
 from .test_workflow import REPO
 
+pytestmark = pytest.mark.pure
+
 FIXTURE = next((REPO / "tests" / "data" / "fixture").rglob("summary.csv")).parent
 TEMPLATE_CODEC = "gz-1"
 # The figure scripts whose colours, shapes or line types tell codecs or tools apart.

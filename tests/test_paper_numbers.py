@@ -13,7 +13,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
+
+pytestmark = pytest.mark.pure
+
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO / "paper" / "reference"

@@ -15,6 +15,8 @@ from wattzip.latex import interval_tex
 
 from .test_analysis import run
 
+pytestmark = pytest.mark.pure
+
 OPTIONS = AnalysisOptions()
 
 

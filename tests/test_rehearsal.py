@@ -14,7 +14,7 @@ import pytest
 
 from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.pure]
 OVERLAYS = sorted(p.name for p in (REPO / "config").glob("*.yaml") if p.name != "schema.yaml")
 FIXTURE_RUNS = REPO / "tests" / "data" / "fixture" / "results" / "tiny" / "runs.csv"
 
@@ -90,7 +90,7 @@ def test_a_failing_figure_stops_the_study_before_anything_is_measured(tmp_path):
     proc = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", str(TINY)], cwd=root,
                           capture_output=True, text=True, check=False)
     assert proc.returncode != 0
-    assert "Error in rule figure_of_testbed" in proc.stdout + proc.stderr
+    assert "Error in rule figures_of_testbed" in proc.stdout + proc.stderr
     assert "rehearsal/tiny/figures/tiny/esav.pdf" in proc.stdout + proc.stderr
     measured = root / "results" / "tiny" / "tiny"
     assert not list(measured.glob("inputs/*.bin")) and not list(measured.rglob("*.jsonl"))

@@ -19,6 +19,8 @@ from wattzip.run_record import count_failed
 from .test_figures import FIXTURE
 from .test_workflow import REPO
 
+pytestmark = pytest.mark.pure
+
 TINY = FIXTURE / "tiny"
 PRIMARY = "ext2.io-mq-deadline.gov-keep.x1"
 OTHER = "ext2.io-mq-deadline.gov-keep.x1.bw-50MBps"

@@ -7,9 +7,13 @@ from __future__ import annotations
 import re
 import shutil
 
+import pytest
+
 from wattzip.model import layout
 
 from .test_workflow import REPO
+
+pytestmark = pytest.mark.pure
 
 REPORT_STAGES = ("analyze", "figures", "paper")
 

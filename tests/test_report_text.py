@@ -13,6 +13,8 @@ from wattzip.model import repeat_design
 from wattzip.model.study import Study
 from wattzip.report.macros import file_size_against_original
 
+pytestmark = pytest.mark.pure
+
 REPO = Path(__file__).resolve().parent.parent
 DESIGN = {r["quantity"]: r for r in read_reference(REPO / "paper/reference/systor09_design.csv")[1]}
 # The numbers main.tex may name: the papers' sections, tables, figures and slides, a year,

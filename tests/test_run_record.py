@@ -16,6 +16,8 @@ from wattzip.run_record import RUN_COLUMNS, SCHEMA_VERSION, RunRecord
 from .test_figures import FIXTURE
 from .test_runner import make_job
 
+pytestmark = pytest.mark.pure
+
 # The design brief's "One run record" (../shared/design.md), factors spread in runs.csv.
 CONTRACT = ("testbed", "file_type", "input_bytes", "input_sha256", "codec", "level", "op",
             "repeat", "started_at", "ended_at", "elapsed_s", "user_s", "sys_s", "wait_s",

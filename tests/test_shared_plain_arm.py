@@ -18,6 +18,8 @@ from wattzip.model.study import Study
 
 from .test_moderated import CELL, OPS, runs
 
+pytestmark = pytest.mark.pure
+
 
 def test_a_job_reads_the_other_cells_last_measurements_of_its_setting_for_its_prior(tmp_path):
     from wattzip import records

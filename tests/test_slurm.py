@@ -49,14 +49,6 @@ STUDY_ARGV = [*SNAKEMAKE, "--profile", "profiles/slurm", "--slurm-status-command
               "--configfile", str(TINY), str(OVERLAY)]
 
 
-@pytest.fixture(scope="module")
-def study(cluster, tmp_path_factory):
-    root = workflow_copy(tmp_path_factory.mktemp("slurm") / "wf")
-    proc = subprocess.run(STUDY_ARGV, cwd=root, capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[-5000:]
-    return root
-
-
 def queue() -> list[dict]:
     """The queued and running jobs: name, state, node (or the reason they wait)."""
     out = subprocess.run(["squeue", "-h", "-o", "%j|%T|%N|%r"], capture_output=True,
@@ -70,12 +62,13 @@ def job_outputs(root, testbed):
 
 
 @pytest.fixture(scope="module")
-def down_killed_resumed(study, tmp_path_factory):
-    """Node n2 is drained when the study starts (a down node that answers is returned to
-    service by ReturnToService=2; a drained one stays out): node-b's jobs wait in the
-    queue. Snakemake is SIGKILLed once node-a has finished a measurement job (its queued
-    and running jobs go on, orphaned, as they do on a cluster); n2 comes back and the
-    study is run again. Returns the root and what was seen while n2 was out."""
+def down_killed_resumed(cluster, tmp_path_factory):
+    """The study as a cluster's user may meet it: node n2 is drained when it starts (a
+    down node that answers is returned to service by ReturnToService=2; a drained one
+    stays out): node-b's jobs wait in the queue. Snakemake is SIGKILLed once node-a has
+    finished a measurement job (its queued and running jobs go on, orphaned, as they do
+    on a cluster); n2 comes back and the study is run again. Returns the root and what
+    was seen while n2 was out."""
     root = workflow_copy(tmp_path_factory.mktemp("slurm-kill") / "wf")
     subprocess.run(["scontrol", "update", "nodename=n2", "state=drain",
                     "reason=wattzip-test"], check=True)
@@ -107,14 +100,26 @@ def down_killed_resumed(study, tmp_path_factory):
     return root, seen
 
 
+@pytest.fixture(scope="module")
+def study(down_killed_resumed):
+    """The finished study of both testbeds: the killed one, resumed to its end (one
+    Slurm study serves every test)."""
+    return down_killed_resumed[0]
+
+
 def runs_of(root, testbed):
     with open(root / "results" / "tiny" / testbed / "runs.csv", newline="") as f:
         return list(csv.DictReader(f))
 
 
+def finished(runs):
+    """The runs each job finished (a run the kill cut short is in no journal)."""
+    return [r for r in runs if r["verified"] == "true" or r["disturbed"]]
+
+
 def test_each_testbed_was_measured_on_its_own_node(study):
     for testbed, node in (("node-a", "n1"), ("node-b", "n2")):
-        runs = expected_quiet_runs(runs_of(study, testbed), 12, 2)
+        runs = expected_quiet_runs(finished(runs_of(study, testbed)), 12, 2)
         assert {r["slurm_node"] for r in runs} == {node}
         assert all(r["slurm_job_id"] for r in runs)
 
@@ -175,7 +180,6 @@ def test_a_killed_study_resumes_with_no_run_lost_or_duplicated(down_killed_resum
     for testbed, node in (("node-a", "n1"), ("node-b", "n2")):
         runs = runs_of(root, testbed)
         # none lost, none twice (a run the kill cut short is in no journal)
-        expected_quiet_runs([r for r in runs if r["verified"] == "true" or r["disturbed"]],
-                            12, 2)
+        expected_quiet_runs(finished(runs), 12, 2)
         assert {r["slurm_node"] for r in runs} == {node}
         assert "no overlap" in (root / "results" / "tiny" / testbed / "overlap.txt").read_text()

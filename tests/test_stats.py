@@ -5,6 +5,8 @@ from scipy import stats
 
 from wattzip import stats as st
 
+pytestmark = pytest.mark.pure
+
 
 @pytest.mark.parametrize("df", [1, 2, 4, 9, 29, 200])
 @pytest.mark.parametrize("p", [0.6, 0.9, 0.975, 0.995])

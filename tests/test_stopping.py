@@ -12,6 +12,8 @@ from wattzip.analysis.stopping import VerdictLooks, needs_more, outliers
 from wattzip.errors import WattzipError
 from wattzip.measure import measurement
 
+pytestmark = pytest.mark.pure
+
 OPS = ("compress-write", "decompress-read")
 PLAIN = ("plain-write", "plain-read")
 THREE_LOOKS = AnalysisOptions(looks=3)  # the study's options at looks 3, 5, 8

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import csv
 
+import pytest
+
 from wattzip.report import tex_tables
 
 from .test_workflow import REPO
+
+pytestmark = pytest.mark.pure
 
 
 def write_csv(path, rows):

@@ -8,6 +8,8 @@ import pytest
 from wattzip.latex import tex
 from wattzip.report import tex_tables, text_cells
 
+pytestmark = pytest.mark.pure
+
 
 @pytest.mark.parametrize(("text", "shown"), [
     ("C:\\path{x}", r"C:\textbackslash{}path\{x\}"),

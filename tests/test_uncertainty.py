@@ -16,6 +16,8 @@ from wattzip.meters.base import PowerSampleMeter, integrate_averages
 from wattzip.meters.coefficients import Coefficients, table
 from wattzip.stats import half_width, stdev
 
+pytestmark = pytest.mark.pure
+
 SQRT3 = math.sqrt(3)
 
 

@@ -9,6 +9,8 @@ from wattzip import stats
 from wattzip.analysis import verdicts
 from wattzip.analysis.analysis_options import AnalysisOptions
 
+pytestmark = pytest.mark.pure
+
 MEANS = {"w": 10.0, "r": 5.0}  # plain write and read; the codec's arms set the truth
 RULES = {"reads_per_write": 1.0, "margin": 0.02}  # one read per write, a 2% margin
 
