@@ -71,15 +71,8 @@ localrules:
     figure_bandwidth,
     figure_timeline,
     figure_testbeds,
-    table_of_testbed,
-    table_breakeven,
+    tables_of_testbed,
     table_testbeds,
-    hpc14_cells,
-    text_cells,
-    ratio_cells,
-    breakeven_cells,
-    testbed_cells,
-    table_hpc14,
     paper_macros,
     paper,
 
@@ -95,6 +88,5 @@ include: "rules/calibrate.smk"
 include: "rules/measure.smk"
 include: "rules/analyze.smk"
 include: "rules/figures.smk"
-include: "rules/tables.smk"
 include: "rules/paper.smk"
 include: "rules/rehearse.smk"

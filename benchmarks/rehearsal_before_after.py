@@ -132,7 +132,8 @@ def main() -> int:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
                            check=False)
     files = [d for d in differ if not d.startswith("    ")]
-    print(f"{len(overlays)} stud{'y' if len(overlays) == 1 else 'ies'} rehearsed at {a.rev} and in the work tree: "
+    studies = f"{len(overlays)} stud{'y' if len(overlays) == 1 else 'ies'}"
+    print(f"{studies} rehearsed at {a.rev} and in the work tree: "
           f"{same} files identical, {len(files)} differ (each claims.csv with its verdicts "
           "that changed)")
     for name in differ:

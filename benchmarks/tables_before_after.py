@@ -5,8 +5,9 @@
 
 Exports the tree of git revision REV (git archive) beside the work tree, and for
 each runs its own analysis (`python -m wattzip analyze`, its package first on the
-path) on the same runs, its R table scripts with the inputs and params of their
-rules, and its text macros (wattzip.report). Then it lists every analysis-table
+path) on the same runs, its tables as its rules make them (wattzip.report.tex_tables,
+or in a tree before it the R table scripts with the inputs and params of their
+rules), and its text macros (wattzip.report). Then it lists every analysis-table
 cell, table cell, table note line and macro that differs. DIR is a testbed's
 results (runs.csv, settings.csv, provenance.csv, idle/, plan/, manifest.json;
 default: the committed fixture, tests/data/fixture/results/tiny). --looks N
@@ -32,7 +33,7 @@ from wattzip.model.layout import BREAKEVEN_ORIGINALS
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "data" / "fixture" / "results" / "tiny"
-# (reference table, metrics, title) of each break-even table, as rule table_breakeven has it
+# (reference table, metrics, title) of each break-even table, as the tables have it
 BREAKEVEN = BREAKEVEN_ORIGINALS
 REFERENCES = ["systor09_table3_ratios", "systor11_table1_ratios",
               *(v[0] for v in BREAKEVEN.values())]
@@ -108,13 +109,40 @@ def r_table(root: Path, script: str, inputs: dict, params: dict, out: Path) -> N
                  f"{log.read_text()[-1500:] if log.exists() else ''}")
 
 
+TEX_TABLES = """import json, sys
+from wattzip.report import tex_tables
+inputs, testbeds, names, out = (json.loads(sys.argv[1]), json.loads(sys.argv[2]),
+                                json.loads(sys.argv[3]), sys.argv[4])
+tex_tables.write_testbed(inputs, {"duty_codecs": []}, {n: f"{out}/{n}.tex" for n in names})
+tex_tables.write_testbeds(testbeds, {}, {"testbeds": f"{out}/testbeds.tex"})
+"""
+
+
+def tex_tables(root: Path, out: Path, t: Path) -> None:
+    """The tables as a tree's rules tables_of_testbed and table_testbeds write them
+    (wattzip.report.tex_tables): the same tables as the R scripts of a tree before it."""
+    inputs = {name: str(out / f"{name}.csv") for name in ("summary", "breakeven", "claims")}
+    inputs |= {name: str(root / "paper" / "reference" / f"{name}.csv") for name in REFERENCES}
+    testbeds = {"breakeven": [inputs["breakeven"]], "summary": [inputs["summary"]],
+                "slides": [str(root / "paper" / "reference" /
+                               f"systor09_slides_breakeven_{m}.csv")
+                           for m in ("server", "desktop", "laptop")]}
+    names = ["ratios", "claims", *(f"breakeven_{name}" for name in BREAKEVEN)]
+    python(root, ["-c", TEX_TABLES, json.dumps(inputs), json.dumps(testbeds),
+                  json.dumps(names), str(t)])
+
+
 def tables(root: Path, results: Path, out: Path) -> None:
-    """Each table script with its rule's inputs and params: a tree's own cells rules
-    first (comparison_cells, text_cells) where it has them, whose cells its scripts read;
-    a tree before them reads the analysis tables, which each tree's script is handed too."""
+    """Each table with its rule's inputs and params: written by wattzip.report.tex_tables
+    where the tree has it; else each table script, a tree's own cells rules first
+    (comparison_cells, text_cells) where it has them, whose cells its scripts read; a
+    tree before them reads the analysis tables, which each tree's script is handed too."""
     ref = out / "reference"
     t = out / "tex"
     t.mkdir()
+    if (root / "wattzip" / "report" / "tex_tables.py").exists():
+        tex_tables(root, out, t)
+        return
     ratios = {"summary": out / "summary.csv", "table3": ref / "systor09_table3_ratios.csv",
               "table1": ref / "systor11_table1_ratios.csv"}
     r_table(root, "table_ratios.R", {**ratios, **cells(root, out, "ratio_cells", ratios, {})},

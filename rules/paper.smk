@@ -1,4 +1,44 @@
-"""The report: generated numbers and passages, the appendix, then latexmk, per tree."""
+"""The report: its LaTeX tables, generated numbers and passages, the appendix, then
+latexmk, per tree."""
+
+
+rule tables_of_testbed:
+    """Every LaTeX table of one testbed: ratios and break-even beside the originals,
+    claims, provenance (and HPC '14's)."""
+    input:
+        unpack(RULES.table_inputs),
+    output:
+        **RULES.table_outputs(),
+    log:
+        "{root}/logs/tables/{testbed}/tables.log",
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        code=REPORT_CODE,
+        duty_codecs=DUTY_CODECS,
+    script:
+        "../scripts/tex_tables.py"
+
+
+rule table_testbeds:
+    """Text break-even of every testbed beside the talk's server, desktop and laptop."""
+    input:
+        breakeven=RULES.testbed_tables("breakeven.csv"),
+        summary=RULES.testbed_tables("summary.csv"),
+        slides=expand(
+            "paper/reference/systor09_slides_breakeven_{machine}.csv",
+            machine=["server", "desktop", "laptop"],
+        ),
+    output:
+        testbeds="{root}/generated/testbeds.tex",
+    log:
+        "{root}/logs/tables/testbeds.log",
+    conda:
+        "../envs/wattzip.yaml"
+    params:
+        code=REPORT_CODE,
+    script:
+        "../scripts/tex_tables.py"
 
 
 rule paper_macros:

@@ -15,10 +15,9 @@ part_colours <- c(
   user = "#0072B2", system = "#E69F00", wait = "#BBBBBB",
   active = "#D55E00", passive = "#56B4E9", "elapsed (parallel)" = "#009E73"
 )
-tool_order <- c(
-  "plain", "gzip", "lzop", "bzip2", "compress", "ppmd", "7zz", "zstd", "lz4", "xz",
-  "brotli", "pigz", "pbzip2", "lbzip2"
-)
+# The tools in the paper's order, as the Python parts order them too
+# (scripts/tool_order.csv is a link to wattzip/data/tool_order.csv).
+tool_order <- fread("scripts/tool_order.csv", encoding = "UTF-8")$tool
 
 # Legends name the algorithm as the paper does: PPMd, not the 7-Zip binary.
 tool_family <- function(tool) ifelse(tool == "7zz", "ppmd", tool)

@@ -120,7 +120,7 @@ def test_the_dagger_compares_kind_decided_and_verdict():
 
 def test_the_tables_print_the_dagger_the_analysis_set():
     """breakeven.csv's cell_tex: the display's LaTeX, daggered where the cell depends on
-    the model, which table_breakeven.R prints as it is (it compared a typed string)."""
+    the model, which the break-even tables print as it is (R compared a typed string)."""
     cell = {"display_tex": r"$\le$\,3.0"}
     assert robustness.cell_tex({**cell, "model_robustness": robustness.DEPENDS}) == \
         r"$\le$\,3.0$^{\dagger}$"
@@ -165,6 +165,6 @@ def test_table_breakeven_prints_the_cells_as_the_analysis_set_them(tmp_path):
     marked["cell_tex"] = robustness.cell_tex({**marked,
                                               "model_robustness": robustness.DEPENDS})
     write_table(rows, paths["breakeven"])
-    text = breakeven_table(tmp_path, paths)
+    text = breakeven_table(paths)
     assert f"{marked['cell_tex']} / " in text
     assert marked["cell_tex"].endswith(robustness.MODEL_DEPENDENT_TEX)

@@ -1,5 +1,5 @@
-"""The cells beside the originals (wattzip.report.comparison_cells): composed once in
-Python, so that the R tables place them and decide nothing."""
+"""The cells beside the originals (wattzip.report.comparison_cells): composed once, so
+that the tables (wattzip.report.tex_tables) place them and decide nothing."""
 
 from __future__ import annotations
 
@@ -95,12 +95,10 @@ def test_the_testbeds_columns_are_labelled_and_the_slides_come_last(tmp_path):
         f"{cells.TESTBED_NOTE} {legends.ESTIMATED} {legends.MODEL_DEPENDENT}"}
 
 
-def test_no_r_table_composes_a_cell():
-    """The R tables read the composed cells and notes: none pastes a pair or an original's
+def test_the_tables_compose_no_cell():
+    """The tables place the composed cells and notes: none pastes a pair or an original's
     value, or types a mark's legend."""
-    for name in ("table_ratios.R", "table_breakeven.R", "table_testbeds.R", "table_claims.R",
-                 "table_hpc14.R", "tex.R"):
-        lines = (REPO / "scripts" / name).read_text().splitlines()
-        script = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
-        assert not re.search(r'sep = " / "|scriptsize\(|display_tex|cell_tex|dagger|ast\}|'
-                             r"ESTIMATED\}|forall", script), name
+    lines = (REPO / "wattzip" / "report" / "tex_tables.py").read_text().splitlines()
+    code = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
+    assert not re.search(r'join\(.*" / "|scriptsize\(|display_tex|cell_tex|dagger|ast\}|'
+                         r"ESTIMATED\}|forall", code)

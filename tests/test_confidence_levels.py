@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import re
-import subprocess
 
 import pytest
 
@@ -13,7 +12,7 @@ from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.errors import RecordError
 from wattzip.model import repeat_design
 from wattzip.model.study import Study
-from wattzip.report import comparison_cells, legends, macros, passages
+from wattzip.report import legends, macros, passages, tex_tables
 from wattzip.report.tables import ReportTables
 
 from .test_report import PARAMS, PRIMARY, TINY, inputs
@@ -55,30 +54,17 @@ def test_a_table_decided_at_other_levels_is_refused(tmp_path):
         macros.macro_values(tables, {**PARAMS, "repeats": VERDICT})
 
 
-MOCK = """setClass("Snakemake", representation(input = "list", output = "list",
-  params = "list", log = "list", wildcards = "list"))
-snakemake <- new("Snakemake", input = list(cells = "{cells}"), output = list("{out}"),
-  params = list(), log = list("{log}"), wildcards = list())
-source("scripts/table_breakeven.R")
-"""
-
-
-def breakeven_table(tmp_path, paths) -> str:
-    """Table 4 as rules breakeven_cells and table_breakeven make it from these tables."""
-    ref, cells = "paper/reference/systor09_table4_breakeven_server.csv", tmp_path / "cells.csv"
-    out, script = tmp_path / "breakeven_server.tex", tmp_path / "t.R"
-    comparison_cells.write_breakeven({**paths, "reference": ref},
-                                     {"metrics": ["E", "ET"], "original": "SYSTOR '09 Table 4"},
-                                     cells)
-    script.write_text(MOCK.format(cells=cells, out=out, log=tmp_path / "r.log"))
-    subprocess.run(["Rscript", str(script)], cwd=REPO, check=True, capture_output=True)
-    return out.read_text()
+def breakeven_table(paths) -> str:
+    """Table 4 as rule tables_of_testbed makes it from these tables."""
+    ref = "paper/reference/systor09_table4_breakeven_server.csv"
+    return tex_tables.breakeven({**paths, "systor09_table4_breakeven_server": ref},
+                                "server").text()
 
 
 @pytest.mark.parametrize(("design", "looks"), [("paper", 0), ("verdict", 3)])
 def test_the_breakeven_tables_note_places_the_analysis_levels(tmp_path, design, looks):
     paths = tables_of(tmp_path, looks)
-    text = breakeven_table(tmp_path, paths)
+    text = breakeven_table(paths)
     assert f"per read ({LEVELS[design]}) cannot decide" in text
     assert r"the \BeIntervals{} intervals of the extra write cost" in text
     assert "Welch" not in text and "Student" not in text

@@ -13,9 +13,8 @@ from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 
 FIXTURE = REPO / "tests" / "data" / "fixture" / "results"
 STAGES = ["figures_per_file_type", "figures_of_testbed", "figure_levels", "figure_timeline",
-          "figure_factor", "figure_bandwidth", "table_of_testbed",
-          "table_breakeven", "table_testbeds", "appendix", "paper_macros", "paper",
-          "text_cells", "hpc14_cells", "ratio_cells", "breakeven_cells", "testbed_cells"]
+          "figure_factor", "figure_bandwidth", "tables_of_testbed", "table_testbeds",
+          "appendix", "paper_macros", "paper"]
 
 pytestmark = [pytest.mark.workflow, pytest.mark.pure]
 
@@ -90,7 +89,7 @@ def test_tables_are_booktabs(built):
 
 
 def test_break_even_cells_and_originals_share_one_formatter(built):
-    """The R tables paste display_tex, written by wattzip.latex.display_tex for both."""
+    """The tables place display_tex, written by wattzip.latex.display_tex for both."""
     table = (built / "results/tiny/generated/tiny/breakeven_server.tex").read_text()
     mine = next(r for r in fixture_rows("breakeven") if r["primary"] == "true"
                 and (r["file_type"], r["codec"], r["metric"]) == ("text", "gz-1", "E"))
@@ -129,7 +128,7 @@ def test_results_of_another_machine_are_picked_up(tmp_path):
     proc = subprocess.run(
         [*SNAKEMAKE, "figures/tiny/testbeds.pdf", "results/tiny/generated/testbeds.tex",
          "figures/tiny/laptop/energy_text.pdf", "--cores", "2", "--allowed-rules", "analyze",
-         "figure_testbeds", "testbed_cells", "table_testbeds",
+         "figure_testbeds", "table_testbeds",
          "figures_per_file_type",
          "--configfile", str(TINY)],
         cwd=root, capture_output=True, text=True, check=False)

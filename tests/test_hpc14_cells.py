@@ -1,13 +1,11 @@
 """The HPC '14 tables' cells: set in Python (wattzip.report.hpc14_cells) from the summary's
-numbers, laid out by scripts/table_hpc14.R."""
+numbers, laid out by wattzip.report.tex_tables."""
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
-from wattzip.report import hpc14_cells, legends
+from wattzip.report import hpc14_cells, legends, tex_tables
 
 from .test_workflow import REPO
 
@@ -109,10 +107,9 @@ def test_the_originals_notes_are_the_papers_cells():
 
 
 @pytest.mark.parametrize("simulated", [True, False])
-def test_the_r_table_prints_the_cells_as_set(tmp_path, simulated):
-    """scripts/table_hpc14.R through Rscript: every cell as Python set it, in the codecs'
-    order, and SIMULATED above a rehearsal's tables only, once for the file (it said
-    so again inside each float)."""
+def test_the_table_prints_the_cells_as_set(simulated):
+    """Every cell as hpc14_cells set it, in the codecs' order, and SIMULATED above a
+    rehearsal's tables only, once for the file (it said so again inside each float)."""
     extra = {"simulated": "true"} if simulated else {}
     summary = [summary_row("text", "plain", "plain-write", 2.0, 10, tool="plain", **extra),
                summary_row("text", "gz-1", "compress-write", 5.0, 30, elapsed_vs_off="2.5",
@@ -120,15 +117,13 @@ def test_the_r_table_prints_the_cells_as_set(tmp_path, simulated):
                summary_row("text", "plain", "write-compute", 40.0, 200, tool="plain", **extra),
                summary_row("text", "gz-1", "write-compute", 50.0, 250, energy_vs_off="1.25",
                            **extra)]
-    outputs = {part: tmp_path / f"{part}.csv" for part in ("filesystem", "duty", "notes")}
-    hpc14_cells.write_cells(summary, ["gz-1"], originals(), outputs)
-    tex = run_table_script(tmp_path, outputs)
+    tex = tex_tables.hpc14_tables(summary, ["gz-1"], originals()).text()
     assert "text & gz-1 & 2.00 & 50 & 2.50\\,[2.26, 2.77] & 30.0 \\\\" in tex
     assert "gz-1 & 2.00 & 50.00 & 5.0 & 250.0 & 1.25 \\\\" in tex
     assert tex.index("text & plain") < tex.index("text & gz-1")
     assert "repeated gzip-1 126.96 / 23.3\\% / 1.24" in tex
     assert tex.count("SIMULATED") == int(simulated)
-    # the captions as Python set them too: the R script types no text of its own
+    # the captions as hpc14_cells set them too: the layout types no text of its own
     assert all(f"\\caption{{{c}}}" in tex for c in hpc14_cells.CAPTIONS.values())
     assert not simulated or tex.index("SIMULATED") < tex.index("\\begin{table}")
     # the notes as Python set them: the estimated energy said under each table
@@ -147,22 +142,3 @@ def test_a_table_s_note_says_estimated_only_where_its_energy_is():
     assert legends.ESTIMATED not in notes["filesystem"]
     assert notes["duty"].startswith("Power is the mean energy over the mean time.")
     assert notes["duty"].endswith(legends.ESTIMATED)
-
-
-RUNNER = """setClass("Snakemake", representation(input = "list", output = "list",
-  log = "list"))
-snakemake <- new("Snakemake", input = list(filesystem = "{filesystem}", duty = "{duty}",
-  notes = "{notes}"), output = list("{out}"), log = list("{log}"))
-source("scripts/table_hpc14.R")
-"""
-
-
-def run_table_script(tmp_path, outputs) -> str:
-    """Rscript on the table script, with Snakemake's object stood in for."""
-    out, log = tmp_path / "hpc14.tex", tmp_path / "r.log"
-    script = tmp_path / "run.R"
-    script.write_text(RUNNER.format(out=out, log=log, **outputs))
-    proc = subprocess.run(["Rscript", str(script)], cwd=REPO, capture_output=True, text=True,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr + (log.read_text() if log.exists() else "")
-    return out.read_text()

@@ -8,10 +8,8 @@ from wattzip.analysis import cell_summary
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.breakeven import display, format_number, format_ratio, magnitude
 from wattzip.latex import display_tex
-from wattzip.records import write_csv_atomically
-from wattzip.report import comparison_cells
+from wattzip.report import comparison_cells, tex_tables
 
-from .rscript import r_output
 from .test_workflow import REPO
 
 pytestmark = pytest.mark.pure
@@ -48,15 +46,16 @@ def test_the_summary_holds_the_ratio_cell_the_table_places():
     assert row["compression_ratio_tex"] == display_tex("~10^2") == r"$\sim\!10^{2}$"
 
 
-def test_the_ratio_table_only_places_the_cell(tmp_path):
-    """table_ratios.R reads the cell as text ("1.00" stays "1.00") and formats nothing."""
-    script = (REPO / "scripts" / "table_ratios.R").read_text()
-    assert "log10" not in script and "sprintf" not in script
-    csv = tmp_path / "s.csv"
-    csv.write_text("tool,cell\ngzip,1.00\ngzip,4.10\n")
-    out = r_output(tmp_path, "theme.R",
-                   f'cat(read_summary("{csv}", "cell")$cell, sep = "\\n")\n').split()
-    assert out == ["1.00", "4.10"]
+def test_the_ratio_table_only_places_the_cell():
+    """The ratios' table places the cell as the analysis set it ("1.00" stays "1.00") and
+    formats nothing."""
+    code = (REPO / "wattzip" / "report" / "tex_tables.py").read_text()
+    assert "log10" not in code and "format_ratio" not in code
+    cells = [{"codec": f"gz-{level}", "tool": "gzip", "level": level, "file_type": "text",
+              "cell": cell} for level, cell in (("1", "1.00"), ("9", "4.10"))]
+    lines = tex_tables.by_file_type(cells, "r", "")
+    assert [line for line in lines if line.startswith("gz-")] == [r"gz-1 & 1.00 \\",
+                                                                   r"gz-9 & 4.10 \\"]
 
 
 def test_the_texts_ratios_share_the_formatter():
@@ -69,14 +68,11 @@ def test_the_texts_ratios_share_the_formatter():
     assert macros.compression_ratio(t, "zero", "c-10") == r"$\sim\!10^{2}$"
 
 
-def test_r_reads_the_formatters_cells_as_text(tmp_path):
+def test_the_table_keeps_the_formatters_cells_as_text():
     """An original table whose cells all look like numbers keeps them as the formatter set
-    them, through the cells' composition (Python) and the table (R): "4.0" is not 4."""
+    them, through the cells' composition and the table: "4.0" is not 4."""
     summary = [{"codec": "gz-1", "tool": "gzip", "level": "1", "file_type": "text",
                 "op": "compress-write", "n": "3", "compression_ratio_tex": "4.00"}]
     original = [{"codec": "gz-1", "file_type": "text", "display_tex": "4.0"}]
     rows = comparison_cells.ratio_rows(summary, [original])
-    cells = tmp_path / "cells.csv"
-    write_csv_atomically(rows, cells, comparison_cells.RATIO_COLUMNS)
-    out = r_output(tmp_path, "theme.R", f'cat(read_summary("{cells}", "cell")$cell)\n')
-    assert out == r"4.00 {\scriptsize(4.0)}"
+    assert r"gz-1 & 4.00 {\scriptsize(4.0)} \\" in tex_tables.by_file_type(rows, "r", "")

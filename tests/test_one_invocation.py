@@ -68,7 +68,7 @@ def test_a_change_of_the_report_s_code_makes_the_report_again_and_measures_nothi
     finally:
         theme.write_text(kept)
     assert planned == every & report_rules, planned ^ (every & report_rules)
-    assert {"analyze", "table_breakeven", "figures_per_file_type", "paper"} <= planned
+    assert {"analyze", "tables_of_testbed", "figures_per_file_type", "paper"} <= planned
     proc = snakemake(tiny_study, "-n", targets=targets)
     assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]
 

@@ -15,7 +15,7 @@ from .test_workflow import REPO
 
 pytestmark = pytest.mark.pure
 
-REPORT_STAGES = ("analyze", "tables", "figures", "paper")
+REPORT_STAGES = ("analyze", "figures", "paper")
 
 
 def code_trees(tmp_path):
@@ -32,7 +32,7 @@ def test_the_digest_changes_with_any_module_data_file_or_script(tmp_path):
     package, workflow = code_trees(tmp_path)
     before = layout.report_code(workflow, package)
     assert before == layout.report_code(REPO, layout.PACKAGE)  # the copies are the code
-    for changed in (package / "report" / "comparison_cells.py", package / "data" / "labels.csv",
+    for changed in (package / "report" / "tex_tables.py", package / "data" / "labels.csv",
                     workflow / "scripts" / "theme.R"):
         kept = changed.read_bytes()
         changed.write_bytes(kept + b"\n")

@@ -1,25 +1,18 @@
-"""The testbeds' table (rule testbed_cells, then scripts/table_testbeds.R): each codec in the
+"""The testbeds' table (rule table_testbeds, wattzip.report.tex_tables): each codec in the
 paper's order, the one order of every table and figure (order_codecs), whatever levels a
 study runs."""
 
 from __future__ import annotations
 
 import csv
-import subprocess
 
 import pytest
 
-from wattzip.report import comparison_cells
+from wattzip.report import tex_tables
 
 from .test_workflow import REPO
 
 pytestmark = pytest.mark.pure
-
-RUNNER = """setClass("Snakemake", representation(input = "list", output = "list", log = "list"))
-snakemake <- new("Snakemake", input = list(cells = "{cells}", summary = "{summary}"),
-  output = list("{out}"), log = list("{log}"))
-source("scripts/table_testbeds.R")
-"""
 
 
 def write_csv(path, rows):
@@ -30,23 +23,15 @@ def write_csv(path, rows):
 
 
 def run_table(tmp_path, codecs, breakeven):
-    """Rule testbed_cells, then scripts/table_testbeds.R, on these break-even rows: the
-    table's text."""
+    """Rule table_testbeds on these break-even rows: the table's text."""
     write_csv(tmp_path / "breakeven.csv", breakeven)
     write_csv(tmp_path / "summary.csv", [{"codec": c, "tool": t, "level": lv}
                                          for c, t, lv in codecs])
     slides = [REPO / "paper" / "reference" / f"systor09_slides_breakeven_{machine}.csv"
               for machine in ("server", "desktop", "laptop")]
-    cells, out, log = tmp_path / "cells.csv", tmp_path / "testbeds.tex", tmp_path / "r.log"
-    comparison_cells.write_testbeds({"breakeven": [tmp_path / "breakeven.csv"],
-                                     "summary": [tmp_path / "summary.csv"],
-                                     "slides": [str(p) for p in slides]}, {}, cells)
-    (tmp_path / "run.R").write_text(RUNNER.format(cells=cells, summary=tmp_path / "summary.csv",
-                                                  out=out, log=log))
-    proc = subprocess.run(["Rscript", str(tmp_path / "run.R")], cwd=REPO, capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode == 0, proc.stderr + (log.read_text() if log.exists() else "")
-    return out.read_text()
+    return tex_tables.testbeds({"breakeven": [tmp_path / "breakeven.csv"],
+                                "summary": [tmp_path / "summary.csv"],
+                                "slides": [str(p) for p in slides]}).text()
 
 
 def test_levels_are_in_the_papers_order(tmp_path):
@@ -62,7 +47,7 @@ def test_levels_are_in_the_papers_order(tmp_path):
 
 
 def test_a_cell_the_model_decides_has_its_dagger_as_in_the_break_even_tables(tmp_path):
-    """The cells as the analysis set them (cell_tex), as table_breakeven.R prints them:
+    """The cells as the analysis set them (cell_tex), as the break-even tables print them:
     an estimated cell decided otherwise at the model's other extreme is marked."""
     dagger = r"$^{\dagger}$"
     rows = [{"testbed": "local", "primary": "true", "file_type": "text", "codec": "gz-1",
@@ -72,3 +57,18 @@ def test_a_cell_the_model_decides_has_its_dagger_as_in_the_break_even_tables(tmp
     assert f"gz-1 & 12{dagger} / 12 & " in text
     assert f"{dagger}: decided otherwise at the coefficient table's other extreme" in text
     assert "local (ESTIMATED)" in text
+
+
+def test_a_study_without_text_files_says_so_and_a_rehearsal_s_is_simulated(tmp_path):
+    """No text file, no row: the table says why, and SIMULATED where the testbeds'
+    summaries are a rehearsal's."""
+    write_csv(tmp_path / "breakeven.csv", [{"testbed": "local", "primary": "true",
+                                            "file_type": "zero", "codec": "gz-1",
+                                            "metric": "E", "cell_tex": "1",
+                                            "estimated": "false"}])
+    write_csv(tmp_path / "summary.csv", [{"codec": "gz-1", "tool": "gzip", "level": "1",
+                                          "simulated": "true"}])
+    text = tex_tables.testbeds({"breakeven": [tmp_path / "breakeven.csv"],
+                                "summary": [tmp_path / "summary.csv"], "slides": []}).text()
+    assert text.splitlines()[0].startswith(r"{\color{red!70!black}\bfseries SIMULATED")
+    assert "no text file in this study \\\\" in text

@@ -2,8 +2,8 @@
 tables, read with importlib.resources so that an installed wattzip never needs a checkout.
 
 The workflow reaches the same files through the checkout's links (config/schema.yaml,
-paper/reference/, scripts/factors.csv, scripts/labels.csv), so the package, the rules and
-the R scripts read one copy.
+paper/reference/, scripts/factors.csv, scripts/labels.csv, scripts/tool_order.csv), so
+the package, the rules and the R scripts read one copy.
 """
 
 from __future__ import annotations
@@ -34,6 +34,14 @@ def factor_table() -> list[dict[str, str]]:
     (scripts/theme.R)."""
     text = (data() / "factors.csv").read_text(encoding="utf-8")
     return list(csv.DictReader(io.StringIO(text)))
+
+
+@functools.cache
+def tool_order() -> list[str]:
+    """The tools in the paper's order, by which every table and figure orders the codecs
+    (data/tool_order.csv; the R scripts read the same file through scripts/tool_order.csv)."""
+    text = (data() / "tool_order.csv").read_text(encoding="utf-8")
+    return [row["tool"] for row in csv.DictReader(io.StringIO(text))]
 
 
 @functools.cache

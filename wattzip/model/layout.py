@@ -88,11 +88,16 @@ def testbed_figure_kinds(study: Study, own: bool) -> list[str]:
     return kinds + (["bandwidth"] if "bandwidth" in study.varied_factors else [])
 
 
-def paper_tables(study: Study) -> list[str]:
-    """The first testbed's LaTeX tables the report inputs."""
+def tables_of_testbed(study: Study) -> list[str]:
+    """A testbed's LaTeX tables (rule tables_of_testbed, wattzip.report.tex_tables)."""
     tables = ["ratios", "claims", "provenance"]
     tables += [f"breakeven_{name}" for name in BREAKEVEN_ORIGINALS]
-    return tables + ["appendix"] + (["hpc14"] if has_hpc14(study) else [])
+    return tables + (["hpc14"] if has_hpc14(study) else [])
+
+
+def paper_tables(study: Study) -> list[str]:
+    """The first testbed's LaTeX tables the report inputs, and its appendix."""
+    return tables_of_testbed(study) + ["appendix"]
 
 
 def measured_outputs(study: Study) -> list[str]:
@@ -211,14 +216,17 @@ class Tree:
             out.append(f"{self.figs}/testbeds.pdf")
         return out + [f"{self.root}/paper.pdf"]
 
-    def table_inputs(self, testbed: str, table: str) -> dict[str, str]:
-        """What each table of a testbed reads: its cells, set by rule text_cells (claims,
-        provenance) or ratio_cells (ratios)."""
-        return {"cells": f"{self.root}/generated/{testbed}/{table}_cells.csv"}
-
-    def text_cell_inputs(self, testbed: str, table: str) -> dict[str, str]:
-        """The analysis table a table of free text is made from (claims, provenance)."""
-        return {table: f"{self.root}/{testbed}/{table}.csv"}
+    def table_inputs(self, testbed: str) -> dict[str, str]:
+        """What a testbed's tables are made from: its analysis tables, and the originals'
+        each by its name in paper/reference/."""
+        inputs = {name: f"{self.root}/{testbed}/{name}.csv"
+                  for name in ("summary", "breakeven", "claims", "provenance")}
+        originals = ["systor09_table3_ratios", "systor11_table1_ratios"]
+        originals += [reference for reference, _, _ in BREAKEVEN_ORIGINALS.values()]
+        if has_hpc14(self.study):
+            originals += ["hpc14_table2_patterns", "hpc14_table3_write_only",
+                          "hpc14_table4_write_compute"]
+        return inputs | {name: f"paper/reference/{name}.csv" for name in originals}
 
     def macro_inputs(self) -> dict:
         base = f"{self.root}/{self.study.first_testbed}"

@@ -62,10 +62,12 @@ class RuleLookups:
         return self.tree(wildcards).stage
 
     def table_inputs(self, wildcards) -> dict:
-        return self.tree(wildcards).table_inputs(wildcards.testbed, wildcards.table)
+        return self.tree(wildcards).table_inputs(wildcards.testbed)
 
-    def text_cell_inputs(self, wildcards) -> dict:
-        return self.tree(wildcards).text_cell_inputs(wildcards.testbed, wildcards.table)
+    def table_outputs(self) -> dict[str, str]:
+        """Rule tables_of_testbed's outputs: each of a testbed's tables by its name."""
+        return {name: f"{{root}}/generated/{{testbed}}/{name}.tex"
+                for name in layout.tables_of_testbed(self.study)}
 
     def macro_inputs(self, wildcards) -> dict:
         return self.tree(wildcards).macro_inputs()
@@ -89,15 +91,6 @@ class RuleLookups:
     @staticmethod
     def settings_flag(wildcards, input) -> str:
         return f"--settings {shlex.quote(input.settings)}" if input.settings else ""
-
-    @staticmethod
-    def breakeven_original(i: int):
-        return lambda w: layout.BREAKEVEN_ORIGINALS[w.original][i]
-
-    @staticmethod
-    def breakeven_reference(wildcards) -> str:
-        name = layout.BREAKEVEN_ORIGINALS[wildcards.original][0]
-        return f"paper/reference/{name}.csv"
 
     def all_outputs(self) -> list[str]:
         """The rehearsal's report first, then everything the study measures and reports."""

@@ -4,8 +4,7 @@ compression ratios (SYSTOR '09 Table 3, SYSTOR '11 Table 1), the break-even rati
 machines. Each cell is composed here, from the cells the analysis set and the originals'
 (wattzip/data/reference/, set by the same formatter): a pair of metrics as "E / T", and
 the original's value in parentheses; and each table's note, with the legends of its
-marks (wattzip.report.legends). The R tables (scripts/table_ratios.R, table_breakeven.R,
-table_testbeds.R) only order and lay them out.
+marks (wattzip.report.legends). wattzip.report.tex_tables orders and lays them out.
 """
 
 from __future__ import annotations
@@ -14,16 +13,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from wattzip.analysis.reference import read_with_tex
 from wattzip.latex import tex
-from wattzip.records import write_csv_atomically
 from wattzip.report import legends
-from wattzip.report.tables import primary_rows, rows
 
-MISSING = "--"  # a cell the table has no value for, as the R tables fill empty cells
-RATIO_COLUMNS = ["codec", "tool", "level", "file_type", "cell", "note", "simulated"]
-BREAKEVEN_COLUMNS = RATIO_COLUMNS
-TESTBED_COLUMNS = ["testbed", "codec", "tool", "level", "cell", "note", "simulated"]
+MISSING = "--"  # a cell the table has no value for
 ESTIMATED_LABEL = " (ESTIMATED)"  # a testbed's column whose energy is estimated
 RATIO_NOTE = ("This testbed's ratio, the original paper's in parentheses (SYSTOR '09 Table 3; "
               "SYSTOR '11 Table 1 for other levels).")
@@ -52,7 +45,7 @@ def _pairs(table: Iterable[Mapping], column: str, metrics: Sequence[str],
 
 
 def _tools(summaries: Iterable[Mapping]) -> dict[str, dict]:
-    """Each codec's tool and level, by which the R tables order the codecs: the first
+    """Each codec's tool and level, by which the tables order the codecs: the first
     summary row's of the codec."""
     tools: dict[str, dict] = {}
     for row in summaries:
@@ -128,31 +121,3 @@ def testbed_rows(breakevens: Sequence[list[dict]], summaries: Sequence[list[dict
     note = legends.note(TESTBED_NOTE, legends.estimated_cells(bool(estimated)))
     return [{**row, **tools[row["codec"]], "note": note, "simulated": simulated}
             for row in out if row["codec"] in codecs]
-
-
-def write_ratios(inputs: Mapping, params: Mapping, output) -> None:
-    """Rule ratio_cells: the primary setting's ratios beside Table 3, then Table 1."""
-    originals = [read_with_tex(inputs["table3"]), read_with_tex(inputs["table1"])]
-    cells = ratio_rows(primary_rows(inputs["summary"]), originals)
-    write_csv_atomically([{**r, "note": RATIO_NOTE} for r in cells], output, RATIO_COLUMNS)
-
-
-def write_breakeven(inputs: Mapping, params: Mapping, output) -> None:
-    """Rule breakeven_cells: the primary setting's break-even beside one original."""
-    breakeven = primary_rows(inputs["breakeven"])
-    cells = breakeven_rows(breakeven, rows(inputs["summary"]), read_with_tex(inputs["reference"]),
-                           params["metrics"])
-    note = breakeven_note(breakeven, params["metrics"], params["original"])
-    write_csv_atomically([{**r, "note": note} for r in cells], output, BREAKEVEN_COLUMNS)
-
-
-def write_testbeds(inputs: Mapping, params: Mapping, output) -> None:
-    """Rule testbed_cells: every testbed's text break-even beside the slides'."""
-    cells = testbed_rows([rows(p) for p in inputs["breakeven"]],
-                         [rows(p) for p in inputs["summary"]],
-                         {p: read_with_tex(p) for p in inputs["slides"]})
-    write_csv_atomically(cells, output, TESTBED_COLUMNS)
-
-
-WRITERS = {"ratio_cells": write_ratios, "breakeven_cells": write_breakeven,
-           "testbed_cells": write_testbeds}

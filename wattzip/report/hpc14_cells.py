@@ -1,6 +1,6 @@
 """The cells of the HPC '14 tables beside the originals, and the tables' notes (the
-originals' values in them), set here with the report's formatters (wattzip.latex), so
-that the R table (scripts/table_hpc14.R) only orders and lays them out.
+originals' values in them), set here with the report's formatters (wattzip.latex);
+wattzip.report.tex_tables orders and lays them out.
 
 Tables I/II: each codec's write of a file against the plain write of the same file on
 the same medium. Tables III/IV: the duty-cycle runs (write phases between compute phases).
@@ -13,17 +13,10 @@ from collections.abc import Iterable, Mapping
 
 from wattzip.analysis.reference import read_reference
 from wattzip.latex import fixed_tex, interval_tex, mean_tex, number, tex
-from wattzip.records import write_csv_atomically
 from wattzip.report import legends
-from wattzip.report.tables import primary_rows
 
 WRITES = ("compress-write", "plain-write")
 DUTY_OP = "write-compute"
-FILESYSTEM_COLUMNS = ["file_type", "codec", "tool", "level", "ratio", "cpu_percent",
-                      "runtime_vs_off", "energy_j", "estimated", "simulated"]
-DUTY_COLUMNS = ["codec", "tool", "level", "ratio", "time_s", "power_w", "energy_j",
-                "energy_vs_off", "estimated", "simulated"]
-NOTES_COLUMNS = ["part", "caption", "text"]
 SPREAD = (r"$\pm$: the half-width of the mean over the repeats at \HalfWidthConfidencePct{} "
           "(none where one run); a ratio to off is the ratio of the two means, with Fieller's "
           "interval at the same confidence in brackets (none where an arm has one run).")
@@ -43,9 +36,10 @@ def _quotient(a: float, b: float) -> float:
 
 
 def _identity(row: Mapping) -> dict:
-    """The cells every row has: the codec (with its tool and level, by which R orders it),
-    its ratio as the analysis set it (compression_ratio_tex), whether energy is estimated,
-    and whether the runs are a rehearsal's (simulated: the R table then says so)."""
+    """The cells every row has: the codec (with its tool and level, by which the table
+    orders it), its ratio as the analysis set it (compression_ratio_tex), whether energy
+    is estimated, and whether the runs are a rehearsal's (simulated: the table then says
+    so)."""
     return {"codec": row["codec"], "tool": row["tool"], "level": row["level"],
             "ratio": row["compression_ratio_tex"],
             "estimated": row["meter_method"] == "estimated",
@@ -121,20 +115,3 @@ def notes_rows(originals: Mapping[str, str], filesystem: list[dict],
                 legends.estimated_energy(any(r["estimated"] for r in rows)))}
             for part, lead, rows in (("filesystem", FILESYSTEM_NOTE, filesystem),
                                      ("duty", DUTY_NOTE, duty))]
-
-
-def write_cells(summary: list[dict], duty_codecs: Iterable[str], original: Mapping[str, str],
-                outputs: Mapping) -> None:
-    """The three tables the R table reads: filesystem, duty and notes."""
-    filesystem, duty = filesystem_rows(summary, duty_codecs), duty_rows(summary)
-    write_csv_atomically(filesystem, outputs["filesystem"], FILESYSTEM_COLUMNS)
-    write_csv_atomically(duty, outputs["duty"], DUTY_COLUMNS)
-    write_csv_atomically(notes_rows(original, filesystem, duty), outputs["notes"],
-                         NOTES_COLUMNS)
-
-
-def write(inputs: Mapping, duty_codecs: Iterable[str], outputs: Mapping) -> None:
-    """Write rule hpc14_cells' outputs from the summary's primary rows that have runs."""
-    summary = [r for r in primary_rows(inputs["summary"]) if int(r["n"]) > 0]
-    write_cells(summary, duty_codecs,
-                originals(inputs["table2"], inputs["table3"], inputs["table4"]), outputs)

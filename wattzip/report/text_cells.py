@@ -1,20 +1,15 @@
 """The cells of the tables of free text, the claims' and the testbed's provenance, set by
 the report's one formatter of free text (wattzip.latex.tex), the same as the appendix's
-and the passages', so that the R tables (scripts/table_claims.R,
-scripts/table_provenance.R) only lay them out."""
+and the passages'; wattzip.report.tex_tables lays them out."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from wattzip.latex import tex
-from wattzip.records import write_csv_atomically
 from wattzip.report import legends
-from wattzip.report.tables import rows
 
 UNTESTABLE = "not testable here"
-CLAIM_COLUMNS = ["claim", "source", "verdict", "evidence", "estimated", "note", "simulated"]
-PROVENANCE_COLUMNS = ["key", "value", "simulated"]
 
 
 def _verdict(row: Mapping) -> tuple[str, str]:
@@ -50,13 +45,3 @@ def claim_rows(claims: list[dict]) -> list[dict]:
 def provenance_rows(provenance: list[dict]) -> list[dict]:
     return [{"key": tex(r["key"]), "value": tex(r["value"]),
              "simulated": r.get("simulated") == "true"} for r in provenance]
-
-
-CELLS = {"claims": (claim_rows, CLAIM_COLUMNS),
-         "provenance": (provenance_rows, PROVENANCE_COLUMNS)}
-
-
-def write(table: str, inputs: Mapping, output) -> None:
-    """Write rule text_cells' output: the cells of `table` from its analysis table."""
-    make, columns = CELLS[table]
-    write_csv_atomically(make(rows(inputs[table])), output, columns)
