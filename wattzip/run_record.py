@@ -22,8 +22,8 @@ from wattzip.errors import RecordError
 # shared_plain_of, the moderated design's shared plain arm; 5: boot_id and
 # wattzip_version, the boot and the wattzip that measured the run (empty before); 6:
 # estimated_energy_j, the model's estimate beside the meter's, was model_energy_j (read
-# under its new name).
-SCHEMA_VERSION = 6
+# under its new name); 7: peak_rss_bytes, the tools' peak resident memory (absent before).
+SCHEMA_VERSION = 7
 RENAMED = {"model_energy_j": "estimated_energy_j"}
 FACTOR_PREFIX = "factor_"
 # A machine factor's value in effect, read back (wattzip.machine.factors' table): a
@@ -56,6 +56,9 @@ class RunRecord:
     meter_interval_s: float | None = None
     user_s: float | None = None
     sys_s: float | None = None
+    # The largest resident set of the run's tools (wait4's ru_maxrss of each copy, the
+    # largest copy's), in bytes; None where no tool ran.
+    peak_rss_bytes: int | None = None
     wait_s: float | None = None  # elapsed - user - sys (paper 4.3)
     cpu_utilization: float | None = None
     cpu_busy_s: float | None = None
@@ -237,7 +240,8 @@ _JOURNAL_ONLY = ("factors", "job_key", "succeeded", "error", "argv", "image")
 RUN_COLUMNS = tuple(f.name for f in dataclasses.fields(RunRecord)
                     if f.name not in (*_JOURNAL_ONLY, "extra"))
 NUMERIC_COLUMNS = frozenset({
-    "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
+    "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s",
+    "peak_rss_bytes", "wait_s",
     "cpu_utilization", "cpu_busy_s", "energy_j", "model_min_w_per_thread",
     "model_max_w_per_thread", "model_threads", "estimated_energy_j", "idle_power_w",
     "energy_passive_j", "energy_active_j",

@@ -54,13 +54,18 @@ def _mean_power(runs: list[dict]) -> float | None:
 def summarize(command, runs: list[dict], confidence: float = stats.PAPER_CONFIDENCE,
               flagged: Iterable[int] = ()) -> dict:
     """One command's result: hyperfine's fields (command, mean, stddev, median, user,
-    system, min, max, times, exit_codes, parameters) and the energy beside them; the
-    outliers of the final runs, and every run flagged while measuring (`flagged`)."""
+    system, min, max, times, memory_usage_byte, exit_codes, parameters) and the energy
+    beside them; the outliers of the final runs, and every run flagged while measuring
+    (`flagged`)."""
     times = [r["elapsed_s"] for r in runs]
     out = {"command": command.name, **_spread(times),
            "user": _or_none(stats.mean([r["user_s"] for r in runs])),
            "system": _or_none(stats.mean([r["sys_s"] for r in runs])),
            "times": times, "exit_codes": [r["exit_code"] for r in runs]}
+    # hyperfine's peak memory per run (wait4's ru_maxrss), left out where a run has none.
+    memory = [r.get("peak_rss_bytes") for r in runs]
+    if memory and None not in memory:
+        out["memory_usage_byte"] = memory
     if command.parameters:  # hyperfine leaves the key out without parameters
         out["parameters"] = dict(command.parameters)
     energies = _values(runs, "energy_j")
