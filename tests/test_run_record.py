@@ -10,7 +10,7 @@ import pytest
 from wattzip import __version__, machine, meters, records
 from wattzip.errors import RecordError
 from wattzip.machine import system
-from wattzip.measure import repeats
+from wattzip.measure import provenance, repeats
 from wattzip.run_record import RUN_COLUMNS, SCHEMA_VERSION, RunRecord
 
 from .test_figures import FIXTURE
@@ -62,7 +62,8 @@ def test_every_run_says_the_host_boot_and_wattzip_that_measured_it(small_inputs,
     repeats.run_job(job, model, journal, log=lambda m: None)
     skipped = repeats._skipped_read(job, "decompress-read", 3, None, job.key()).to_dict()
     who = {"hostname": "node-a", "slurm_node": "n1", "slurm_job_id": "42",
-           "boot_id": "boot-1", "wattzip_version": __version__}
+           "boot_id": "boot-1", "wattzip_version": __version__,
+           **provenance.source_of_code()}  # the code that measured, in every record
     lines = [json.loads(x) for x in journal.read_text().splitlines()]
     assert lines and all({k: r[k] for k in who} == who for r in [*lines, skipped])
     out = tmp_path / "runs.csv"
@@ -71,9 +72,7 @@ def test_every_run_says_the_host_boot_and_wattzip_that_measured_it(small_inputs,
 
 
 def test_provenance_names_the_host_boot_and_version_as_the_runs_do(tmp_path, monkeypatch):
-    """A run is matched to its testbed's provenance.json by host, boot and version."""
-    from wattzip.measure import provenance
-
+    """A run is matched to its testbed's provenance.json by host, boot, version and source."""
     monkeypatch.setattr(machine, "boot_id", lambda: "boot-1")
     info = provenance.testbed_provenance(str(tmp_path), [], meters.ModelMeter(
         meters.MeterOptions()), "tb", None)
@@ -82,6 +81,8 @@ def test_provenance_names_the_host_boot_and_version_as_the_runs_do(tmp_path, mon
     assert (info["hostname"], info["boot_id"], info["wattzip"]) == (
         run["hostname"], run["boot_id"], run["wattzip_version"]) == (
         system.host_identity()["hostname"], "boot-1", __version__)
+    assert info["source"] == {k: run[k] for k in info["source"]}
+    assert set(info["source"]) == {"source_commit", "source_dirty", "source_digest"}
 
 
 def test_a_version_4_record_is_read_with_no_boot_or_wattzip_version(tmp_path):

@@ -22,7 +22,8 @@ from wattzip.errors import RecordError
 # shared_plain_of, the moderated design's shared plain arm; 5: boot_id and
 # wattzip_version, the boot and the wattzip that measured the run (empty before); 6:
 # estimated_energy_j, the model's estimate beside the meter's, was model_energy_j (read
-# under its new name); 7: peak_rss_bytes, the tools' peak resident memory (absent before).
+# under its new name); 7: peak_rss_bytes, the tools' peak resident memory, and
+# source_commit, source_dirty, source_digest, the code that measured (absent before).
 SCHEMA_VERSION = 7
 RENAMED = {"model_energy_j": "estimated_energy_j"}
 FACTOR_PREFIX = "factor_"
@@ -124,6 +125,11 @@ class RunRecord:
     slurm_job_id: str | None = None
     boot_id: str | None = None  # the kernel's boot: a reboot makes another machine state
     wattzip_version: str | None = None
+    # The code that measured (wattzip.measure.provenance.source_of_code): the checkout's
+    # commit and whether it had changes (None from a wheel), its package files' sha256.
+    source_commit: str | None = None
+    source_dirty: bool | None = None
+    source_digest: str | None = None
     tool_version: str | None = None
     trace: str | None = None
     model_row: str | None = None
@@ -252,7 +258,7 @@ NUMERIC_COLUMNS = frozenset({
     "schema_version",
 })
 BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io",
-                             "simulated"})
+                             "simulated", "source_dirty"})
 
 
 def flatten(record: Mapping) -> dict:

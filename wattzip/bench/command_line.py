@@ -13,7 +13,7 @@ from wattzip.bench import commands, export, report, summary
 from wattzip.bench.loop import Bench, Plan
 from wattzip.bench.progress import BenchProgress
 from wattzip.errors import WattzipError
-from wattzip.measure import flags
+from wattzip.measure import flags, provenance
 from wattzip.resources import schema_default
 from wattzip.stats import PAPER_CONFIDENCE
 
@@ -240,7 +240,8 @@ def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how) -> dict:
             "margin": plan.margin, "stopped": bench.stopped,
             "looks": list(plan.looks) if plan.looks else None, "looks_log": bench.looks_log,
             "shell": plan.shell,
-            "runs": bench.results, "wattzip_version": __version__}
+            "runs": bench.results, "wattzip_version": __version__,
+            "source": provenance.source_of_code()}
 
 
 def run(a: argparse.Namespace) -> int:
