@@ -23,7 +23,8 @@ from wattzip.errors import RecordError
 # wattzip_version, the boot and the wattzip that measured the run (empty before); 6:
 # estimated_energy_j, the model's estimate beside the meter's, was model_energy_j (read
 # under its new name); 7: peak_rss_bytes, the tools' peak resident memory, and
-# source_commit, source_dirty, source_digest, the code that measured (absent before).
+# source_commit, source_dirty, source_digest, the code that measured, and the CPU's
+# state (package_temp_start_c ... throttle_events) (absent before).
 SCHEMA_VERSION = 7
 RENAMED = {"model_energy_j": "estimated_energy_j"}
 FACTOR_PREFIX = "factor_"
@@ -87,6 +88,12 @@ class RunRecord:
     steal_share: float | None = None
     cpu_pressure_share: float | None = None
     cpus: int | None = None
+    # The CPU's state over the region (wattzip.machine.thermal): None where the machine
+    # has no such sensor or counter.
+    package_temp_start_c: float | None = None
+    package_temp_end_c: float | None = None
+    cpu_freq_mhz: float | None = None  # scaling_cur_freq's mean, at the start and the end
+    throttle_events: int | None = None
     disturbed: str | None = None
     drift_warning: str | None = None
     paired_with: str | None = None  # the codec whose job's own plain arm this run is
@@ -253,7 +260,8 @@ NUMERIC_COLUMNS = frozenset({
     "energy_passive_j", "energy_active_j",
     "samples", "sample_gap_s", "power_step_rss_w", "idle_power_u_w", "idle_windows",
     "other_user_s", "other_user_share", "other_cpu_share", "steal_share", "cpu_pressure_share",
-    "cpus", "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
+    "cpus", "package_temp_start_c", "package_temp_end_c", "cpu_freq_mhz", "throttle_events",
+    "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
     "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
     "schema_version",
 })

@@ -25,6 +25,7 @@ from pathlib import Path
 from wattzip import records, run_record
 from wattzip.analysis.uncertainty import sampling_terms
 from wattzip.errors import MeterError, WattzipError
+from wattzip.machine import thermal
 from wattzip.machine.media import Medium
 from wattzip.machine.system import DiskSampler, evict
 from wattzip.measure import disturbance
@@ -143,17 +144,19 @@ def _flush(operation: Operation) -> None:
 
 @dataclass
 class _Counters:
-    """The machine's counters at one end of the region: busy CPU, other load, helpers' CPU."""
+    """The machine's counters at one end of the region: busy CPU, other load, helpers' CPU,
+    the CPU's temperature, frequency and throttle counters."""
 
     busy_jiffies: int
     load: dict
     helper_times: tuple
     at: str
+    thermal: thermal.ThermalState
 
     @classmethod
     def now(cls, helpers: list[int]) -> _Counters:
         return cls(cpu_busy_jiffies(), disturbance.snapshot(),
-                   disturbance.process_times(helpers), utc_now())
+                   disturbance.process_times(helpers), utc_now(), thermal.ThermalState.now())
 
 
 @dataclass
@@ -322,6 +325,7 @@ def _run_fields(operation: Operation, meter: Meter, region: _Region,
         "sample_gap_s": sample_gap_s,
         "power_step_rss_w": power_step_rss_w,
         **load,
+        **thermal.run_fields(before.thermal, after.thermal),
         "exit_code": exit_code,
         "succeeded": ok,
         "error": error,
