@@ -123,6 +123,9 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
             repeat, todo = upcoming
             repeat_ok = True
             for arm in todo:
+                if job.quiet:  # the thermal gate: each arm starts as cool as idle was
+                    job.quiet.wait_until_cool(tell, f"repeat {repeat} ({arm.codec_name})",
+                                              job.idle_temp_c)
                 for record in _measure_pair(arm, meter, devices, throttle, *arms.enter(arm),
                                             repeat, key, arms.stored_paths(), pairing(job, arm)):
                     records.append_journal(journal, record)
@@ -132,6 +135,9 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
                     log(_progress_line(job, record))
                     if record.get("disturbed") and job.quiet:  # measured again when quiet
                         job.quiet.wait_until_quiet(tell, f"repeat {repeat}")
+                        if "heat" in record["disturbed"]:  # and cool
+                            job.quiet.wait_until_cool(tell, f"repeat {repeat}",
+                                                      job.idle_temp_c)
             last_repeat = repeat
             consecutive_failures = 0 if repeat_ok else consecutive_failures + 1
             if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
@@ -254,6 +260,7 @@ def _summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) 
     return {"repeats": repeats_done, "ci_met": met, "looked": job.looks is not None,
             "failed": count_failed(runs),
             "disturbed": sum(bool(r.get("disturbed")) for r in runs),
+            "heat": sum("heat" in (r.get("disturbed") or "") for r in runs),
             "relative_half_widths": widths,
             # Too few good repeats to describe the job: it failed, whatever was recorded.
             "complete": repeats_done >= job.min_repeats}
@@ -293,7 +300,13 @@ def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, co
             record.failure = None if verified else (why or "failed")
             # Another process's load (or a VM neighbour's steal) in the region: flagged and
             # left out of every statistic; the job's loop measures it again.
-            disturbed = arm.quiet.judge(record.to_dict()) if arm.quiet and verified else None
+            # So is a run the CPU's heat disturbed: throttled, or started hot.
+            disturbed = None
+            if arm.quiet and verified:
+                fields = record.to_dict()
+                disturbed = "; ".join(why for why in (
+                    arm.quiet.judge(fields), arm.quiet.judge_heat(fields, arm.idle_temp_c))
+                    if why) or None
             if disturbed:
                 record.update(disturbed=disturbed, verified=False,
                               failure=f"disturbed: {disturbed}; measured again")
