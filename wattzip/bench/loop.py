@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wattzip import stats
+from wattzip.analysis import cell_summary
 from wattzip.analysis.stopping import outliers
 from wattzip.analysis.verdicts import look_confidence
 from wattzip.bench import summary
@@ -237,6 +238,16 @@ class Bench:
             if len(self.results[index]) >= limit:
                 return
 
+    def warn_two_groups(self, index: int) -> None:
+        """hyperfine's plain words when results look unreliable: a command whose runs fall
+        in two groups (a VM switching between speeds) has a mean that describes neither."""
+        said = cell_summary.two_groups_said(self.results[index])
+        if said:
+            self.progress.line(f"warning: {self.plan.commands[index].name!r}: its runs fall "
+                               f"in two groups ({said}), as a machine switching between "
+                               "speeds gives; the mean lies between them and describes "
+                               "neither")
+
     def one_after_another(self) -> None:
         """hyperfine's design: each command's runs together, in order."""
         for index, command in enumerate(self.plan.commands):
@@ -250,6 +261,7 @@ class Bench:
             while len(self.results[index]) < planned:
                 self.measure(index)
             self.remeasure_outliers(index, self.plan.max_runs or 2 * planned)
+            self.warn_two_groups(index)
             self.progress.clear()
             self.hook(self.plan.cleanup, "cleanup", command)
         self.stopped = "every command ran its planned runs"
@@ -275,7 +287,8 @@ class Bench:
             if n in looks and self.look(n, seen):
                 break
         self.progress.clear()
-        for command in plan.commands:
+        for index, command in enumerate(plan.commands):
+            self.warn_two_groups(index)
             self.hook(plan.cleanup, "cleanup", command)
 
     def look(self, n: int, seen: set[tuple[str, int]]) -> bool:

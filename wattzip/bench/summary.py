@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from wattzip import stats
-from wattzip.analysis import robustness, verdicts
+from wattzip.analysis import cell_summary, robustness, verdicts
 from wattzip.analysis.stopping import outliers
 
 # A verdict's words, per metric: the reference minus the command saves / costs.
@@ -82,6 +82,8 @@ def summarize(command, runs: list[dict], confidence: float = stats.PAPER_CONFIDE
     out["outlier_runs"] = sorted({o.repeat for o in outliers(runs, [runs[0]["op"]])}
                                  if runs else ())
     out["flagged_runs"] = sorted(set(flagged) | set(out["outlier_runs"]))
+    # Runs in two groups (wattzip.stats.two_groups), in time or energy: "" when not.
+    out["two_groups"] = cell_summary.two_groups_said(runs)
     return out
 
 
