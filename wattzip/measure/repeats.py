@@ -263,9 +263,9 @@ def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, co
             disturbed = None
             if arm.quiet and verified:
                 fields = record.to_dict()
-                disturbed = "; ".join(why for why in (
+                disturbed = "; ".join(reason for reason in (
                     arm.quiet.judge(fields), arm.quiet.judge_heat(fields, arm.idle_temp_c))
-                    if why) or None
+                    if reason) or None
             if disturbed:
                 record.update(disturbed=disturbed, verified=False,
                               failure=f"disturbed: {disturbed}; measured again")
