@@ -77,3 +77,17 @@ def test_who_measured_carries_the_source_computed_once(monkeypatch):
     assert {"source_commit", "source_dirty", "source_digest"} <= set(first)
     n = len(calls)
     assert provenance.who_measured() == first and len(calls) == n
+
+
+def test_the_paper_s_provenance_table_names_the_source():
+    from wattzip.machine.system import provenance_rows
+
+    def shown(source):
+        return {r["key"]: r["value"] for r in provenance_rows({"source": source})}[
+            "wattzip source"]
+
+    assert shown({"source_commit": "a" * 40, "source_dirty": True, "source_digest": "d"}) \
+        == "commit aaaaaaaaaaaa, with uncommitted changes"
+    assert shown({"source_commit": None, "source_dirty": None, "source_digest": "b" * 64}) \
+        == "installed package, files' sha256 bbbbbbbbbbbb"
+    assert shown(None) == "not recorded"  # a provenance.json from before
