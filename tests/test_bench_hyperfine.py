@@ -66,4 +66,8 @@ def test_a_reference_by_name_is_one_of_the_commands(tmp_path):
     doc = bench(tmp_path, "--meter", "none", "--runs", "2", "-n", "a", "-n", "b",
                 "--reference", "b", "true", "sleep 0.01")
     assert [r["command"] for r in doc["results"]] == ["a", "b"] and doc["reference"] == "b"
+    out = tmp_path / "out.txt"  # hyperfine's --output once per command line
+    bench(tmp_path, "--meter", "none", "--runs", "1", "--output", "null", "--output",
+          str(out), "echo first", "echo second")
+    assert out.read_text() == "second\n"
     assert json.loads(json.dumps(doc))["comparisons"][0]["reference"] == "b"

@@ -105,10 +105,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"--ignore-failure=1,2 keeps only those codes' ({IGNORE_ALL}: any)")
     r.add_argument("--show-output", action="store_true",
                    help="print each run's standard output after it (outside the timing)")
-    r.add_argument("--output", action=Once, metavar="WHERE",
+    r.add_argument("--output", action="append", metavar="WHERE",
                    help="each run's standard output: null (/dev/null, the default), pipe "
                         "(a temporary file, discarded: not /dev/null, which some tools "
-                        "detect), inherit (shown after each run, as --show-output), or FILE")
+                        "detect), inherit (shown after each run, as --show-output), or FILE; "
+                        "once for all, or once per command line")
     r.add_argument("--input", action=Once, metavar="WHERE",
                    help="each run's standard input: null (/dev/null, the default) or FILE")
     r.add_argument("--min-benchmarking-time", action=Once, type=float, metavar="S",
@@ -232,14 +233,14 @@ def check_before_runs(a: argparse.Namespace) -> None:
         raise WattzipError("--min-benchmarking-time must be above 0 seconds")
 
 
-def output_of(where: str | None, show_output: bool) -> str | None:
-    """--output's WHERE (None: /dev/null); --show-output is `inherit`."""
+def outputs_of(where: list[str] | None, show_output: bool) -> list[str]:
+    """--output's WHEREs; --show-output is `--output inherit`."""
     if show_output:
-        if where is not None:
+        if where:
             raise WattzipError("--show-output and --output: give one (--show-output is "
                                "--output=inherit)")
-        return "inherit"
-    return None if where in (None, "null") else where
+        return ["inherit"]
+    return where or []
 
 
 def plan_of(a: argparse.Namespace) -> Plan:
@@ -265,14 +266,15 @@ def plan_of(a: argparse.Namespace) -> Plan:
         cmd.argv(a.shell)  # an empty or unsplittable command fails before any run
     if a.runs is not None and a.runs < 1 or a.min_runs < 2 and a.runs is None:
         raise WattzipError("--runs must be at least 1, --min-runs at least 2")
-    for what, hooks in (("prepare", a.prepare), ("conclude", a.conclude)):
+    for what, hooks in (("prepare", a.prepare), ("conclude", a.conclude),
+                        ("output", a.output)):
         if hooks and len(hooks) not in (1, len(a.command_lines)):
             raise WattzipError(f"--{what} is given {len(hooks)} times for "
                                f"{len(a.command_lines)} command lines: give it once, or once "
                                "per command line")
     return Plan(cmds, shell=a.shell, runs=a.runs, min_runs=a.min_runs, max_runs=a.max_runs,
                 warmup=a.warmup, prepare=a.prepare or [], setup=a.setup, cleanup=a.cleanup,
-                output=output_of(a.output, a.show_output),
+                outputs=outputs_of(a.output, a.show_output),
                 input=None if a.input in (None, "null") else a.input,
                 conclude=a.conclude or [], min_benchmarking_s=a.min_benchmarking_time,
                 ignore_failure=a.ignore_failure is not None,

@@ -50,7 +50,9 @@ class Plan:
     prepare: list[str] = field(default_factory=list)
     setup: str | None = None
     cleanup: str | None = None
-    output: str | None = None  # --output: None (/dev/null), pipe, inherit or a file
+    # --output, once for all commands or once per command line: null, pipe, inherit or a
+    # file (none given: null)
+    outputs: list[str] = field(default_factory=list)
     input: str | None = None  # --input: a file, else /dev/null
     conclude: list[str] = field(default_factory=list)
     min_benchmarking_s: float = TARGET_SECONDS
@@ -63,9 +65,13 @@ class Plan:
     reference: int = 0
     idle_power_w: float | None = None
 
-    @property
-    def show_output(self) -> bool:
-        return self.output == "inherit"
+    def output_for(self, index: int) -> str | None:
+        """Where command `index`'s standard output goes: None for /dev/null."""
+        where = self._hook_for(self.outputs, index)
+        return None if where in (None, "null") else where
+
+    def shows_output(self, index: int) -> bool:
+        return self.output_for(index) == "inherit"
 
     def prepare_for(self, index: int) -> str | None:
         """hyperfine's rule: one --prepare for all commands, or one per command line."""
@@ -119,7 +125,7 @@ class Bench:
         if not line:
             return
         line = substitute(line, command.parameters)
-        out = None if self.plan.show_output else subprocess.DEVNULL
+        out = None if "inherit" in self.plan.outputs else subprocess.DEVNULL
         proc = subprocess.run(argv_of(line, self.plan.shell, f"--{what} command"),
                               stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE,
                               check=False)
@@ -158,7 +164,7 @@ class Bench:
         command = self.plan.commands[index]
         for _ in range(self.plan.warmup):
             self.hook(self.plan.prepare_for(index), "prepare", command)
-            out = None if self.plan.show_output else subprocess.DEVNULL
+            out = None if self.plan.shows_output(index) else subprocess.DEVNULL
             with open(self.plan.input or os.devnull, "rb") as stdin:
                 proc = subprocess.run(command.argv(self.plan.shell), stdin=stdin,
                                       stdout=out, stderr=subprocess.PIPE, check=False)
@@ -180,12 +186,12 @@ class Bench:
         argv = command.argv(plan.shell)
         cache = self.drop_caches(index, argv)
         with tempfile.TemporaryDirectory(prefix="wattzip-bench-") as tmp:
-            stdout = (os.path.join(tmp, "stdout") if plan.output in ("inherit", "pipe")
-                      else plan.output)
+            where = plan.output_for(index)
+            stdout = os.path.join(tmp, "stdout") if where in ("inherit", "pipe") else where
             op = runner.Operation("bench", [argv], [plan.input or os.devnull], [stdout])
             result = runner.measure(op, self.meter, plan.idle_power_w)
             self.hook(plan.conclude_for(index), "conclude", command)
-            if plan.show_output:  # shown after the run, outside the region
+            if where == "inherit":  # shown after the run, outside the region
                 with open(stdout, "rb") as f:
                     sys.stdout.buffer.write(f.read())
                 sys.stdout.flush()
