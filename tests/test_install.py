@@ -87,6 +87,15 @@ def test_python_dash_m_runs_the_installed_package(installed, tmp_path):
     assert Path(where).is_relative_to(installed), where
 
 
+def test_an_install_from_the_wheel_names_its_code_by_its_files_digest(installed, tmp_path):
+    """No checkout, no commit: the run records and provenance name the package's files."""
+    probe = ("import json; from wattzip.measure.provenance import source_of_code; "
+             "print(json.dumps(source_of_code()))")
+    out = json.loads(run([installed / "bin" / "python", "-c", probe], cwd=tmp_path).stdout)
+    assert out["source_commit"] is None and out["source_dirty"] is None
+    assert len(out["source_digest"]) == 64
+
+
 def test_the_wheel_ships_the_schema_and_the_reference_data(installed, tmp_path):
     probe = textwrap.dedent("""
         import json

@@ -10,7 +10,7 @@ import pytest
 from wattzip import __version__, machine, meters, records
 from wattzip.errors import RecordError
 from wattzip.machine import system
-from wattzip.measure import repeats
+from wattzip.measure import provenance, repeats
 from wattzip.run_record import RUN_COLUMNS, SCHEMA_VERSION, RunRecord
 
 from .test_figures import FIXTURE
@@ -41,11 +41,13 @@ def test_a_jobs_runs_say_their_version_in_the_journal_and_runs_csv(small_inputs,
     lines = [json.loads(x) for x in journal.read_text().splitlines()]
     assert lines and all(x["schema_version"] == SCHEMA_VERSION for x in lines)
     assert all(x["energy_passive_j"] is not None and x["factors"] for x in lines)
+    assert all(x["peak_rss_bytes"] > 0 for x in lines)  # gzip's peak memory, in bytes
     out = tmp_path / "runs.csv"
     records.write_runs_csv(records.read_journal(journal), out)
     rows = records.read_runs_csv(out)
     assert {r["schema_version"] for r in rows} == {SCHEMA_VERSION}
     assert {r["op"] for r in rows} == {"compress-write", "decompress-read"}
+    assert all(isinstance(r["peak_rss_bytes"], int) for r in rows)
 
 
 def test_every_run_says_the_host_boot_and_wattzip_that_measured_it(small_inputs, tmp_path,
@@ -62,7 +64,8 @@ def test_every_run_says_the_host_boot_and_wattzip_that_measured_it(small_inputs,
     repeats.run_job(job, model, journal, log=lambda m: None)
     skipped = repeats._skipped_read(job, "decompress-read", 3, None, job.key()).to_dict()
     who = {"hostname": "node-a", "slurm_node": "n1", "slurm_job_id": "42",
-           "boot_id": "boot-1", "wattzip_version": __version__}
+           "boot_id": "boot-1", "wattzip_version": __version__,
+           **provenance.source_of_code()}  # the code that measured, in every record
     lines = [json.loads(x) for x in journal.read_text().splitlines()]
     assert lines and all({k: r[k] for k in who} == who for r in [*lines, skipped])
     out = tmp_path / "runs.csv"
@@ -71,9 +74,7 @@ def test_every_run_says_the_host_boot_and_wattzip_that_measured_it(small_inputs,
 
 
 def test_provenance_names_the_host_boot_and_version_as_the_runs_do(tmp_path, monkeypatch):
-    """A run is matched to its testbed's provenance.json by host, boot and version."""
-    from wattzip.measure import provenance
-
+    """A run is matched to its testbed's provenance.json by host, boot, version and source."""
     monkeypatch.setattr(machine, "boot_id", lambda: "boot-1")
     info = provenance.testbed_provenance(str(tmp_path), [], meters.ModelMeter(
         meters.MeterOptions()), "tb", None)
@@ -82,6 +83,8 @@ def test_provenance_names_the_host_boot_and_version_as_the_runs_do(tmp_path, mon
     assert (info["hostname"], info["boot_id"], info["wattzip"]) == (
         run["hostname"], run["boot_id"], run["wattzip_version"]) == (
         system.host_identity()["hostname"], "boot-1", __version__)
+    assert info["source"] == {k: run[k] for k in info["source"]}
+    assert set(info["source"]) == {"source_commit", "source_dirty", "source_digest"}
 
 
 def test_a_version_4_record_is_read_with_no_boot_or_wattzip_version(tmp_path):
@@ -95,7 +98,18 @@ def test_a_version_4_record_is_read_with_no_boot_or_wattzip_version(tmp_path):
     row = records.read_runs_csv(out)[0]
     assert row["schema_version"] == 4 and row["boot_id"] is None
     assert row["wattzip_version"] is None and row["hostname"] == "vm"
-    assert SCHEMA_VERSION == 6 and {"boot_id", "wattzip_version"} <= set(RUN_COLUMNS)
+    assert SCHEMA_VERSION == 7 and {"boot_id", "wattzip_version"} <= set(RUN_COLUMNS)
+
+
+def test_a_version_6_record_is_read_with_no_peak_memory(tmp_path):
+    """Peak memory came with version 7: an older record's column is empty, not zero."""
+    line = {"testbed": "t", "file_type": "text", "codec": "gz-1", "op": "compress-write",
+            "repeat": 1, "verified": True, "schema_version": 6}
+    assert RunRecord.from_dict(line).peak_rss_bytes is None
+    out = tmp_path / "runs.csv"
+    records.write_runs_csv([line], out)
+    row = records.read_runs_csv(out)[0]
+    assert row["schema_version"] == 6 and row["peak_rss_bytes"] is None
 
 
 def test_a_version_5_record_s_model_estimate_is_read_as_the_estimated_energy(tmp_path):

@@ -153,6 +153,16 @@ def test_failing_command_is_recorded(small_inputs, tmp_path, model_meter):
     assert not rec["succeeded"] and rec["exit_code"] != 0 and rec["error"]
 
 
+def test_a_run_records_its_tools_peak_memory_in_bytes(tmp_path, model_meter):
+    """wait4's ru_maxrss is in KiB: a tool that holds 64 MiB shows at least that many bytes,
+    the largest copy's."""
+    hold = [sys.executable, "-c", "b = bytearray(64 << 20); b[::4096] = b'x' * len(b[::4096])"]
+    small = [sys.executable, "-c", "pass"]
+    op = runner.Operation("bench", [small, hold], [os.devnull] * 2, [None, None])
+    rec = runner.measure(op, model_meter)
+    assert rec["succeeded"] and 64 << 20 <= rec["peak_rss_bytes"] < 1 << 30
+
+
 def test_killed_job_resumes_from_journal(small_inputs, tmp_path, model_meter):
     journal = tmp_path / "j.jsonl"
     repeats.run_job(make_job(small_inputs, tmp_path, "lzo-1", max_repeats=2), model_meter,

@@ -22,8 +22,10 @@ from wattzip.errors import RecordError
 # shared_plain_of, the moderated design's shared plain arm; 5: boot_id and
 # wattzip_version, the boot and the wattzip that measured the run (empty before); 6:
 # estimated_energy_j, the model's estimate beside the meter's, was model_energy_j (read
-# under its new name).
-SCHEMA_VERSION = 6
+# under its new name); 7: peak_rss_bytes, the tools' peak resident memory, and
+# source_commit, source_dirty, source_digest, the code that measured, and the CPU's
+# state (package_temp_start_c ... throttle_events) (absent before).
+SCHEMA_VERSION = 7
 RENAMED = {"model_energy_j": "estimated_energy_j"}
 FACTOR_PREFIX = "factor_"
 # A machine factor's value in effect, read back (wattzip.machine.factors' table): a
@@ -56,6 +58,9 @@ class RunRecord:
     meter_interval_s: float | None = None
     user_s: float | None = None
     sys_s: float | None = None
+    # The largest resident set of the run's tools (wait4's ru_maxrss of each copy, the
+    # largest copy's), in bytes; None where no tool ran.
+    peak_rss_bytes: int | None = None
     wait_s: float | None = None  # elapsed - user - sys (paper 4.3)
     cpu_utilization: float | None = None
     cpu_busy_s: float | None = None
@@ -83,6 +88,12 @@ class RunRecord:
     steal_share: float | None = None
     cpu_pressure_share: float | None = None
     cpus: int | None = None
+    # The CPU's state over the region (wattzip.machine.thermal): None where the machine
+    # has no such sensor or counter.
+    package_temp_start_c: float | None = None
+    package_temp_end_c: float | None = None
+    cpu_freq_mhz: float | None = None  # scaling_cur_freq's mean, at the start and the end
+    throttle_events: int | None = None
     disturbed: str | None = None
     drift_warning: str | None = None
     paired_with: str | None = None  # the codec whose job's own plain arm this run is
@@ -121,6 +132,11 @@ class RunRecord:
     slurm_job_id: str | None = None
     boot_id: str | None = None  # the kernel's boot: a reboot makes another machine state
     wattzip_version: str | None = None
+    # The code that measured (wattzip.measure.provenance.source_of_code): the checkout's
+    # commit and whether it had changes (None from a wheel), its package files' sha256.
+    source_commit: str | None = None
+    source_dirty: bool | None = None
+    source_digest: str | None = None
     tool_version: str | None = None
     trace: str | None = None
     model_row: str | None = None
@@ -237,18 +253,20 @@ _JOURNAL_ONLY = ("factors", "job_key", "succeeded", "error", "argv", "image")
 RUN_COLUMNS = tuple(f.name for f in dataclasses.fields(RunRecord)
                     if f.name not in (*_JOURNAL_ONLY, "extra"))
 NUMERIC_COLUMNS = frozenset({
-    "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s", "wait_s",
+    "input_bytes", "repeat", "elapsed_s", "meter_interval_s", "user_s", "sys_s",
+    "peak_rss_bytes", "wait_s",
     "cpu_utilization", "cpu_busy_s", "energy_j", "model_min_w_per_thread",
     "model_max_w_per_thread", "model_threads", "estimated_energy_j", "idle_power_w",
     "energy_passive_j", "energy_active_j",
     "samples", "sample_gap_s", "power_step_rss_w", "idle_power_u_w", "idle_windows",
     "other_user_s", "other_user_share", "other_cpu_share", "steal_share", "cpu_pressure_share",
-    "cpus", "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
+    "cpus", "package_temp_start_c", "package_temp_end_c", "cpu_freq_mhz", "throttle_events",
+    "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
     "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
     "schema_version",
 })
 BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io",
-                             "simulated"})
+                             "simulated", "source_dirty"})
 
 
 def flatten(record: Mapping) -> dict:

@@ -252,3 +252,55 @@ def welch_difference(x: Sequence[float], y: Sequence[float]) -> tuple[float, flo
     df = var * var / ((vx * vx / (len(x) - 1) if vx else 0) + (vy * vy / (len(y) - 1)
                                                                  if vy else 0) or 1e-300)
     return mean(x) - mean(y), var, df
+
+
+# Two groups (`two_groups`): each at least this share of the runs (and 2), fewer runs than
+# BIMODAL_MIN_RUNS not judged, and the groups' separation (Ashman's D) above this. On
+# normal or log-normal runs the best split's D exceeds 6 in about 3.6% of 8 runs, 1% of
+# 10 and none of 20 (simulated, 2,000 samples each); two equal groups 2 units apart with
+# sd 0.3 exceed it in about 70% of 8 to 20 runs.
+BIMODAL_MIN_SHARE = 0.25
+BIMODAL_MIN_RUNS = 8
+BIMODAL_MIN_SEPARATION = 6.0
+
+
+@dataclass(frozen=True)
+class TwoGroups:
+    """Runs that fall in two groups: each group's size and mean, and their separation."""
+
+    low_n: int
+    low_mean: float
+    high_n: int
+    high_mean: float
+    separation: float  # Ashman's D: sqrt(2) |m1 - m2| / sqrt(s1^2 + s2^2)
+
+
+def two_groups(xs: Sequence[float]) -> TwoGroups | None:
+    """The runs' two groups when they fall in two (a VM whose speed switches between
+    levels, a frequency step): the split of the sorted values into a low and a high group
+    with the least within-group sum of squares, each at least BIMODAL_MIN_SHARE of the
+    runs, whose separation exceeds BIMODAL_MIN_SEPARATION; else None (also for fewer than
+    BIMODAL_MIN_RUNS runs)."""
+    xs = sorted(xs)
+    n = len(xs)
+    if n < BIMODAL_MIN_RUNS:
+        return None
+    smallest = max(2, math.ceil(n * BIMODAL_MIN_SHARE))
+    best = None
+    for k in range(smallest, n - smallest + 1):
+        low, high = xs[:k], xs[k:]
+        within = sum((x - mean(low)) ** 2 for x in low) + sum((x - mean(high)) ** 2
+                                                                for x in high)
+        if best is None or within < best[0]:
+            best = (within, low, high)
+    if best is None:
+        return None
+    _, low, high = best
+    spread = math.sqrt(stdev(low) ** 2 + stdev(high) ** 2)
+    gap = mean(high) - mean(low)
+    if gap <= 0:
+        return None
+    separation = math.inf if spread == 0 else math.sqrt(2) * gap / spread
+    if separation <= BIMODAL_MIN_SEPARATION:
+        return None
+    return TwoGroups(len(low), mean(low), len(high), mean(high), separation)

@@ -21,6 +21,7 @@ from wattzip.stats import (
     modified_z,
     pearson_r,
     stdev,
+    two_groups,
 )
 
 METRICS = {  # summary column stem -> per-run value
@@ -126,7 +127,32 @@ def _noise(good: list[dict]) -> dict:
             cvs.append(stdev([v for _, v in pairs]) / abs(mean([v for _, v in pairs])))
     return {"outlier_repeats": " ".join(str(x) for x in sorted(flagged, key=str)),
             "cv_max": max(cvs) if cvs else math.nan,
-            "cv_warning": bool(cvs) and max(cvs) >= CV_WARNING}
+            "cv_warning": bool(cvs) and max(cvs) >= CV_WARNING,
+            "two_groups": two_groups_said(good)}
+
+
+def two_groups_said(runs: list[dict]) -> str:
+    """The cell's runs, in time or energy, when they fall in two groups (stats.two_groups:
+    a VM whose speed switches between levels): each group's size and mean; "" when not."""
+    said = []
+    for stem in ("elapsed_s", "energy_j"):
+        groups = two_groups([METRICS[stem](r) for r in runs if has_metric(r, stem)])
+        if groups:
+            said.append(f"{stem}: {groups.low_n} runs around {groups.low_mean:#.4g}, "
+                        f"{groups.high_n} around {groups.high_mean:#.4g}")
+    return "; ".join(said)
+
+
+def describe_two_groups(summary: list[dict]) -> str:
+    """The report's sentence on the cells whose runs fall in two groups (summary rows)."""
+    cells = [r for r in summary if r.get("two_groups")]
+    if not cells:
+        return ""
+    named = "; ".join(f"{r.get('setting', '')} {r.get('file_type')} {r.get('codec')} "
+                      f"{r.get('op')} ({r['two_groups']})".strip() for r in cells)
+    return (f"The runs of {len(cells)} cell(s) fall in two groups, as a machine switching "
+            f"between speeds gives; each mean lies between its groups and describes neither: "
+            f"{named}.")
 
 
 def _ratio(row: dict, first: dict, good: list[dict]) -> dict:

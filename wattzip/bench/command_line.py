@@ -10,10 +10,10 @@ import sys
 
 from wattzip import __version__, machine, records
 from wattzip.bench import commands, export, report, summary
-from wattzip.bench.loop import Bench, Plan
+from wattzip.bench.loop import TARGET_SECONDS, Bench, Plan
 from wattzip.bench.progress import BenchProgress
 from wattzip.errors import WattzipError
-from wattzip.measure import flags
+from wattzip.measure import flags, provenance
 from wattzip.resources import schema_default
 from wattzip.stats import PAPER_CONFIDENCE
 
@@ -34,8 +34,38 @@ class Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+IGNORE_ALL = "all-non-zero"  # hyperfine's --ignore-failure without a value
+
+
+def ignored_codes(mode: str) -> frozenset[int] | None:
+    """--ignore-failure=MODE: None for every non-zero code, else the codes listed."""
+    if mode == IGNORE_ALL:
+        return None
+    try:
+        return frozenset(int(c) for c in mode.split(","))
+    except ValueError:
+        raise WattzipError(f"--ignore-failure={mode}: give {IGNORE_ALL} or exit codes, "
+                           "e.g. --ignore-failure=1,2") from None
+
+
+class IgnoreFailure(argparse.Action):
+    """hyperfine 1.20's -i / --ignore-failure[=MODE]: the mode only after '=', so a word
+    after the flag is a command line (`-i 'cmd'`, as hyperfine reads it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        mode = IGNORE_ALL
+        if values is not None:
+            if values == IGNORE_ALL or all(c.strip().lstrip("-").isdigit()
+                                           for c in values.split(",")):
+                mode = values
+            else:  # a command line the optional value took: the benchmark's first
+                namespace._leading_commands = [*getattr(namespace, "_leading_commands", []),
+                                               values]
+        namespace.ignore_failure = mode
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("command_lines", nargs="+", metavar="CMD",
+    p.add_argument("command_lines", nargs="*", metavar="CMD",
                    help="command lines to benchmark; {NAME} is replaced by a parameter")
     r = p.add_argument_group("runs")
     r.add_argument("-r", "--runs", action=Once, type=int, metavar="N",
@@ -52,6 +82,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run before every run (once for all, or once per command line)")
     r.add_argument("-s", "--setup", action=Once, metavar="CMD",
                    help="run once before each command's runs")
+    r.add_argument("-C", "--conclude", action="append", metavar="CMD",
+                   help="run after every run (once for all, or once per command line)")
     r.add_argument("-c", "--cleanup", action=Once, metavar="CMD",
                    help="run once after each command's runs")
     r.add_argument("--drop-caches", action="store_true",
@@ -68,10 +100,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("-S", "--shell", default="sh", help=SHELL_HELP)
     r.add_argument("-N", dest="shell", action="store_const", const=commands.NO_SHELL,
                    help="same as --shell none")
-    r.add_argument("-i", "--ignore-failure", action="store_true",
-                   help="keep runs that exit non-zero (their exit codes are exported)")
+    r.add_argument("-i", "--ignore-failure", action=IgnoreFailure, nargs="?", metavar="MODE",
+                   help="keep runs that exit non-zero (their exit codes are exported); "
+                        f"--ignore-failure=1,2 keeps only those codes' ({IGNORE_ALL}: any)")
     r.add_argument("--show-output", action="store_true",
                    help="print each run's standard output after it (outside the timing)")
+    r.add_argument("--output", action="append", metavar="WHERE",
+                   help="each run's standard output: null (/dev/null, the default), pipe "
+                        "(a temporary file, discarded: not /dev/null, which some tools "
+                        "detect), inherit (shown after each run, as --show-output), or FILE; "
+                        "once for all, or once per command line")
+    r.add_argument("--input", action=Once, metavar="WHERE",
+                   help="each run's standard input: null (/dev/null, the default) or FILE")
+    r.add_argument("--min-benchmarking-time", action=Once, type=float, metavar="S",
+                   default=TARGET_SECONDS, help=argparse.SUPPRESS)
     r.add_argument("-n", "--command-name", action="append", metavar="NAME",
                    help="a name per command line for the results")
     _add_comparison_energy_export(p)
@@ -81,9 +123,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _add_comparison_energy_export(p: argparse.ArgumentParser) -> None:
     c = p.add_argument_group("comparison")
-    c.add_argument("--reference", action=Once, metavar="NAME",
-                   help="the command the others are compared with, by its name (its command "
-                        "line, or its --command-name; default: the first)")
+    c.add_argument("--reference", action=Once, metavar="CMD",
+                   help="the command the others are compared with: one of them, by its name "
+                        "(its command line or --command-name), or, as in hyperfine, another "
+                        "command line, benchmarked first (default: the first command)")
+    c.add_argument("--reference-name", action=Once, metavar="NAME",
+                   help="the name of a --reference command line")
     c.add_argument("--margin", action=Once, type=float,
                    default=schema_default("verdict.margin"), metavar="SHARE",
                    help="'the same' within this share of the reference (default: %(default)s)")
@@ -110,8 +155,20 @@ def _add_comparison_energy_export(p: argparse.ArgumentParser) -> None:
                    help="hyperfine's JSON, with energy")
     x.add_argument("--export-csv", action=Once, metavar="FILE")
     x.add_argument("--export-markdown", action=Once, metavar="FILE")
+    x.add_argument("--export-asciidoc", action=Once, metavar="FILE")
+    x.add_argument("--export-orgmode", action=Once, metavar="FILE")
+    x.add_argument("-u", "--time-unit", action=Once,
+                   choices=("microsecond", "millisecond", "second"),
+                   help="the time unit of the tables (default: by the first mean)")
+    x.add_argument("--sort", action=Once, choices=("auto", "command", "mean-time"),
+                   default="auto", help="the order of the tables' rows: command (as given; "
+                   "the default, auto, too, since the reference leads) or mean-time")
     p.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto",
                    help="a bar with ETA on a terminal, plain lines otherwise (default: auto)")
+    p.add_argument("--style", action=Once,
+                   choices=("auto", "basic", "full", "nocolor", "color", "none"),
+                   help="hyperfine's: none is --progress none, basic and nocolor plain "
+                        "lines, full and color a bar")
 
 
 def parameters_of(a: argparse.Namespace) -> list[tuple[str, list[str]]]:
@@ -162,36 +219,66 @@ def check_before_runs(a: argparse.Namespace) -> None:
         raise WattzipError(f"--max-runs {a.max_runs} is below the runs asked for "
                            f"({a.runs or a.min_runs})")
     for what, line in [*(("prepare", p) for p in a.prepare or ()),
+                       *(("conclude", c) for c in a.conclude or ()),
                        ("setup", a.setup), ("cleanup", a.cleanup)]:
         if line is not None:
             commands.argv_of(line, a.shell, f"--{what} command")
-    for kind in ("json", "csv", "markdown"):
+    for kind in export.EXPORTERS:
         path = getattr(a, f"export_{kind}")
         if path is not None:
             records.check_writable(f"--export-{kind}", path)
+    if a.input not in (None, "null") and not os.path.isfile(a.input):
+        raise WattzipError(f"--input {a.input}: no such file (give null or a file)")
+    if a.min_benchmarking_time <= 0:
+        raise WattzipError("--min-benchmarking-time must be above 0 seconds")
+
+
+def outputs_of(where: list[str] | None, show_output: bool) -> list[str]:
+    """--output's WHEREs; --show-output is `--output inherit`."""
+    if show_output:
+        if where:
+            raise WattzipError("--show-output and --output: give one (--show-output is "
+                               "--output=inherit)")
+        return ["inherit"]
+    return where or []
 
 
 def plan_of(a: argparse.Namespace) -> Plan:
+    # A command line hyperfine's `--ignore-failure CMD` put before the others.
+    a.command_lines = [*getattr(a, "_leading_commands", []), *a.command_lines]
+    if not a.command_lines:
+        raise WattzipError("no command to benchmark: give one or more command lines, e.g. "
+                           "wattzip bench 'sleep 0.1'")
     check_before_runs(a)
     cmds = commands.expand(a.command_lines, a.command_name, parameters_of(a))
-    for cmd in cmds:
-        cmd.argv(a.shell)  # an empty or unsplittable command fails before any run
     reference = 0
     if a.reference is not None:
         names = [c.name for c in cmds]
-        if a.reference not in names:
-            raise WattzipError(f"--reference {a.reference!r} is none of the commands: "
-                               + ", ".join(repr(n) for n in names))
-        reference = names.index(a.reference)
+        if a.reference in names:
+            reference = names.index(a.reference)
+        else:  # hyperfine's reference: a command line of its own, benchmarked first
+            cmds = [*commands.expand([a.reference], [a.reference_name or a.reference], []),
+                    *cmds]
+    elif a.reference_name is not None:
+        raise WattzipError("--reference-name names a --reference command line: give "
+                           "--reference CMD too")
+    for cmd in cmds:
+        cmd.argv(a.shell)  # an empty or unsplittable command fails before any run
     if a.runs is not None and a.runs < 1 or a.min_runs < 2 and a.runs is None:
         raise WattzipError("--runs must be at least 1, --min-runs at least 2")
-    if a.prepare and len(a.prepare) not in (1, len(a.command_lines)):
-        raise WattzipError(f"--prepare is given {len(a.prepare)} times for "
-                           f"{len(a.command_lines)} command lines: give it once, or once "
-                           "per command line")
+    for what, hooks in (("prepare", a.prepare), ("conclude", a.conclude),
+                        ("output", a.output)):
+        if hooks and len(hooks) not in (1, len(a.command_lines)):
+            raise WattzipError(f"--{what} is given {len(hooks)} times for "
+                               f"{len(a.command_lines)} command lines: give it once, or once "
+                               "per command line")
     return Plan(cmds, shell=a.shell, runs=a.runs, min_runs=a.min_runs, max_runs=a.max_runs,
                 warmup=a.warmup, prepare=a.prepare or [], setup=a.setup, cleanup=a.cleanup,
-                show_output=a.show_output, ignore_failure=a.ignore_failure,
+                outputs=outputs_of(a.output, a.show_output),
+                input=None if a.input in (None, "null") else a.input,
+                conclude=a.conclude or [], min_benchmarking_s=a.min_benchmarking_time,
+                ignore_failure=a.ignore_failure is not None,
+                ignored_codes=ignored_codes(a.ignore_failure) if a.ignore_failure else None,
                 drop_caches=a.drop_caches,
                 looks=looks_of(a.looks or DEFAULT_LOOKS) if a.until_decided else None,
                 margin=a.margin,
@@ -223,12 +310,18 @@ def idle_of(a, meter, log) -> tuple[float | None, str]:
     return None, ""
 
 
+STYLES = {"none": "none", "basic": "lines", "nocolor": "lines", "full": "bar",
+          "color": "bar", "auto": "auto"}
+
+
 def progress_of(a) -> BenchProgress:
-    mode = a.progress
+    """--progress, or hyperfine's --style where --progress is left at auto."""
+    mode = STYLES[a.style] if a.style and a.progress == "auto" else a.progress
     return BenchProgress(tty=None if mode == "auto" else mode == "bar", quiet=mode == "none")
 
 
-def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how) -> dict:
+def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how,
+                time_unit: str | None = None, sort: str = "auto") -> dict:
     plan = bench.plan
     confidence = plan.look_confidence()
     results = [summary.summarize(cmd, runs, confidence, flagged)
@@ -239,8 +332,9 @@ def document_of(bench: Bench, meter, identity: dict, idle_w, idle_how) -> dict:
             "meter": identity, "idle_power_w": idle_w, "idle_power_how": idle_how,
             "margin": plan.margin, "stopped": bench.stopped,
             "looks": list(plan.looks) if plan.looks else None, "looks_log": bench.looks_log,
-            "shell": plan.shell,
-            "runs": bench.results, "wattzip_version": __version__}
+            "shell": plan.shell, "time_unit": time_unit, "sort": sort,
+            "runs": bench.results, "wattzip_version": __version__,
+            "source": provenance.source_of_code()}
 
 
 def run(a: argparse.Namespace) -> int:
@@ -260,10 +354,10 @@ def run(a: argparse.Namespace) -> int:
             bench.run()
         finally:
             meter.close()
-    document = document_of(bench, meter, identity, idle_w, idle_how)
+    document = document_of(bench, meter, identity, idle_w, idle_how, a.time_unit, a.sort)
     print(report.render(document["results"], document["comparisons"], meter, idle_w,
                         idle_how, bench.stopped))
-    for kind in ("json", "csv", "markdown"):
+    for kind in export.EXPORTERS:
         path = getattr(a, f"export_{kind}")
         if path:
             try:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wattzip import stats
+from wattzip.analysis import cell_summary
 from wattzip.analysis.stopping import outliers
 from wattzip.analysis.verdicts import look_confidence
 from wattzip.bench import summary
@@ -31,7 +32,8 @@ from wattzip.measure import runner
 from wattzip.meters import Meter
 from wattzip.resources import schema_default
 
-# hyperfine's rule without --runs: enough runs for about 3 s, at least --min-runs.
+# hyperfine's rule without --runs: enough runs for about 3 s (--min-benchmarking-time),
+# at least --min-runs.
 TARGET_SECONDS = 3.0
 
 
@@ -48,8 +50,14 @@ class Plan:
     prepare: list[str] = field(default_factory=list)
     setup: str | None = None
     cleanup: str | None = None
-    show_output: bool = False
+    # --output, once for all commands or once per command line: null, pipe, inherit or a
+    # file (none given: null)
+    outputs: list[str] = field(default_factory=list)
+    input: str | None = None  # --input: a file, else /dev/null
+    conclude: list[str] = field(default_factory=list)
+    min_benchmarking_s: float = TARGET_SECONDS
     ignore_failure: bool = False
+    ignored_codes: frozenset[int] | None = None  # --ignore-failure=1,2; None: any
     drop_caches: bool = False
     looks: tuple[int, ...] | None = None  # --until-decided
     margin: float = schema_default("verdict.margin")
@@ -57,17 +65,37 @@ class Plan:
     reference: int = 0
     idle_power_w: float | None = None
 
+    def output_for(self, index: int) -> str | None:
+        """Where command `index`'s standard output goes: None for /dev/null."""
+        where = self._hook_for(self.outputs, index)
+        return None if where in (None, "null") else where
+
+    def shows_output(self, index: int) -> bool:
+        return self.output_for(index) == "inherit"
+
     def prepare_for(self, index: int) -> str | None:
         """hyperfine's rule: one --prepare for all commands, or one per command line."""
-        if not self.prepare:
-            return None
-        if len(self.prepare) == 1:
-            return self.prepare[0]
-        return self.prepare[index // self.per_line()]
+        return self._hook_for(self.prepare, index)
 
-    def per_line(self) -> int:
-        lines = len(self.prepare)
-        return max(1, len(self.commands) // lines)
+    def conclude_for(self, index: int) -> str | None:
+        """--conclude, by --prepare's rule."""
+        return self._hook_for(self.conclude, index)
+
+    def _hook_for(self, hooks: list[str], index: int) -> str | None:
+        if not hooks:
+            return None
+        if len(hooks) == 1:
+            return hooks[0]
+        # A --reference command line of its own comes first and takes the first hook.
+        return hooks[min(index // max(1, len(self.commands) // len(hooks)), len(hooks) - 1)]
+
+    def failing(self, code: int) -> bool:
+        """Whether an exit code fails the benchmark (--ignore-failure keeps it)."""
+        if code == 0:
+            return False
+        if not self.ignore_failure:
+            return True
+        return self.ignored_codes is not None and code not in self.ignored_codes
 
     def look_confidence(self) -> float:
         return look_confidence(self.confidence, len(self.looks)) if self.looks else \
@@ -97,7 +125,7 @@ class Bench:
         if not line:
             return
         line = substitute(line, command.parameters)
-        out = None if self.plan.show_output else subprocess.DEVNULL
+        out = None if "inherit" in self.plan.outputs else subprocess.DEVNULL
         proc = subprocess.run(argv_of(line, self.plan.shell, f"--{what} command"),
                               stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE,
                               check=False)
@@ -136,10 +164,12 @@ class Bench:
         command = self.plan.commands[index]
         for _ in range(self.plan.warmup):
             self.hook(self.plan.prepare_for(index), "prepare", command)
-            out = None if self.plan.show_output else subprocess.DEVNULL
-            proc = subprocess.run(command.argv(self.plan.shell), stdin=subprocess.DEVNULL,
-                                  stdout=out, stderr=subprocess.PIPE, check=False)
-            if proc.returncode != 0 and not self.plan.ignore_failure:
+            out = None if self.plan.shows_output(index) else subprocess.DEVNULL
+            with open(self.plan.input or os.devnull, "rb") as stdin:
+                proc = subprocess.run(command.argv(self.plan.shell), stdin=stdin,
+                                      stdout=out, stderr=subprocess.PIPE, check=False)
+            self.hook(self.plan.conclude_for(index), "conclude", command)
+            if self.plan.failing(proc.returncode):
                 raise self.failed(command, proc.returncode, "a warm-up run",
                                   proc.stderr.decode(errors="replace").strip()[-500:])
 
@@ -156,10 +186,12 @@ class Bench:
         argv = command.argv(plan.shell)
         cache = self.drop_caches(index, argv)
         with tempfile.TemporaryDirectory(prefix="wattzip-bench-") as tmp:
-            stdout = os.path.join(tmp, "stdout") if plan.show_output else None
-            op = runner.Operation("bench", [argv], [os.devnull], [stdout])
+            where = plan.output_for(index)
+            stdout = os.path.join(tmp, "stdout") if where in ("inherit", "pipe") else where
+            op = runner.Operation("bench", [argv], [plan.input or os.devnull], [stdout])
             result = runner.measure(op, self.meter, plan.idle_power_w)
-            if stdout:  # shown after the run, outside the region
+            self.hook(plan.conclude_for(index), "conclude", command)
+            if where == "inherit":  # shown after the run, outside the region
                 with open(stdout, "rb") as f:
                     sys.stdout.buffer.write(f.read())
                 sys.stdout.flush()
@@ -167,7 +199,7 @@ class Bench:
         repeat = len(self.results[index]) + 1
         record.update(op=str(index), command=command.name, repeat=repeat, verified=True,
                       parameters=dict(command.parameters), cache_drop=cache)
-        if record["exit_code"] != 0 and not plan.ignore_failure:
+        if plan.failing(record["exit_code"]):
             raise self.failed(command, record["exit_code"], f"run {repeat}", record["error"])
         if record["energy_j"] is None and self.meter.method != "none":
             raise MeterError(f"the {self.meter.name} meter gave no energy for run {repeat} "
@@ -184,7 +216,7 @@ class Bench:
     def planned_runs(self, first_elapsed_s: float) -> int:
         if self.plan.runs:
             return self.plan.runs
-        wanted = math.ceil(TARGET_SECONDS / max(first_elapsed_s, 1e-6))
+        wanted = math.ceil(self.plan.min_benchmarking_s / max(first_elapsed_s, 1e-6))
         most = self.plan.max_runs or max(wanted, self.plan.min_runs)
         return max(self.plan.min_runs, min(wanted, most))
 
@@ -212,6 +244,16 @@ class Bench:
             if len(self.results[index]) >= limit:
                 return
 
+    def warn_two_groups(self, index: int) -> None:
+        """hyperfine's plain words when results look unreliable: a command whose runs fall
+        in two groups (a VM switching between speeds) has a mean that describes neither."""
+        said = cell_summary.two_groups_said(self.results[index])
+        if said:
+            self.progress.line(f"warning: {self.plan.commands[index].name!r}: its runs fall "
+                               f"in two groups ({said}), as a machine switching between "
+                               "speeds gives; the mean lies between them and describes "
+                               "neither")
+
     def one_after_another(self) -> None:
         """hyperfine's design: each command's runs together, in order."""
         for index, command in enumerate(self.plan.commands):
@@ -225,6 +267,7 @@ class Bench:
             while len(self.results[index]) < planned:
                 self.measure(index)
             self.remeasure_outliers(index, self.plan.max_runs or 2 * planned)
+            self.warn_two_groups(index)
             self.progress.clear()
             self.hook(self.plan.cleanup, "cleanup", command)
         self.stopped = "every command ran its planned runs"
@@ -250,7 +293,8 @@ class Bench:
             if n in looks and self.look(n, seen):
                 break
         self.progress.clear()
-        for command in plan.commands:
+        for index, command in enumerate(plan.commands):
+            self.warn_two_groups(index)
             self.hook(plan.cleanup, "cleanup", command)
 
     def look(self, n: int, seen: set[tuple[str, int]]) -> bool:

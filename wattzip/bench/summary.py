@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from wattzip import stats
-from wattzip.analysis import robustness, verdicts
+from wattzip.analysis import cell_summary, robustness, verdicts
 from wattzip.analysis.stopping import outliers
 
 # A verdict's words, per metric: the reference minus the command saves / costs.
@@ -54,13 +54,18 @@ def _mean_power(runs: list[dict]) -> float | None:
 def summarize(command, runs: list[dict], confidence: float = stats.PAPER_CONFIDENCE,
               flagged: Iterable[int] = ()) -> dict:
     """One command's result: hyperfine's fields (command, mean, stddev, median, user,
-    system, min, max, times, exit_codes, parameters) and the energy beside them; the
-    outliers of the final runs, and every run flagged while measuring (`flagged`)."""
+    system, min, max, times, memory_usage_byte, exit_codes, parameters) and the energy
+    beside them; the outliers of the final runs, and every run flagged while measuring
+    (`flagged`)."""
     times = [r["elapsed_s"] for r in runs]
     out = {"command": command.name, **_spread(times),
            "user": _or_none(stats.mean([r["user_s"] for r in runs])),
            "system": _or_none(stats.mean([r["sys_s"] for r in runs])),
            "times": times, "exit_codes": [r["exit_code"] for r in runs]}
+    # hyperfine's peak memory per run (wait4's ru_maxrss), left out where a run has none.
+    memory = [r.get("peak_rss_bytes") for r in runs]
+    if memory and None not in memory:
+        out["memory_usage_byte"] = memory
     if command.parameters:  # hyperfine leaves the key out without parameters
         out["parameters"] = dict(command.parameters)
     energies = _values(runs, "energy_j")
@@ -77,6 +82,8 @@ def summarize(command, runs: list[dict], confidence: float = stats.PAPER_CONFIDE
     out["outlier_runs"] = sorted({o.repeat for o in outliers(runs, [runs[0]["op"]])}
                                  if runs else ())
     out["flagged_runs"] = sorted(set(flagged) | set(out["outlier_runs"]))
+    # Runs in two groups (wattzip.stats.two_groups), in time or energy: "" when not.
+    out["two_groups"] = cell_summary.two_groups_said(runs)
     return out
 
 

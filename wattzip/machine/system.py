@@ -261,6 +261,18 @@ def check_host(expect_node: str | None, expect_host: str | None) -> None:
                           f"{here['hostname']}")
 
 
+def _source_shown(source: dict | None) -> str:
+    """The code that measured (wattzip.measure.provenance.source_of_code) in a few words:
+    the commit and whether the checkout had changes, else the package's digest."""
+    if not source:
+        return "not recorded"
+    if source.get("source_commit"):
+        changes = {True: ", with uncommitted changes", False: ""}.get(
+            source.get("source_dirty"), ", changes unknown")
+        return f"commit {source['source_commit'][:12]}{changes}"
+    return f"installed package, files' sha256 {(source.get('source_digest') or '?')[:12]}"
+
+
 def provenance_rows(info: dict) -> list[dict]:
     """The provenance as tidy key, value rows for the paper's table."""
 
@@ -288,6 +300,7 @@ def provenance_rows(info: dict) -> list[dict]:
          or f"{meter.get('source')}{_device_shown(meter.get('device'))}, scope "
             f"{meter.get('scope')}, {meter.get('method')}"),
         ("wattzip", info.get("wattzip")),
+        ("wattzip source", _source_shown(info.get("source"))),
     ]
     rows += [(f"version of {name}", version or "missing")
              for name, version in (info.get("tool_versions") or {}).items()]

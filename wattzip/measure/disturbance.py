@@ -14,11 +14,14 @@ other studies out, not every process. So each run records, over its region:
 - cpu_pressure_share: the share of the region in which some task waited for a CPU
   (/proc/pressure/cpu "some total"), kernel 4.20 and later; None where absent.
 
-A run whose other_user_share or steal_share exceeds its limit (config `quiet:`)
-is flagged disturbed: recorded with the reason, left out of every statistic and
-measured again by the job's loop (wattzip.measure.repeats), once the machine is quiet
-again (QuietLimits.wait_until_quiet): measured again at once, every repeat left would
-fall into the same burst of someone else's work (another study's report, a build).
+A run whose other_user_share or steal_share exceeds its limit (config `quiet:`), or
+whose CPU was throttled or started hotter than the idle calibration by more than
+quiet.max_heat_c (wattzip.machine.thermal; "heat"), is flagged disturbed: recorded
+with the reason, left out of every statistic and measured again by the job's loop
+(wattzip.measure.repeats), once the machine is quiet again
+(QuietLimits.wait_until_quiet) and, after heat, cool again (QuietLimits.wait_until_cool,
+which also gates each arm): measured again at once, every repeat left would fall into
+the same burst of someone else's work (another study's report, a build).
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from wattzip.machine import MachineError
+from wattzip.machine import MachineError, thermal
+from wattzip.resources import schema_default
 
 PROC_STAT = "/proc/stat"
 PRESSURE_CPU = "/proc/pressure/cpu"
@@ -147,6 +151,9 @@ class QuietLimits:
     # compression threads are kernel time), or also their kernel time (idle windows,
     # where any busy CPU is load: wattzip.measure.idle.QuietCheck counts it so).
     count_system: bool = False
+    # The thermal gate: how far above the idle calibration's package temperature a run
+    # may start (config quiet.max_heat_c).
+    max_heat_c: float = schema_default("quiet.max_heat_c")
 
     def judge(self, record: dict) -> str | None:
         """Why the run was disturbed, or None when it was quiet. Both shares forgive the
@@ -172,6 +179,55 @@ class QuietLimits:
         if reasons and pressure is not None:
             reasons.append(f"CPU pressure {pressure:.0%} of the region")
         return "; ".join(reasons) or None
+
+    def judge_heat(self, record: Mapping, idle_temp_c: float | None) -> str | None:
+        """Why the run was disturbed by heat (its CPU throttled; it started more than
+        max_heat_c above the idle calibration's package temperature), or None. An absent
+        sensor or counter judges nothing."""
+        reasons = []
+        if record.get("throttle_events"):
+            reasons.append(f"heat: the CPU was throttled ({record['throttle_events']} "
+                           "thermal_throttle events in the run)")
+        start = record.get("package_temp_start_c")
+        if idle_temp_c is not None and start is not None and \
+                start > idle_temp_c + self.max_heat_c:
+            reasons.append(f"heat: it started at {start:.1f} °C, {start - idle_temp_c:.1f} °C "
+                           f"above the idle calibration's {idle_temp_c:.1f} °C (limit "
+                           f"{self.max_heat_c:g} °C)")
+        return "; ".join(reasons) or None
+
+    def wait_until_cool(self, log: Callable[[str], None], what: str,
+                        idle_temp_c: float | None, sample_s: float = 1.0) -> float:
+        """The thermal gate: sample the CPU package's temperature until it is within
+        max_heat_c of the idle calibration's, saying what it waits for; hot for longer
+        than `wait_s` is an error. Nothing to wait for without either temperature.
+        Returns the seconds waited."""
+        if idle_temp_c is None:
+            return 0.0
+        limit = idle_temp_c + self.max_heat_c
+        t0, told = time.monotonic(), -math.inf
+        while True:
+            temp = thermal.package_temp_c()
+            waited = time.monotonic() - t0
+            if temp is None or temp <= limit:
+                if told > -math.inf:
+                    log(f"{what}: the CPU package has cooled to "
+                        + ("(no reading)" if temp is None else f"{temp:.1f} °C")
+                        + f" after {waited:.0f} s")
+                return waited
+            if waited >= self.wait_s:
+                raise MachineError(
+                    f"{what}: the CPU package stayed at {temp:.1f} °C for {waited:.0f} s, above "
+                    f"the idle calibration's {idle_temp_c:.1f} °C + quiet.max_heat_c = "
+                    f"{self.max_heat_c:g} °C (the study waits up to quiet.wait_s = "
+                    f"{self.wait_s:g} s): let the machine cool (its fans, another study's "
+                    "load), or raise quiet.max_heat_c, and run it again")
+            if waited - told >= 30:
+                told = waited
+                log(f"{what}: the CPU package is at {temp:.1f} °C, above {limit:.1f} °C (the "
+                    f"idle calibration's {idle_temp_c:.1f} °C + {self.max_heat_c:g}); waiting "
+                    f"up to {self.wait_s:g} s for it to cool before measuring")
+            time.sleep(sample_s)
 
     def wait_until_quiet(self, log: Callable[[str], None], what: str,
                          sample_s: float = 1.0) -> float:
@@ -219,12 +275,13 @@ class DriftCheck:
 
 
 def count_disturbed(runs: list[dict]) -> dict[str, int]:
-    """How many runs were disturbed, by reason (other processes, steal): the report's."""
+    """How many runs were disturbed, by reason (other processes, steal, drift, heat): the
+    report's (a run may count under several)."""
     out: dict[str, int] = {}
     for r in runs:
         why = r.get("disturbed")
         if why:
-            for kind in ("other processes", "stole", "drift"):
+            for kind in ("other processes", "stole", "drift", "heat"):
                 if kind in why:
                     out[kind] = out.get(kind, 0) + 1
     return out
@@ -241,7 +298,8 @@ def describe(runs: list[dict]) -> str:
                 "time, a hypervisor's steal) beyond the study's limits.")
     causes = {"other processes": "other processes' CPU time",
               "stole": "a hypervisor stealing CPU time",
-              "drift": "the machine's drift over their job (a reference operation)"}
+              "drift": "the machine's drift over their job (a reference operation)",
+              "heat": "heat (a throttled CPU, or a start hotter than the idle calibration)"}
     why = ", ".join(f"{count} by {causes[kind]}" for kind, count in sorted(kinds.items()))
     kept = sum(1 for r in runs if r.get("drift_warning"))
     return (f"{n} of {len(runs)} runs were disturbed by other load on the machine ({why}); "

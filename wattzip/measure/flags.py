@@ -209,7 +209,8 @@ def job_spec_of(a: argparse.Namespace) -> dict:
         "threads": a.threads, "looks": looks, "duty": duty,
         "quiet": {key: schema_default(f"quiet.{key}") if value is None else value
                   for key, value in (("max_other_cpu", a.max_other_cpu),
-                                     ("max_steal", a.max_steal), ("wait_s", a.quiet_wait))},
+                                     ("max_steal", a.max_steal), ("wait_s", a.quiet_wait),
+                                     ("max_heat_c", None))},
         "drift": {"repeats": schema_default("drift.repeats") if a.drift_repeats is None
                   else a.drift_repeats,
                   "max_change": schema_default("drift.max_change")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from wattzip import meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
-from wattzip.machine import MachineError, factor_changes, system, trust
+from wattzip.machine import MachineError, factor_changes, system, thermal, trust
 from wattzip.measure import drift
 from wattzip.measure import spec as specs
 from wattzip.measure.disturbance import TICK, QuietLimits, busiest, load_share, process_jiffies
@@ -169,8 +169,10 @@ class StoppingRule:
 
 def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: list[float],
                      max_other_load: float, journal: tuple[str, dict] | None,
-                     log: Callable[[str], None], wait_s: float, stamps: list) -> str:
-    """Measure idle windows onto `windows` (when each ended onto `stamps`) until `rule`
+                     log: Callable[[str], None], wait_s: float, stamps: list,
+                     temps: list) -> str:
+    """Measure idle windows onto `windows` (when each ended onto `stamps`, the CPU
+    package's temperature then onto `temps`) until `rule`
     stops, journaling each as it ends (`journal`: its path, and the key and origin each
     line holds); a window in which other processes worked is discarded and measured again
     once the machine is quiet (waited for up to `wait_s`; NOISY_IDLE_WINDOWS in a row are
@@ -194,9 +196,11 @@ def _measure_windows(meter: Meter, seconds: float, rule: StoppingRule, windows: 
         noisy = 0
         windows.append(watts)
         stamps.append(utc_now())
+        temps.append(thermal.package_temp_c())
         if journal:
             path, fields = journal
-            records.append_journal(path, {**fields, "watts": watts, "at": stamps[-1]})
+            records.append_journal(path, {**fields, "watts": watts, "at": stamps[-1],
+                                          "package_temp_c": temps[-1]})
         estimated = " ESTIMATED" if meter.method == "estimated" else ""
         log(f"idle window {len(windows)}/{rule.count}: {watts:.2f} W{estimated}; "
             f"{rule.describe(windows)}")
@@ -244,17 +248,20 @@ def _resumed_phases(journal: str | None, key: str, here: Mapping,
 
 
 def _resume(journal: str | None, key: str, here: Mapping, rule: StoppingRule, seconds: float,
-            log: Callable[[str], None]) -> tuple[list[float], list, str | None]:
+            log: Callable[[str], None]) -> tuple[list[float], list, list, str | None]:
     """The journal's windows measured here, as this calibration's first ones: the looks
     are replayed over them in order, so a resumed calibration stops where an unbroken one
-    would: (the windows, when each ended, why the rule stopped or None)."""
+    would: (the windows, when each ended, the package temperature then, why the rule
+    stopped or None)."""
     entries = journaled_windows(journal, key, here, log) if journal else []
     windows: list[float] = []
     stamps: list[str | None] = []
+    temps: list[float | None] = []
     reason = None
     for entry in entries:
         windows.append(float(entry["watts"]))
         stamps.append(entry.get("at"))
+        temps.append(entry.get("package_temp_c"))
         reason = rule.stop(windows)
         if reason:
             break
@@ -262,7 +269,7 @@ def _resume(journal: str | None, key: str, here: Mapping, rule: StoppingRule, se
         used = "" if len(windows) == len(entries) else f", the first {len(windows)} used"
         log(f"idle: {len(entries)} window(s) of {seconds:g} s found in {journal}{used}; "
             f"{rule.describe(windows)}")
-    return windows, stamps, reason
+    return windows, stamps, temps, reason
 
 
 def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_dir: str,
@@ -281,7 +288,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
     trust.trusted_folder(target_dir, "the idle calibration's target folder")
     key = f"{meter.name}|{meter.scope}|{setting}|{seconds:g}"
     here = origin(meter, testbed)
-    windows, stamps, reason = _resume(journal, key, here, rule, seconds, log)
+    windows, stamps, temps, reason = _resume(journal, key, here, rule, seconds, log)
     phases_key = f"{key}|drift reference|{drift_repeats}"
     phases = _resumed_phases(journal, phases_key, here, log) if drift_repeats else None
     if reason is None or drift_repeats and phases is None:  # else all from the journal
@@ -292,7 +299,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
             if reason is None:
                 reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
                                           journal and (journal, {"key": key, **here}), log,
-                                          quiet_wait_s, stamps)
+                                          quiet_wait_s, stamps, temps)
             if drift_repeats and phases is None:
                 phases = reference_phases(meter, drift_repeats, max_other_load,
                                           quiet_wait_s, log)
@@ -317,7 +324,12 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
             "max_count": count, "min_count": rule.first, "looks": rule.looks,
             "half_width_w": None if math.isnan(half) else half,
             "confidence": rule.confidence, "ci_target": ci_target, "ci_met": met,
-            "stopped": reason, "reference_phases": phases, **here}
+            "stopped": reason, "reference_phases": phases,
+            # The thermal gate's baseline (wattzip.measure.disturbance): the windows' mean
+            # package temperature; None where no window read one.
+            "package_temp_c": stats.mean(read) if (read := [t for t in temps
+                                                            if t is not None]) else None,
+            **here}
 
 
 def calibrate_spec(meter: Meter, spec: Mapping, journal: str | None,

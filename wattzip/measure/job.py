@@ -80,6 +80,9 @@ class MeasurementJob:
     # How much of the machine others may use during a run (wattzip.measure.disturbance); None:
     # runs record the load but are not judged.
     quiet: QuietLimits | None = field(default=None, repr=False, compare=False)
+    # The idle calibration's CPU package temperature (°C), the thermal gate's baseline
+    # (QuietLimits.wait_until_cool); None: no sensor, or a calibration without one.
+    idle_temp_c: float | None = field(default=None, repr=False, compare=False)
     # The reference operation before and after the job (wattzip.measure.drift); None: not checked.
     drift: DriftCheck | None = field(default=None, repr=False, compare=False)
     # Measured again after a drift: a new key, so its runs are measured afresh.

@@ -70,6 +70,7 @@ class IdleCalibration:
     uncertainty_w: float | None = None
     windows: int | None = None
     reference_phases: tuple = ()
+    package_temp_c: float | None = None  # the thermal gate's baseline
 
 
 def idle_calibration(meter: meters.Meter, calibration_path: str | None,
@@ -92,7 +93,8 @@ def idle_calibration(meter: meters.Meter, calibration_path: str | None,
         calibration["idle_power_w"], meter.identity(calibration),
         uncertainty_w=sd / count ** 0.5 if measured else None,
         windows=int(count) if measured else None,
-        reference_phases=tuple(calibration.get("reference_phases") or ()))
+        reference_phases=tuple(calibration.get("reference_phases") or ()),
+        package_temp_c=calibration.get("package_temp_c"))
 
 
 def verdict_looks(looks: Mapping | None, own_journal: str | None = None,
@@ -207,6 +209,7 @@ def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None
         meter_identity=calibration.meter_identity,
         model=meter.model if meter.name == "model" else coefficients.configured(None, None),
         verify_cache=given.verify_cache, quiet=specs.quiet(spec),
+        idle_temp_c=calibration.package_temp_c,
         drift=specs.drift(spec, calibration.reference_phases),
         # The verdict design's looks are a codec's (its job measures its own plain arm, or
         # under the moderated design adds to its setting and file type's shared one).
@@ -275,7 +278,7 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
               ", CI target " + ("met" if summary["ci_met"] else "NOT met"))
     log(f"{job.file_type}/{job.codec_name}: {summary['repeats']} repeats, "
         f"{summary['failed']} failed run(s), {summary['disturbed']} disturbed by other "
-        f"load and measured again{target}")
+        f"load or heat ({summary['heat']} by heat) and measured again{target}")
     return summary
 
 

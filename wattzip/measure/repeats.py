@@ -33,6 +33,7 @@ from wattzip.errors import ConfigError, FactorError
 from wattzip.machine import factors, system
 from wattzip.machine.extents import check_owns_blocks
 from wattzip.machine.throttle import throttled
+from wattzip.measure import job_summary
 from wattzip.measure.cold_cache import ColdCache
 from wattzip.measure.interleaving import pairing, plain_arm, repeat_arms
 from wattzip.measure.job import MeasurementJob
@@ -45,8 +46,7 @@ from wattzip.measure.staging import (
 )
 from wattzip.meters import Meter
 from wattzip.meters.base import identity_id
-from wattzip.run_record import RunRecord, codec_fields, count_failed, in_effect_fields
-from wattzip.stats import PAPER_CONFIDENCE, relative_half_width
+from wattzip.run_record import RunRecord, codec_fields, in_effect_fields
 from wattzip.workload import codec_registry
 
 MAX_CONSECUTIVE_FAILURES = 2
@@ -123,6 +123,9 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
             repeat, todo = upcoming
             repeat_ok = True
             for arm in todo:
+                if job.quiet:  # the thermal gate: each arm starts as cool as idle was
+                    job.quiet.wait_until_cool(tell, f"repeat {repeat} ({arm.codec_name})",
+                                              job.idle_temp_c)
                 for record in _measure_pair(arm, meter, devices, throttle, *arms.enter(arm),
                                             repeat, key, arms.stored_paths(), pairing(job, arm)):
                     records.append_journal(journal, record)
@@ -132,6 +135,9 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
                     log(_progress_line(job, record))
                     if record.get("disturbed") and job.quiet:  # measured again when quiet
                         job.quiet.wait_until_quiet(tell, f"repeat {repeat}")
+                        if "heat" in record["disturbed"]:  # and cool
+                            job.quiet.wait_until_cool(tell, f"repeat {repeat}",
+                                                      job.idle_temp_c)
             last_repeat = repeat
             consecutive_failures = 0 if repeat_ok else consecutive_failures + 1
             if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
@@ -142,7 +148,7 @@ def run_job(job: MeasurementJob, meter: Meter, journal: str | os.PathLike,
     finally:
         stack.close()
         job.medium.detach()
-    return _summary(job, runs, log)
+    return job_summary.summary(job, runs, log)
 
 
 def _next_repeat(job: MeasurementJob, arms: list[MeasurementJob], runs: list[dict],
@@ -219,46 +225,6 @@ def _set_up_medium(job: MeasurementJob, stack: contextlib.ExitStack) -> tuple[di
     return medium_info, devices, throttle
 
 
-def _summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) -> dict:
-    """What the job's runs came to (repeats, the paper rule's target, failures), said in
-    its log: the look it stopped at and its verdicts, or the half-widths it missed."""
-    shared_plain = job.looks is not None and job.looks.plain_type is not None
-    watched = (stopping.VerdictLooks.watched(job.ops) if job.looks and not shared_plain
-               else job.ops)
-    series = stopping.series(runs, watched)
-    repeats_done = min(len(v) for v in series.values())
-    widths = {k: relative_half_width(v) for k, v in series.items()}
-    met = all(w <= job.ci_target for w in widths.values())
-    if job.looks is not None:
-        n = job.looks.runs_per_arm(runs, job.ops)
-        if n in job.looks.looks:
-            decided = job.looks.decisions(runs, job.ops, n)
-            arms_said = (f"{job.codec_name}, against the {job.file_type} plain arm its "
-                         f"setting's codecs share, {job.looks.plain_pairs(runs)} pairs so far"
-                         if shared_plain else f"plain and {job.codec_name}, interleaved ABBA")
-            left = job.looks.open_kinds(runs, job.ops, n)
-            log(f"{job.file_type}/{job.codec_name}: stopped at the look of {n} runs per arm "
-                f"({arms_said}): "
-                + (", ".join(f"{k} {v}" for k, v in decided.items()) or "nothing decided")
-                + f"; break-even kinds asked: {', '.join(job.looks.kind_metrics) or 'none'}"
-                + "".join(f"; {k}'s break-even kind still open ({' or '.join(v)})"
-                          for k, v in left.items()))
-        else:
-            log(f"{job.file_type}/{job.codec_name}: stopped at {n} verified runs per arm, at "
-                f"no planned look ({', '.join(map(str, job.looks.looks))}): see the "
-                "failures above")
-    elif not met:
-        log(f"{job.file_type}/{job.codec_name}: the {PAPER_CONFIDENCE:.0%} half-width target of "
-            f"{job.ci_target:.0%} was not reached after {repeats_done} repeats: "
-            + ", ".join(f"{k} {w:.1%}" for k, w in widths.items()))
-    return {"repeats": repeats_done, "ci_met": met, "looked": job.looks is not None,
-            "failed": count_failed(runs),
-            "disturbed": sum(bool(r.get("disturbed")) for r in runs),
-            "relative_half_widths": widths,
-            # Too few good repeats to describe the job: it failed, whatever was recorded.
-            "complete": repeats_done >= job.min_repeats}
-
-
 def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,
                   version: str | None, info: dict, repeat: int, key: str,
                   stored: list[str], paired: dict) -> Iterator[dict]:
@@ -293,7 +259,13 @@ def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, co
             record.failure = None if verified else (why or "failed")
             # Another process's load (or a VM neighbour's steal) in the region: flagged and
             # left out of every statistic; the job's loop measures it again.
-            disturbed = arm.quiet.judge(record.to_dict()) if arm.quiet and verified else None
+            # So is a run the CPU's heat disturbed: throttled, or started hot.
+            disturbed = None
+            if arm.quiet and verified:
+                fields = record.to_dict()
+                disturbed = "; ".join(reason for reason in (
+                    arm.quiet.judge(fields), arm.quiet.judge_heat(fields, arm.idle_temp_c))
+                    if reason) or None
             if disturbed:
                 record.update(disturbed=disturbed, verified=False,
                               failure=f"disturbed: {disturbed}; measured again")

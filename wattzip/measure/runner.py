@@ -25,6 +25,7 @@ from pathlib import Path
 from wattzip import records, run_record
 from wattzip.analysis.uncertainty import sampling_terms
 from wattzip.errors import MeterError, WattzipError
+from wattzip.machine import thermal
 from wattzip.machine.media import Medium
 from wattzip.machine.system import DiskSampler, evict
 from wattzip.measure import disturbance
@@ -143,17 +144,19 @@ def _flush(operation: Operation) -> None:
 
 @dataclass
 class _Counters:
-    """The machine's counters at one end of the region: busy CPU, other load, helpers' CPU."""
+    """The machine's counters at one end of the region: busy CPU, other load, helpers' CPU,
+    the CPU's temperature, frequency and throttle counters."""
 
     busy_jiffies: int
     load: dict
     helper_times: tuple
     at: str
+    thermal: thermal.ThermalState
 
     @classmethod
     def now(cls, helpers: list[int]) -> _Counters:
         return cls(cpu_busy_jiffies(), disturbance.snapshot(),
-                   disturbance.process_times(helpers), utc_now())
+                   disturbance.process_times(helpers), utc_now(), thermal.ThermalState.now())
 
 
 @dataclass
@@ -166,6 +169,7 @@ class _Region:
     exit_codes: list[int] = field(default_factory=list)
     user_s: float = 0.0
     sys_s: float = 0.0
+    peak_rss_bytes: int | None = None
     launch_error: str | None = None
     flush_error: str | None = None
     meter_error: str | None = None
@@ -208,6 +212,10 @@ def _reap(procs: list, region: _Region) -> None:
             region.exit_codes.append(proc.returncode)
             region.user_s += usage.ru_utime
             region.sys_s += usage.ru_stime
+            # Linux counts ru_maxrss in KiB: the copy's (and its waited-for children's)
+            # largest resident set. The largest copy's, as hyperfine's memory_usage_byte.
+            rss = usage.ru_maxrss * 1024
+            region.peak_rss_bytes = max(region.peak_rss_bytes or 0, rss)
     except BaseException:  # killed: no tool may outlive the job and keep the target busy
         for proc in procs:
             if proc.returncode is None:
@@ -305,6 +313,7 @@ def _run_fields(operation: Operation, meter: Meter, region: _Region,
         "meter_interval_s": meter_interval_s,
         "user_s": region.user_s,
         "sys_s": region.sys_s,
+        "peak_rss_bytes": region.peak_rss_bytes,
         **run_record.region_fields(elapsed_s, cpu_s, energy, idle_power_w, meter_interval_s),
         # The whole machine's busy CPU time (the estimate's CPU-seconds, for any meter).
         "cpu_busy_s": (after.busy_jiffies - before.busy_jiffies) / CLOCK_TICKS,
@@ -316,6 +325,7 @@ def _run_fields(operation: Operation, meter: Meter, region: _Region,
         "sample_gap_s": sample_gap_s,
         "power_step_rss_w": power_step_rss_w,
         **load,
+        **thermal.run_fields(before.thermal, after.thermal),
         "exit_code": exit_code,
         "succeeded": ok,
         "error": error,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from wattzip import resources
-from wattzip.analysis import uncertainty
+from wattzip.analysis import cell_summary, uncertainty
 from wattzip.latex import tex
 from wattzip.measure import disturbance
 from wattzip.report.tables import ReportTables, rows
@@ -39,6 +39,8 @@ def abstract(t: ReportTables, params: Mapping) -> str:
     ]
     # disturbance says it in plain text (a column name holds an underscore); the budget in LaTeX
     lines += [tex(disturbance.describe(t.runs)), uncertainty.describe_dominant(t.summary)]
+    if two := cell_summary.describe_two_groups(t.summary):
+        lines.append(tex(two))
     if t.estimated:
         lines.append(
             "\\textbf{No power meter was available: every energy figure here is ESTIMATED "

@@ -1,12 +1,19 @@
 """Exporters, one module each, chosen by name: hyperfine's --export-json / -csv /
--markdown, each with the energy beside the time."""
+-markdown / -asciidoc / -orgmode, each with the energy beside the time."""
 
 from __future__ import annotations
 
-from wattzip.bench.export import csv_export, json_export, markdown_export
+from wattzip.bench.export import (
+    asciidoc_export,
+    csv_export,
+    json_export,
+    markdown_export,
+    orgmode_export,
+)
 
 EXPORTERS = {"json": json_export.render, "csv": csv_export.render,
-             "markdown": markdown_export.render}
+             "markdown": markdown_export.render, "asciidoc": asciidoc_export.render,
+             "orgmode": orgmode_export.render}
 
 
 def write(kind: str, path: str, document: dict) -> None:

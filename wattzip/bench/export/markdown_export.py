@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import math
 
+UNITS = {"second": ("s", 1.0), "millisecond": ("ms", 1e3), "microsecond": ("µs", 1e6)}
 
-def _unit(results: list[dict]) -> tuple[str, float]:
-    """hyperfine's choice: the first result's mean picks seconds or milliseconds."""
+
+def _unit(results: list[dict], time_unit: str | None = None) -> tuple[str, float]:
+    """--time-unit, else hyperfine's choice: the first result's mean picks s or ms."""
+    if time_unit:
+        return UNITS[time_unit]
     first = results[0]["mean"] if results else 1.0
     return ("s", 1.0) if first is not None and first >= 1 else ("ms", 1e3)
 
@@ -40,36 +44,52 @@ def _code(command: str) -> str:
     return "`" + command.replace("|", "\\|") + "`"
 
 
-def render(document: dict) -> str:
+def table(document: dict, code=lambda c: f"`{c}`") -> tuple[list[str], list[list[str]], str]:
+    """The table every markup shows: its column alignments ("<" or ">"), header and rows
+    (in the command order, or by mean time under --sort mean-time), and the footnote.
+    `code` marks a command up as code."""
     results = document["results"]
-    unit, scale = _unit(results)
+    unit, scale = _unit(results, document.get("time_unit"))
     method = document["meter"]["method"]
     energy = method != "none"
     label = " ESTIMATED" if method == "estimated" else ""
-    head = f"| Command | Mean [{unit}] | Min [{unit}] | Max [{unit}] | Relative |"
-    rule = "|:---|---:|---:|---:|---:|"
-    head += (f" Energy [J]{label} | Energy relative{label} | Verdict |" if energy
-             else " Verdict |")
-    rule += "---:|---:|:---|" if energy else ":---|"
+    header = ["Command", f"Mean [{unit}]", f"Min [{unit}]", f"Max [{unit}]", "Relative"]
+    aligns = ["<", ">", ">", ">", ">"]
+    if energy:
+        header += [f"Energy [J]{label}", f"Energy relative{label}"]
+        aligns += [">", ">"]
+    header.append("Verdict")
+    aligns.append("<")
     by_index = {row["index"]: row for row in document.get("comparisons", [])}
-    lines = [head, rule]
-    for i, r in enumerate(results):
-        row = by_index.get(i)
+    order = list(range(len(results)))
+    if document.get("sort") == "mean-time":
+        order.sort(key=lambda i: results[i]["mean"])
+    rows = []
+    for i in order:
+        r, row = results[i], by_index.get(i)
         sd = r["stddev"] if r["stddev"] is not None else 0.0
-        line = (f"| {_code(r['command'])} | {r['mean'] * scale:.1f} ± {sd * scale:.1f} | "
-                f"{r['min'] * scale:.1f} | {r['max'] * scale:.1f} | "
-                f"{_relative(row['time'] if row else None)} |")
+        cells = [code(r["command"]), f"{r['mean'] * scale:.1f} ± {sd * scale:.1f}",
+                 f"{r['min'] * scale:.1f}", f"{r['max'] * scale:.1f}",
+                 _relative(row["time"] if row else None)]
         if energy:
-            line += (f" {_plus_minus(r['energy_mean_j'], r['energy_half_width_j'])} | "
-                     f"{_relative(row['energy'] if row else None)} |")
+            cells += [_plus_minus(r["energy_mean_j"], r["energy_half_width_j"]),
+                      _relative(row["energy"] if row else None)]
         metric = row and row["energy" if energy else "time"]
-        verdict = f"{metric['verdict_text']}{label}" if metric else "reference" if not row \
-            else "-"
-        line += f" {verdict} |"
-        lines.append(line)
+        cells.append(f"{metric['verdict_text']}{label}" if metric else "reference" if not row
+                     else "-")
+        rows.append(cells)
+    footnote = _footnote(document, results[0], energy, label) if results else ""
+    return aligns, [header, *rows], footnote
+
+
+def render(document: dict) -> str:
+    aligns, (header, *rows), footnote = table(document, _code)
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join(":---" if a == "<" else "---:" for a in aligns) + "|"]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     lines.append("")
-    if results:
-        lines.append(_footnote(document, results[0], energy, label))
+    if footnote:
+        lines.append(footnote)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
