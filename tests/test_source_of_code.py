@@ -9,6 +9,8 @@ import pytest
 
 from wattzip.measure import provenance
 
+pytestmark = pytest.mark.pure
+
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
 
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from wattzip import stats
 from wattzip.analysis import cell_summary
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.measure import job_summary
 
 from .test_runner import make_job
+
+pytestmark = pytest.mark.pure
 
 # Six runs at about 1.0 s and four at about 1.5 s: two speed levels.
 TWO_LEVELS = [1.00, 1.01, 0.99, 1.02, 1.00, 0.98, 1.50, 1.52, 1.49, 1.51]
