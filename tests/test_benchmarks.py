@@ -217,7 +217,8 @@ def test_the_plan_s_accuracy_and_a_design_run_on_the_tiny_study(tmp_path):
     workflow, on the tiny study at its smallest: the plan beside the wall time, and the
     moderated design's own line."""
     config = ["--configfile", "config.yaml", "tests/data/tiny.yaml"]
-    out = bench("plan_accuracy.py", *config, "--out", tmp_path / "plan").stdout
+    out = bench("plan_accuracy.py", *config, "tests/data/one-setting.yaml",
+                "--out", tmp_path / "plan").stdout
     assert re.search(r"wall: plan \d+-\d+ s, study \d+ s, study / plan [\d.]+", out), out
     out = bench("designs.py", "--designs", "moderated", "--moderated-looks", "2,3", *config,
                 "--file-size", "1MiB", "--out", tmp_path / "designs").stdout

@@ -22,6 +22,7 @@ from .abba import assert_abba
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "tests" / "data" / "tiny.yaml"
+ONE_SETTING = REPO / "tests" / "data" / "one-setting.yaml"
 WORKFLOW_FILES = ("Snakefile", "config.yaml", "config", "rules", "scripts", "profiles",
                   "envs", "paper")
 
@@ -295,14 +296,9 @@ def test_a_study_requiring_a_meter_stops_before_generating_anything(tmp_path):
     assert not list((root / "results/tiny/tiny").glob("inputs/*.bin"))
 
 
-# The killed study's slice of the tiny study: one setting, one file type (its six cells).
-ONE_SETTING = "file_types: [text]\nfactors: {bandwidth: [unlimited]}\ncrosscheck: {codecs: []}\n"
-
-
 def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
     root = workflow_copy(tmp_path / "wf")
-    overlay = root / "one-setting.yaml"
-    overlay.write_text(ONE_SETTING)
+    overlay = ONE_SETTING
     argv = [*SNAKEMAKE, "results/tiny/tiny/runs.csv", "--cores", "2", "--configfile", str(TINY),
             str(overlay)]
     proc = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL,
