@@ -266,3 +266,78 @@ def test_the_workflow_refuses_a_folder_another_user_can_write(tmp_path):
     proc = subprocess.run([*SNAKEMAKE, "-n", "--configfile", str(TINY)], cwd=root,
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.fixture
+def alices(shared):
+    """A source folder of another user's (nobody's) in a /tmp-like folder: her text, a link
+    and a hard link to a file only root may read (a hard link she could make where
+    protected_hardlinks is off, or to a file root gave her)."""
+    folder = shared / "texts"
+    folder.mkdir()
+    (folder / "hers.txt").write_bytes(b"her own words\n")
+    os.chown(folder / "hers.txt", NOBODY, NOBODY)
+    os.chown(folder, NOBODY, NOBODY)
+    return folder
+
+
+def test_a_source_swapped_for_a_link_by_its_owner_is_refused(alices, secret, tmp_path):
+    """The study names her folder; she replaces it by a link to a folder only root reads.
+    Root refuses the link, and makes no input of the secret's bytes."""
+    shutil.rmtree(alices)
+    alices.symlink_to(secret.parent)
+    os.lchown(alices, NOBODY, NOBODY)
+    for file_type, size in (("text", 4096), ("user", None)):
+        out = tmp_path / "in" / f"{file_type}.bin"
+        with pytest.raises(WattzipError, match=r"symbolic link of uid \d+ \(nobody\)"):
+            inputs.generate(file_type, size, out, sources=[str(alices)], progress=False)
+        assert not out.exists()
+
+
+def test_a_user_s_source_is_read_as_she_could_and_the_input_is_root_s(alices, secret,
+                                                                      tmp_path):
+    """Her link and her hard link to the root-only file give nothing: the opener runs as
+    her. The input holds only her bytes, is readable by root alone, and the manifest says
+    whose they are and names no file outside her folder."""
+    (alices / "link.txt").symlink_to(secret)
+    os.lchown(alices / "link.txt", NOBODY, NOBODY)
+    os.link(secret, alices / "hard.txt")
+    out = tmp_path / "in" / "user.bin"
+    entry = inputs.generate("user", None, out, sources=[str(alices)], progress=False)
+    assert out.read_bytes() == b"her own words\n"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    source = entry["sources"][0]
+    assert source["source"] == str(alices) and "nobody" in source["read_as"]
+    assert source["private"] is True and source["files"] == 1
+    text = inputs.generate("text", 28, tmp_path / "in" / "text.bin", sources=[str(alices)],
+                           progress=False)
+    assert (tmp_path / "in" / "text.bin").read_bytes() == b"her own words\n" * 2
+    assert stat.S_IMODE((tmp_path / "in" / "text.bin").stat().st_mode) == 0o600
+    assert "s" * 16 not in json.dumps(text)
+
+
+def test_a_source_of_root_s_skips_what_another_user_owns_inside(tmp_path, secret):
+    """A folder of root's with a user's folder inside: read as root, her folder (where she
+    could plant links and hard links) is skipped and counted, and root's public files make
+    a public input."""
+    source = tmp_path / "src"
+    (source / "hers").mkdir(parents=True)
+    (source / "a.txt").write_bytes(b"root's words\n")
+    os.link(secret, source / "hers" / "hard.txt")
+    os.chown(source / "hers", NOBODY, NOBODY)
+    out = tmp_path / "in" / "text.bin"
+    entry = inputs.generate("text", 13, out, sources=[str(source)], progress=False)
+    assert out.read_bytes() == b"root's words\n"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    assert entry["sources"][0]["skipped_of_other_users"] == 1
+    assert "read_as" not in entry["sources"][0]
+
+
+def test_a_source_in_a_folder_others_can_write_is_refused(tmp_path):
+    folder = tmp_path / "open"
+    (folder / "texts").mkdir(parents=True)
+    (folder / "texts" / "a.txt").write_bytes(b"words\n")
+    folder.chmod(0o777)
+    with pytest.raises(WattzipError, match="writable by others"):
+        inputs.generate("text", 6, tmp_path / "in" / "t.bin",
+                        sources=[str(folder / "texts")], progress=False)

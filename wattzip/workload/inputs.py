@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 import time
 from collections import deque
@@ -222,7 +223,10 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
     tmp = out.with_name(out.name + ".partial")
     describe: list = []
     digest = hashlib.sha256()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    # Root's alone until whole, and then readable by all only if every byte was: an input
+    # read from a user's files, or from a file of root's others cannot read, stays 0600.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)  # a .partial left by a killed generation too
     try:
         free = shutil.disk_usage(out.parent).free
         if free < size:
@@ -235,6 +239,8 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
         if written < size:
             raise ConfigError(f"{file_type}: the sources gave {written} bytes, {size} needed")
         os.fsync(fd)
+        if not any(isinstance(d, dict) and d.get("private") for d in describe):
+            os.fchmod(fd, 0o644)
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)  # a failed generation leaves nothing behind
@@ -286,7 +292,9 @@ def copy_through_user_space(src: str | os.PathLike, dst: str | os.PathLike,
         fout.flush()
         os.fsync(fout.fileno())
         if sha256 is None or digest.hexdigest() == sha256:
-            os.fchmod(fout.fileno(), 0o644)
+            # readable by all only when the source is: a private input stays root's
+            public = os.fstat(fin.fileno()).st_mode & stat.S_IROTH
+            os.fchmod(fout.fileno(), 0o644 if public else 0o600)
     if sha256 is not None and digest.hexdigest() != sha256:
         partial.unlink()
         raise ConfigError(f"{dst}: the copy of {src} has sha256 {digest.hexdigest()}, not "
