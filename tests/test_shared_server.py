@@ -354,3 +354,37 @@ def test_a_governor_whose_cpu_went_away_is_undone_and_blocks_nothing(tmp_path, m
     assert not [e for e in machine.pending() if str(tmp_path) in e["target"]]
     with machine.session("job"):  # nothing stays pending to refuse the next command
         pass
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 1 MiB filesystem (a tmpfs) for the inputs."""
+    disk = tmp_path / "inputs"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "wattzip-test-inputs",
+                    str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_input_copies_that_would_fill_the_disk_are_refused_before_the_first(small_disk):
+    """copies: 4 of a 300 KiB input on a 1 MiB disk: refused before any copy is written,
+    at the job and at the pre-flight, instead of filling the disk part way."""
+    from types import SimpleNamespace
+
+    from wattzip.errors import ConfigError
+    from wattzip.measure import staging
+    from wattzip.model import preflight
+    from wattzip.workload import inputs
+
+    entry = inputs.generate("random", 300 << 10, small_disk / "random.bin", progress=False)
+    job = SimpleNamespace(input_path=entry["path"], copies=4, input_bytes=300 << 10,
+                          input_sha256=entry["sha256"], file_type="random")
+    with pytest.raises(ConfigError, match=r"4 copies of 0\.3 MiB"):
+        staging.prepare_input_copies(job, lambda _: None)
+    assert list((small_disk / "copies").iterdir()) == []
+    with pytest.raises(preflight.PreflightError, match="copies: 4"):
+        preflight.check_inputs(str(small_disk), [entry["path"]], 300 << 10, copies=4)
+    preflight.check_inputs(str(small_disk), [entry["path"]], 300 << 10, copies=1)

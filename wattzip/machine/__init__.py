@@ -221,8 +221,11 @@ def undo_order(entries: list[dict]) -> list[dict]:
 
 def undo(entries: list[dict], log: Callable[[str], None] = _log, why: str = "") -> None:
     """Undo changes in reverse order (processes first), going on past one that fails;
-    every one that fails is named in one error."""
-    failed = []
+    every one that fails is named in one error. A change undone that the journal cannot
+    record (a full or failing disk) does not stop the rest: it is named in the error as
+    undone but unmarked, since a later command will try to undo it again. A log that
+    cannot be written (a dead terminal) stops nothing either."""
+    failed, unmarked = [], []
     for entry in undo_order(entries):
         try:
             if entry.get("kind") not in UNDO:
@@ -231,13 +234,24 @@ def undo(entries: list[dict], log: Callable[[str], None] = _log, why: str = "") 
         except (OSError, MachineError, subprocess.TimeoutExpired) as exc:
             failed.append(f"{describe(entry)}: {exc}")
             continue
-        undone(entry["id"])
+        try:
+            undone(entry["id"])
+        except (OSError, MachineError) as exc:
+            unmarked.append(f"{describe(entry)} ({getattr(exc, 'strerror', None) or exc})")
         if why:
-            log(f"wattzip: undid {why}: {describe(entry)}")
+            with contextlib.suppress(OSError, ValueError):  # stderr closed or gone
+                log(f"wattzip: undid {why}: {describe(entry)}")
+    problems = []
     if failed:
-        raise MachineError("these changes to the machine could not be undone and stay "
-                           "changed: " + "; ".join(failed) + f" (journal: {journal_path()}; "
-                           "fix them by hand, then run `wattzip restore`)")
+        problems.append("these changes to the machine could not be undone and stay "
+                        "changed: " + "; ".join(failed) + " (fix them by hand, then run "
+                        "`wattzip restore`)")
+    if unmarked:
+        problems.append("these changes were undone but the journal could not record it, "
+                        "so a later command will undo them again: " + "; ".join(unmarked)
+                        + f" (free space on the state folder's disk, {STATE_DIR_ENV})")
+    if problems:
+        raise MachineError("; ".join(problems) + f" (journal: {journal_path()})")
 
 
 def leftovers() -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,8 @@ def _input_copies(job: MeasurementJob, sources: list[str], folder: Path, what: s
     whole: through user space (never a reflink), outside every measured region, each
     checked against the input's sha256."""
     trust.trusted_folder(folder, "the input copies' folder")
+    _check_room(job, [folder / f"{job.input_sha256[:16]}.{i}" for i in range(len(sources))],
+                folder, what)
     paths = []
     for i, source in enumerate(sources):
         path = folder / f"{job.input_sha256[:16]}.{i}"
@@ -30,6 +33,18 @@ def _input_copies(job: MeasurementJob, sources: list[str], folder: Path, what: s
             copy_through_user_space(source, path, sha256=job.input_sha256)
         paths.append(str(path))
     return paths
+
+
+def _check_room(job: MeasurementJob, paths: list[Path], folder: Path, what: str) -> None:
+    """The copies still to write fit on `folder`'s disk, before the first is written: a
+    disk filled by them would leave the journal (often on the same disk) unwritable."""
+    missing = [p for p in paths if not (p.exists() and p.stat().st_size == job.input_bytes)]
+    needed = job.input_bytes * len(missing)
+    free = shutil.disk_usage(folder).free
+    if free < needed:
+        raise ConfigError(f"{folder} has {free / 2**20:.1f} MiB free; {what} needs "
+                          f"{len(missing)} copies of {job.input_bytes / 2**20:.1f} MiB "
+                          f"({needed / 2**20:.1f} MiB): free space, or lower `copies`")
 
 
 def prepare_input_copies(job: MeasurementJob, log: Callable[[str], None]) -> None:
