@@ -134,9 +134,9 @@ def test_stage_leaves_no_copy_of_a_master_swapped_for_a_link(tmp_path, secret):
     master.write_text(json.dumps({"path": str(tmp_path / "master.bin"), "size_bytes": 4096,
                                   "sha256": "0" * 64, "file_type": "zero"}))
     out = tmp_path / "inputs" / "zero.bin"
-    with pytest.raises(WattzipError, match="sha256"):
+    with pytest.raises(WattzipError, match="not a regular file"):
         inputs.stage(str(master), str(out), str(tmp_path / "zero.bin.json"))
-    assert list(out.parent.iterdir()) == []
+    assert not out.exists()
 
 
 def test_a_directory_medium_in_a_folder_another_user_owns_is_refused(planted):
@@ -341,3 +341,37 @@ def test_a_source_in_a_folder_others_can_write_is_refused(tmp_path):
     with pytest.raises(WattzipError, match="writable by others"):
         inputs.generate("text", 6, tmp_path / "in" / "t.bin",
                         sources=[str(folder / "texts")], progress=False)
+
+
+def test_stage_trusts_no_master_or_manifest_another_user_could_write(planted, secret,
+                                                                     tmp_path):
+    """She can write the master's folder: she turns the master into a link to a root-only
+    file and writes its sha256 (learnt from an earlier mismatch) into the manifest. Root
+    refuses the manifest, then the master, and no copy of the secret is made."""
+    digest = inputs.sha256_file(secret)
+    (planted / "master.bin").symlink_to(secret)
+    os.lchown(planted / "master.bin", NOBODY, NOBODY)
+    manifest = planted / "master.bin.json"
+    manifest.write_text(json.dumps({"path": str(planted / "master.bin"), "size_bytes": 4096,
+                                    "sha256": digest, "file_type": "text"}))
+    os.chown(manifest, NOBODY, NOBODY)
+    out = tmp_path / "inputs" / "text.bin"
+    with pytest.raises(MachineError, match=r"owned by uid \d+ \(nobody\)"):
+        inputs.stage(str(manifest), str(out), str(tmp_path / "text.bin.json"))
+    ours = tmp_path / "master.bin.json"  # a manifest of root's naming her master
+    ours.write_text(manifest.read_text())
+    with pytest.raises(MachineError, match=r"owned by uid \d+ \(nobody\)"):
+        inputs.stage(str(ours), str(out), str(tmp_path / "text.bin.json"))
+    assert not out.exists()
+
+
+def test_a_stage_mismatch_does_not_say_the_digest_of_what_it_read(tmp_path):
+    master = tmp_path / "master.bin"
+    master.write_bytes(b"m" * 4096)
+    manifest = tmp_path / "master.bin.json"
+    manifest.write_text(json.dumps({"path": str(master), "size_bytes": 4096,
+                                    "sha256": "0" * 64, "file_type": "text"}))
+    with pytest.raises(WattzipError, match="does not have the sha256") as err:
+        inputs.stage(str(manifest), str(tmp_path / "inputs" / "t.bin"),
+                     str(tmp_path / "t.bin.json"))
+    assert inputs.sha256_file(master) not in str(err.value)
