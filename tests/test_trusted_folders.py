@@ -197,6 +197,60 @@ def test_media_are_mounted_nosuid_nodev_and_only_root_enters_their_root(open_fol
         medium.detach()
 
 
+@pytest.fixture
+def block_device(tmp_path):
+    """A block device with an ext4 of its own (root 0755), as an administrator made it."""
+    image = tmp_path / "disk.img"
+    with open(image, "wb") as f:
+        f.truncate(32 << 20)
+    subprocess.run(["mkfs.ext4", "-F", "-q", str(image)], check=True)
+    device = subprocess.run(["losetup", "--find", "--show", str(image)], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    try:
+        yield device
+    finally:
+        subprocess.run(["losetup", "--detach", device], check=False)
+
+
+@needs_loop
+@pytest.mark.parametrize("kind", ["image", "block"])
+def test_a_medium_s_root_is_never_open_to_a_shell_waiting_for_the_mount(open_folder, kind,
+                                                                        monkeypatch,
+                                                                        request):
+    """Another user's shell enters the mount point the moment the medium is mounted there
+    (before any chmod), and would pin the mount: its root is already 0700, for an image
+    and for a block device wattzip does not format."""
+    target = open_folder / "target"
+    shells: list[subprocess.Popen] = []
+    real_mount = Medium.mount
+
+    def mount_then_enter(self, **at):
+        real_mount(self, **at)
+        if not at:
+            shell = subprocess.Popen(["sh", "-c", 'cd "$1" && echo in && exec sleep 30',
+                                      "sh", self.path], user=NOBODY, text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            shell.stdout.readline()  # in, or refused: before wattzip goes on
+            shells.append(shell)
+
+    monkeypatch.setattr(Medium, "mount", mount_then_enter)
+    if kind == "block":
+        medium = Medium(name="m", kind="block", device=request.getfixturevalue("block_device"),
+                        fs="ext4", path=str(target))
+    else:
+        medium = Medium(name="m", kind="image", path=str(target), size="16MiB")
+    medium.attach()
+    try:
+        assert shells and all(shell.wait(timeout=10) != 0 for shell in shells)
+        assert stat.S_IMODE(os.stat(medium.path).st_mode) == 0o700
+    finally:
+        for shell in shells:
+            shell.kill()
+            shell.wait()
+        medium.detach()
+    assert not mounted(target)
+
+
 def test_journals_are_never_appended_through_a_link(tmp_path, secret):
     journal = tmp_path / "runs.jsonl"
     journal.symlink_to(secret)

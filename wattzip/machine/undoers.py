@@ -199,6 +199,9 @@ def _undo_dir(entry: dict) -> None:
         return
     if os.path.islink(target) or not os.path.basename(target).startswith("wattzip-"):
         _refuse(entry, "a wattzip-* folder wattzip made")
+    if os.path.ismount(target):  # a medium mounted there still: never remove its files
+        raise MachineError(f"{target} is still a mount point; unmount it, then run "
+                           "`wattzip restore`")
     shutil.rmtree(entry["target"], ignore_errors=True)
     if os.path.exists(entry["target"]):
         raise MachineError(f"cannot remove {entry['target']}")
