@@ -388,3 +388,40 @@ def test_input_copies_that_would_fill_the_disk_are_refused_before_the_first(smal
     with pytest.raises(preflight.PreflightError, match="copies: 4"):
         preflight.check_inputs(str(small_disk), [entry["path"]], 300 << 10, copies=4)
     preflight.check_inputs(str(small_disk), [entry["path"]], 300 << 10, copies=1)
+
+
+def test_the_throttle_s_cgroup_is_made_inside_the_caller_s_own():
+    """A job running in a cgroup of its own (a Slurm job's, a systemd scope's; here one
+    the test makes): the throttle's cgroup, and the tools measured in it, stay inside
+    it, where scancel and time limits reach them, not at the hierarchy's root."""
+    from wattzip.machine import throttle
+
+    v1 = os.path.exists(os.path.join(throttle.V1_ROOT, "blkio.throttle.read_bps_device"))
+    job = Path(throttle.V1_ROOT if v1 else throttle.V2_ROOT) / f"job_{os.getpid()}"
+    task = job if v1 else job / "task_0"  # v2: processes only in leaves
+    task.mkdir(parents=True)
+    if not v1:
+        (job / "cgroup.subtree_control").write_text("+io\n")
+    try:
+        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+            import os
+            from wattzip.machine import throttle
+            open({str(task / "cgroup.procs")!r}, "w").write(str(os.getpid()))
+            t = throttle.Throttle([sorted(os.listdir("/sys/block"))[0]], 50_000_000)
+            t.create()
+            try:
+                with t.entered():
+                    print(t.path)
+                    print(open("/proc/self/cgroup").read())
+            finally:
+                t.remove()
+        """)], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        made, *cgroups = proc.stdout.splitlines()
+        assert Path(made).parent == job, made
+        assert any(f"/{job.name}/{throttle.PREFIX}" in line for line in cgroups), cgroups
+        assert not Path(made).exists()
+    finally:
+        if not v1:
+            task.rmdir()
+        job.rmdir()
