@@ -315,7 +315,8 @@ def test_the_workflow_refuses_a_folder_another_user_can_write(tmp_path):
                           capture_output=True, text=True, check=False)
     assert proc.returncode != 0
     said = proc.stdout + proc.stderr
-    assert f"the workflow's folder {root} cannot be trusted" in said, said[-2000:]
+    assert f"the workflow {root} cannot be trusted" in said, said[-2000:]
+    assert f"chown -R root: {root}" in said  # the whole tree, not its top folder alone
     root.chmod(0o755)
     proc = subprocess.run([*SNAKEMAKE, "-n", "--configfile", str(TINY)], cwd=root,
                           capture_output=True, text=True, check=False)
@@ -429,3 +430,68 @@ def test_a_stage_mismatch_does_not_say_the_digest_of_what_it_read(tmp_path):
         inputs.stage(str(manifest), str(tmp_path / "inputs" / "t.bin"),
                      str(tmp_path / "t.bin.json"))
     assert inputs.sha256_file(master) not in str(err.value)
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A workflow's checkout, root's (umask 022), beside a Python environment of root's."""
+    top = tmp_path / "clone"
+    for name in ("rules/measure.smk", "scripts/fig.R", "config/paper.yaml",
+                 ".snakemake/metadata/x"):
+        (top / name).parent.mkdir(parents=True, exist_ok=True)
+        (top / name).write_text("")
+    (top / "Snakefile").write_text('rule rehearsal:\n    shell: "touch ran"\n')
+    (tmp_path / "venv" / "lib").mkdir(parents=True)
+    (tmp_path / "venv" / "lib" / "site.py").write_text("")
+    return top
+
+
+@pytest.mark.parametrize(("planted", "how"), [
+    ("clone/Snakefile", "nobody"), ("clone/rules/measure.smk", "nobody"),
+    ("clone/scripts/fig.R", "0o664"), ("clone/config/paper.yaml", "nobody"),
+    ("clone/.snakemake/metadata", "0o777"), ("venv/lib/site.py", "nobody"),
+    ("theirs.yaml", "nobody")])
+def test_root_refuses_a_workflow_whose_code_another_user_can_write(checkout, planted, how):
+    """The clone is root's folder, but another user owns or can write a file root runs
+    or reads as code (rules, scripts, config, Snakemake's state, the environment, a
+    --configfile): the first such file is named, with advice that makes the tree root's."""
+    from wattzip.machine.trust import trusted_workflow
+
+    path = checkout.parent / planted
+    if not path.exists():
+        path.write_text("ipmi_command: ...\n")
+    if how == "nobody":
+        os.chown(path, NOBODY, NOBODY)
+    else:
+        path.chmod(int(how, 8))
+    env = str(checkout.parent / "venv")
+    with pytest.raises(MachineError, match="cannot be trusted") as refused:
+        trusted_workflow(checkout, [str(checkout.parent / "theirs.yaml")]
+                         if planted == "theirs.yaml" else [], environment=env)
+    said = str(refused.value)
+    assert str(path) in said and f"chown -R root: {checkout}" in said
+    assert "chmod -R go-w" in said
+
+
+def test_rehearse_refuses_a_checkout_another_user_can_write(checkout, tmp_path):
+    """`wattzip rehearse --directory` runs the checkout's Snakefile as root: refused before
+    Snakemake starts, when another user owns it."""
+    from wattzip.model import rehearsal
+
+    os.chown(checkout / "Snakefile", NOBODY, NOBODY)
+    assert rehearsal.run_workflow([str(checkout / "config" / "paper.yaml")], 1,
+                                  str(checkout), []) == 2
+    assert not (checkout / "ran").exists()
+
+
+def test_the_test_suite_s_own_checkout_is_trusted_and_checked_fast():
+    """A root-owned checkout under umask 022, with its .venv: trusted, in well under a
+    second or two (one lstat per entry, no process per file)."""
+    import time
+
+    from wattzip.machine.trust import trusted_workflow
+
+    repo = Path(__file__).resolve().parents[1]
+    started = time.monotonic()
+    trusted_workflow(repo, [str(repo / "config" / "paper.yaml")])
+    assert time.monotonic() - started < 5
