@@ -425,3 +425,61 @@ def test_the_throttle_s_cgroup_is_made_inside_the_caller_s_own():
         if not v1:
             task.rmdir()
         job.rmdir()
+
+
+def bounded(code: str, timeout_s: float = 20) -> subprocess.CompletedProcess:
+    """`code` run in a Python of its own, which must end within `timeout_s`: a wait with
+    no bound (the old code's) is killed and fails the test instead of hanging it."""
+    try:
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+                              capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still waiting after {timeout_s} s")
+
+
+def test_a_trace_swapped_for_a_fifo_is_refused_not_waited_on(tmp_path):
+    """A user who can write the trace's folder puts a FIFO at its name: the open would
+    wait for a writer forever, with the machine's lock held."""
+    fifo = tmp_path / "power.csv"
+    os.mkfifo(fifo)
+    proc = bounded(f"""
+        from wattzip.errors import MeterError
+        from wattzip.meters.trace import read_power_trace
+        try:
+            read_power_trace({str(fifo)!r})
+        except MeterError as exc:
+            print(exc)
+    """, 10)
+    assert "not a regular file" in proc.stdout, proc.stderr
+
+
+def test_a_decompressor_s_long_stderr_does_not_deadlock_its_check():
+    """A tool that writes 1 MiB to stderr before its stdout: stderr is read at once."""
+    proc = bounded("""
+        from wattzip.measure.runner import sha256_of_command
+        argv = ["sh", "-c", "head -c 1048576 /dev/zero | tr '\\\\0' e >&2; echo out"]
+        print(sha256_of_command(argv, None))
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith(", 4, '')"), proc.stdout  # b"out\n", no error
+
+
+def test_caches_are_dropped_after_syncing_only_the_study_s_filesystems(tmp_path,
+                                                                       monkeypatch):
+    """A global sync waits on every filesystem of the machine (a user's dead NFS mount,
+    a stuck FUSE daemon): only the filesystems of the run's files are written back."""
+    from wattzip.machine import system
+    from wattzip.measure import runner
+
+    def global_sync():
+        raise AssertionError("a global sync")
+
+    synced: list[int] = []
+    real = system.sync_filesystems
+    monkeypatch.setattr(os, "sync", global_sync)
+    monkeypatch.setattr(system, "sync_filesystems",
+                        lambda paths: (synced.append(len(paths)), real(paths)))
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"x" * 4096)
+    assert runner.drop_caches([str(out), str(tmp_path / "missing")]) in ("global", "per-file")
+    assert synced == [2]
