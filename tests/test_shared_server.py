@@ -483,3 +483,24 @@ def test_caches_are_dropped_after_syncing_only_the_study_s_filesystems(tmp_path,
     out.write_bytes(b"x" * 4096)
     assert runner.drop_caches([str(out), str(tmp_path / "missing")]) in ("global", "per-file")
     assert synced == [2]
+
+
+@pytest.mark.parametrize("how", [
+    # a set-user-ID root program nobody started: real uid nobody's, effective root's
+    "import os; os.setresgid(65534, 65534, 65534); os.setresuid(65534, 0, 0)",
+    # a process nobody made non-dumpable: its /proc files are root's
+    "import os, ctypes; os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, "
+    "65534); ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)"], ids=["setuid", "non-dumpable"])
+def test_another_user_s_process_that_shows_as_root_s_is_not_the_command_s(how):
+    """Another user's process with the command's mark that /proc shows as root's: its
+    uids are read from /proc/PID/status, so it is neither root's to kill nor waited for."""
+    tag = machine.owner_tag({"pid": os.getpid(), "start": machine.process_start(os.getpid())})
+    theirs = subprocess.Popen(
+        ["/usr/bin/python3", "-I", "-S", "-c", f"{how}; import time; print(flush=True); "
+         "time.sleep(600)"], env={undoers.OWNER_ENV: tag}, stdout=subprocess.PIPE)
+    try:
+        theirs.stdout.readline()  # its uids set
+        assert theirs.pid not in undoers.owned_processes(tag)
+    finally:
+        theirs.kill()
+        theirs.wait()

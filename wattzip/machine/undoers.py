@@ -170,22 +170,32 @@ def owned_processes(tag: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
-            with contextlib.suppress(OSError):
-                if (entry.stat().st_uid in (0, os.geteuid())
+            with contextlib.suppress(OSError, ValueError):
+                if (_uids(entry) <= {0, os.geteuid()}
                         and mark in (entry / "environ").read_bytes().split(b"\0")):
                     found.append(int(entry.name))
     return found
 
 
+def _uids(proc: Path) -> set[int]:
+    """A process's real, effective, saved and filesystem uids, from its status: not the
+    owner of /proc/PID, which is root's for a process its user made non-dumpable."""
+    for line in (proc / "status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return {int(uid) for uid in line.split()[1:]}
+    raise ValueError(f"{proc}/status has no Uid line")
+
+
 def _undo_processes(entry: dict) -> None:
-    for pid in owned_processes(entry["target"]):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    """Every process carrying the mark killed; those it forks meanwhile too (SIGKILL is
+    sent again to whatever still carries it), for at most 10 seconds."""
     deadline = time.monotonic() + 10
-    while owned_processes(entry["target"]):
+    while left := owned_processes(entry["target"]):
         if time.monotonic() > deadline:
-            raise MachineError(f"processes of {entry['target']} survive SIGKILL: "
-                               f"{owned_processes(entry['target'])}")
+            raise MachineError(f"processes of {entry['target']} survive SIGKILL: {left}")
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
 
 
