@@ -504,3 +504,28 @@ def test_another_user_s_process_that_shows_as_root_s_is_not_the_command_s(how):
     finally:
         theirs.kill()
         theirs.wait()
+
+
+def test_an_undo_s_commands_run_in_a_process_group_of_their_own():
+    """A second Ctrl-C goes to the terminal's process group: the undo waits it out, and
+    its umount, in a group of its own, never gets it."""
+    out = undoers._run(["sh", "-c", "ps -o pgid= -p $$"])
+    assert int(out.stdout) != os.getpgrp()
+
+
+def test_a_medium_command_past_its_time_is_a_medium_error(monkeypatch):
+    """An unmount stuck past its bound is a MediumError (which the job and the undo
+    report), not a TimeoutExpired through callers that catch wattzip's errors."""
+    from wattzip.machine import media
+
+    monkeypatch.setattr(media, "COMMAND_TIMEOUT_S", 0.2)
+    with pytest.raises(media.MediumError, match="still running after 0.2 s"):
+        media._output(["sleep", "5"], "medium m: unmount /x")
+
+
+def test_the_crosscheck_s_threads_0_is_every_core_not_pigz_p_0():
+    from wattzip.measure import crosscheck
+    from wattzip.workload import codec_registry
+
+    commands = crosscheck._commands(codec_registry.get("pigz-6"), "/x/out.gz", "/x/in", 0, "")
+    assert f"-p {len(os.sched_getaffinity(0))} " in commands["compress-write"][0]

@@ -403,11 +403,21 @@ def mount_entry(path: str) -> tuple[str, str, str, str] | None:
     return found[-1] if found else None  # the last mount on top wins
 
 
+COMMAND_TIMEOUT_S = 300  # a mkfs, mount or unmount that takes longer is stuck
+
+
 def _output(argv: list[str], what: str) -> str:
+    """A medium's command's output; a MediumError (never another exception) when it is
+    missing, fails, or is still running after COMMAND_TIMEOUT_S."""
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False,
+                              timeout=COMMAND_TIMEOUT_S, process_group=0)
     except FileNotFoundError:
         raise MediumError(f"{what}: {argv[0]} is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise MediumError(f"{what}: {' '.join(argv)} was still running after "
+                          f"{COMMAND_TIMEOUT_S} s, and was killed; check the device "
+                          "(a stuck disk, a busy mount)") from None
     if proc.returncode != 0:
         raise MediumError(f"{what}: {' '.join(argv)} failed ({proc.returncode}): "
                           f"{(proc.stderr or proc.stdout).strip()[:400]}")

@@ -26,7 +26,10 @@ FAKE_SYSFS_ENV = "WATTZIP_FAKE_SYSFS"
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+    """An undo's command (umount, losetup), in a process group of its own: a second
+    Ctrl-C at the terminal, which the undo waits out, never reaches it."""
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120,
+                          process_group=0)
 
 
 def _mounted(path: str) -> bool:
