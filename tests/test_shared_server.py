@@ -529,3 +529,30 @@ def test_the_crosscheck_s_threads_0_is_every_core_not_pigz_p_0():
 
     commands = crosscheck._commands(codec_registry.get("pigz-6"), "/x/out.gz", "/x/in", 0, "")
     assert f"-p {len(os.sched_getaffinity(0))} " in commands["compress-write"][0]
+
+
+def test_the_emulated_disk_s_test_copy_has_a_bound(tmp_path, monkeypatch):
+    """dd against a stuck FUSE daemon would wait forever with the lock held: a copy past
+    its bound is killed and named."""
+    from wattzip.errors import FactorError
+    from wattzip.machine import onedisk
+
+    monkeypatch.setattr(onedisk, "CEILING_TIMEOUT_S", 0.001)
+    with pytest.raises(FactorError, match="still running after"):
+        onedisk.copy_rates(str(tmp_path), 16 << 20, None)
+    assert not (tmp_path / ".wattzip-ceiling").exists()
+
+
+def test_a_host_renamed_within_a_boot_keeps_its_own_journal_entries():
+    entry = {"host": "before-the-rename", "boot": machine.boot_id()}
+    assert machine.is_here(entry)
+    assert not machine.is_here({**entry, "boot": "another-boot"})
+
+
+def test_another_user_s_process_name_reaches_the_terminal_escaped():
+    """A user names a busy process with a terminal escape (prctl PR_SET_NAME): the quiet
+    check's message shows it escaped."""
+    from wattzip.measure import disturbance
+
+    shown = disturbance.busiest({}, {1: ("\x1b]0;pwned\x07x", 500)})
+    assert shown and "\x1b" not in shown[0] and "\\x1b]0;pwned\\x07x" in shown[0]

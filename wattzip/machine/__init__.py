@@ -81,8 +81,12 @@ def here() -> dict:
 
 
 def is_here(entry: dict) -> bool:
-    """Made on this host in this boot (an entry from before hosts were recorded: yes)."""
-    return all(entry.get(k, v) == v for k, v in here().items())
+    """Made on this host in this boot (an entry from before hosts were recorded: yes).
+    The boot id alone decides when the entry has one: it is random per boot of each
+    host, and a host renamed within a boot keeps it (its own entries stay its own)."""
+    if entry.get("boot") is not None:
+        return entry["boot"] == boot_id()
+    return entry.get("host", here()["host"]) == here()["host"]
 
 
 def me() -> dict:
