@@ -556,3 +556,17 @@ def test_another_user_s_process_name_reaches_the_terminal_escaped():
 
     shown = disturbance.busiest({}, {1: ("\x1b]0;pwned\x07x", 500)})
     assert shown and "\x1b" not in shown[0] and "\\x1b]0;pwned\\x07x" in shown[0]
+
+
+def test_the_plan_s_pilot_cache_is_written_whole_and_never_through_a_link(tmp_path):
+    """A link at the cache's name (or a kill mid-write): the cache is replaced whole by
+    a rename, and the file the link names is untouched."""
+    from wattzip.model import plan
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    cache = tmp_path / "pilot.json"
+    cache.symlink_to(victim)
+    plan.save_cache(cache, {"gen|zero": 1e-9})
+    assert victim.read_text() == "precious\n"
+    assert not cache.is_symlink() and plan.read_cache(cache) == {"gen|zero": 1e-9}
