@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -211,3 +212,20 @@ def test_undo_finishes_when_the_journal_s_disk_is_full_and_stderr_is_dead(tmp_pa
         machine.undo(machine.pending(), log=dead_stderr, why="a test")
     assert not any(folder.exists() for folder in folders)
     assert all(str(folder) in str(err.value) for folder in folders)
+
+
+def test_the_journal_is_compacted_to_what_is_still_pending(tmp_path, monkeypatch):
+    """Every command appends and marks its changes undone: past COMPACT_BYTES the next
+    append rewrites the journal with only the changes still pending, which stay."""
+    monkeypatch.setenv(machine.STATE_DIR_ENV, own_state(tmp_path)[machine.STATE_DIR_ENV])
+    monkeypatch.setattr(machine, "COMPACT_BYTES", 8192)
+    live = machine.note("dir", str(tmp_path / "wattzip-live"))
+    for i in range(60):
+        machine.undone(machine.note("dir", str(tmp_path / f"wattzip-{i}")))
+    last = machine.note("dir", str(tmp_path / "wattzip-last"))
+    journal = Path(machine.journal_path())
+    assert journal.stat().st_size < 8192 + 2048
+    assert [e["id"] for e in machine.pending()] == [live, last]
+    assert stat.S_IMODE(journal.stat().st_mode) == 0o600
+    for change in (live, last):
+        machine.undone(change)

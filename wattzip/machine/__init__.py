@@ -148,16 +148,64 @@ def _open_journal() -> int:
                            f"choose a state folder root can write ({STATE_DIR_ENV})") from None
 
 
+# A journal larger than this is compacted on the next append: rewritten with only the
+# changes still pending (and any line it cannot read, kept for its error), then renamed
+# over the old one. Otherwise it grows forever and is read whole for every append.
+COMPACT_BYTES = 256 << 10
+
+
 def _append(entry: dict) -> None:
-    with os.fdopen(_open_journal(), "a+b") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        data = f.read()
-        if data and not data.endswith(b"\n"):  # torn by a kill: a change never made
-            f.truncate(data.rfind(b"\n") + 1)
-        f.write((json.dumps(entry, sort_keys=True) + "\n").encode())
-        f.flush()
-        os.fsync(f.fileno())
+    line = (json.dumps(entry, sort_keys=True) + "\n").encode()
+    while True:
+        with os.fdopen(_open_journal(), "a+b") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            path = journal_path()
+            if os.fstat(f.fileno()).st_ino != os.stat(path).st_ino:
+                continue  # compacted (renamed over) while this one waited: the new file
+            f.seek(0)
+            data = f.read()
+            if data and not data.endswith(b"\n"):  # torn by a kill: a change never made
+                data = data[: data.rfind(b"\n") + 1]
+                f.truncate(len(data))
+            if len(data) > COMPACT_BYTES:
+                _compacted(path, data + line)
+                return
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+            return
+
+
+def _compacted(path: Path, data: bytes) -> None:
+    """`data`'s pending changes (and unreadable lines) written whole to the journal's
+    name: a new file, fsync'd, renamed over it (the caller holds the old one's lock)."""
+    undone = set()
+    for raw in data.split(b"\n"):
+        with contextlib.suppress(ValueError, AttributeError):
+            if (e := json.loads(raw)).get("op") == "undone":
+                undone.add(e.get("id"))
+    kept = []
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            e = json.loads(raw)
+        except ValueError:
+            kept.append(raw)
+            continue
+        if isinstance(e, dict) and e.get("op") == "change" and e.get("id") not in undone:
+            kept.append(raw)
+    fresh = path.with_name(path.name + ".compact")
+    fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    try:
+        view = memoryview(b"".join(raw + b"\n" for raw in kept))
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(fresh, path)
 
 
 def note(kind: str, target: str, original: str | None = None, **extra) -> str:
