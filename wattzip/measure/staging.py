@@ -4,14 +4,13 @@ fresh medium through user space, checked by sha256, outside every measured regio
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from wattzip.errors import ConfigError
-from wattzip.machine import trust
+from wattzip.machine import system, trust
 from wattzip.measure.job import MeasurementJob
 from wattzip.workload.inputs import copy_through_user_space
 
@@ -67,7 +66,7 @@ def stage_on_medium(job: MeasurementJob, log: Callable[[str], None]) -> None:
         job.input_paths = _input_copies(job, job.sources(), Path(job.medium.path) / "inputs",
                                         f"staging the input on the medium {job.medium.name}",
                                         log)
-        os.sync()
+        system.sync_filesystems(job.input_paths)
     if compressing:  # what the kernel stored, not what the mount options say
         stored = sum(on_disk_bytes(p) for p in job.input_paths)
         if stored < 0.99 * job.input_bytes * len(job.input_paths):
@@ -100,8 +99,9 @@ def _mounted_without(medium, option: str):
 
 
 def on_disk_bytes(path: str) -> int:
-    """Bytes a file takes on a compressing btrfs (compsize's Disk Usage), after a sync."""
-    os.sync()
+    """Bytes a file takes on a compressing btrfs (compsize's Disk Usage), after its
+    filesystem is written back (only its own: wattzip.machine.system.sync_filesystems)."""
+    system.sync_filesystems([path])
     try:
         proc = subprocess.run(["compsize", "-b", path], capture_output=True, text=True,
                               check=False)
