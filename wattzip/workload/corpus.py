@@ -212,7 +212,9 @@ class Source:
                  "root" if self.read_as == 0 else "user", self.path],
                 pass_fds=(theirs.fileno(), self.top), cwd="/", stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                **({} if self.read_as == 0 else _credentials(self.read_as)))
+                # Only root changes user: any other already reads as no more than itself.
+                **(_credentials(self.read_as) if self.read_as and os.geteuid() == 0
+                   else {}))
         finally:
             theirs.close()
         finished = False
