@@ -577,3 +577,24 @@ def test_the_plan_s_pilot_cache_is_written_whole_and_never_through_a_link(tmp_pa
     plan.save_cache(cache, {"gen|zero": 1e-9})
     assert victim.read_text() == "precious\n"
     assert not cache.is_symlink() and plan.read_cache(cache) == {"gen|zero": 1e-9}
+
+
+@pytest.mark.parametrize("command", [["provenance"], ["meters"]], ids=["provenance", "meters"])
+def test_meters_are_opened_only_under_the_machine_s_lock(tmp_path, command):
+    """`wattzip provenance` and `wattzip meters` open or probe the meters (a WattsUp's
+    port, the BMC): with another command holding the machine, they wait for it and
+    give up after --lock-wait, touching no meter meanwhile."""
+    from .test_machine import holder
+
+    proc = holder("""
+        from wattzip import machine
+        held = machine.session("job", "tb")
+        held.__enter__()
+    """, tmp_path / "ready")
+    try:
+        out = run(*command, "--meter", "model", "--lock-wait", "0.5",
+                  *(["--target-dir", str(tmp_path)] if command == ["provenance"] else []))
+        assert out.returncode != 0 and "the machine is busy" in out.stderr, out.stderr[-500:]
+    finally:
+        kill(proc)
+        restore()
