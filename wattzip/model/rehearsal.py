@@ -309,7 +309,7 @@ def run_workflow(configfiles: list[str], cores: int, directory: str, extra: list
         return 2
     if os.geteuid() == 0:  # root would run the checkout's code: it must be root's alone
         try:
-            trust.trusted_workflow(directory, configfiles)
+            trust.trusted_workflow(directory, [os.path.join(directory, f) for f in configfiles])
         except MachineError as exc:
             print(f"wattzip rehearse: {exc}", file=sys.stderr)
             return 2
