@@ -21,13 +21,16 @@ os.environ.update(
 
 # Root writes the study here and trusts what it reads back (its specs, journals, runs):
 # only root may write this folder (wattzip.machine.trust), and what the workflow makes
-# in it is no one else's to write, whatever the umask. Its tools come only from folders
-# of root's PATH that no other user can write.
+# in it is no one else's to write, whatever the umask. Root runs this checkout's code,
+# environment and config: no other user may be able to write any of them. Its tools
+# come only from folders of root's PATH that no other user can write.
 os.umask(os.umask(0) | 0o022)
 # A user's error (wattzip.errors) while the Snakefile is read is its message alone, as
 # every wattzip command prints it: never a traceback.
 with said_alone():
     if os.geteuid() == 0:
+        for checkout in {workflow.basedir, os.getcwd()}:
+            trust.trusted_workflow(checkout, workflow.configfiles)
         trust.trusted_folder(os.getcwd(), "the workflow's folder", create=False)
         for left_out in trust.keep_path_trusted():
             print(f"wattzip: PATH: left out {left_out}", file=sys.stderr)

@@ -398,3 +398,24 @@ def test_drop_caches_that_cannot_be_written_says_what_it_cannot_do(tmp_path, mon
     assert [r["cache_drop"] for r in doc["runs"][0]] == ["per-file", "per-file"]
     err = capsys.readouterr().err
     assert "cannot be dropped" in err and str(data) in err
+
+
+def test_runs_are_planned_on_what_a_run_costs_in_all_not_the_command_s_time(monkeypatch):
+    """`true` takes a millisecond, but each run costs 0.2 s more (here a --prepare; an
+    IPMI or WattsUp meter's seconds alike): the runs that fill the target are planned
+    on that cost, not hundreds of runs of the command's time alone."""
+    import io
+
+    from wattzip import meters
+    from wattzip.bench import loop
+    from wattzip.bench.commands import Command
+    from wattzip.bench.progress import BenchProgress
+
+    monkeypatch.setattr(loop, "TARGET_SECONDS", 0.6)
+    plan = loop.Plan([Command("true", "true")], min_runs=2, max_runs=40,
+                     prepare=["sleep 0.2"])
+    meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20,
+                                                  model_max_power_w=60, interval_s=0.05))
+    bench = loop.Bench(plan, meter, BenchProgress(io.StringIO(), tty=False), lambda _: None)
+    bench.one_after_another()
+    assert 2 <= len(bench.results[0]) <= 4

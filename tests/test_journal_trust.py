@@ -8,8 +8,10 @@ written them, and runs the real `wattzip restore`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +173,59 @@ def test_the_folders_made_for_the_state_folder_are_root_s_alone_whatever_the_uma
                                                        state)}
     assert modes == {"made": 0o755, "for": 0o755, "state": 0o700}
     assert (state / "changes.jsonl").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.fixture
+def full_state(tmp_path, monkeypatch):
+    """The state folder on a real small filesystem (a tmpfs), to be filled."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=700", "wattzip-test-full",
+                    str(state)], check=True)
+    monkeypatch.setenv(machine.STATE_DIR_ENV, str(state))
+    try:
+        yield state
+    finally:
+        subprocess.run(["umount", "-l", str(state)], check=False)
+
+
+def test_undo_finishes_when_the_journal_s_disk_is_full_and_stderr_is_dead(tmp_path,
+                                                                          full_state):
+    """Three folders journaled, then the state folder's disk filled: every one is undone,
+    though the journal records none of it, and a log that cannot be written stops
+    nothing; the error names each undone but unmarked change."""
+    folders = [tmp_path / f"wattzip-{i}" for i in range(3)]
+    for folder in folders:
+        folder.mkdir()
+        machine.note("dir", str(folder))
+    journal = full_state / "changes.jsonl"
+    with open(journal, "ab") as f:  # blank lines to the page's end: the next line needs one
+        f.write(b"\n" * (-journal.stat().st_size % 4096))
+    with contextlib.suppress(OSError), open(full_state / "filler", "wb", buffering=0) as f:
+        while True:
+            f.write(b"\0" * 4096)
+
+    def dead_stderr(_: str) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with pytest.raises(machine.MachineError, match="undone but the journal could not") as err:
+        machine.undo(machine.pending(), log=dead_stderr, why="a test")
+    assert not any(folder.exists() for folder in folders)
+    assert all(str(folder) in str(err.value) for folder in folders)
+
+
+def test_the_journal_is_compacted_to_what_is_still_pending(tmp_path, monkeypatch):
+    """Every command appends and marks its changes undone: past COMPACT_BYTES the next
+    append rewrites the journal with only the changes still pending, which stay."""
+    monkeypatch.setenv(machine.STATE_DIR_ENV, own_state(tmp_path)[machine.STATE_DIR_ENV])
+    monkeypatch.setattr(machine, "COMPACT_BYTES", 8192)
+    live = machine.note("dir", str(tmp_path / "wattzip-live"))
+    for i in range(60):
+        machine.undone(machine.note("dir", str(tmp_path / f"wattzip-{i}")))
+    last = machine.note("dir", str(tmp_path / "wattzip-last"))
+    journal = Path(machine.journal_path())
+    assert journal.stat().st_size < 8192 + 2048
+    assert [e["id"] for e in machine.pending()] == [live, last]
+    assert stat.S_IMODE(journal.stat().st_mode) == 0o600
+    for change in (live, last):
+        machine.undone(change)

@@ -105,7 +105,10 @@ def test_a_bmc_s_identity_names_its_host_and_never_its_password(tmp_path, glued)
     assert meters.base.identity_id(ident) != meters.base.identity_id(local)
 
 
-@pytest.mark.parametrize("secret", ["-P s3cret", "-Ps3cret", "-k s3cret", "-y 5e3c"])
+@pytest.mark.parametrize("secret", ["-P s3cret", "-Ps3cret", "-k s3cret", "-y 5e3c",
+                                    # bundled, as ipmitool's getopt reads them
+                                    "-vPs3cret", "-vvP s3cret", "-EP s3cret", "-vk s3cret",
+                                    "-cvy5e3c"])
 def test_a_password_on_the_bmc_s_command_line_is_refused_before_anything_runs(secret):
     """ps shows every user each query's words, and each job's spec holds the config."""
     config = {"order": ["ipmi"], "require_measured": True,
@@ -183,3 +186,12 @@ def test_the_provenance_table_names_the_meter_s_device():
     model = {"source": "model", "scope": "cpu", "method": "estimated", "device": None}
     rows = {r["key"]: r["value"] for r in system.provenance_rows({"meter": model})}
     assert rows["energy meter"] == "model, scope cpu, estimated"
+
+
+@pytest.mark.parametrize(("words", "shown"), [
+    (["-vPs3cret"], "-vP***"), (["-vvP", "s3cret"], "-vvP ***"), (["-EU", "admin"], "-EU ***"),
+    (["-cHbmc-7"], "-cHbmc-7"), (["-v", "--", "-Ps3cret"], "-v -- -Ps3cret")])
+def test_bundled_options_are_read_as_getopt_reads_them(words, shown):
+    """A secret bundled after a flag that takes none is masked; `--` ends the options."""
+    command = ["ipmitool", *words, "dcmi", "power", "reading"]
+    assert ipmi.shown_command(command) == f"ipmitool {shown} dcmi power reading"

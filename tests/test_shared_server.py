@@ -9,6 +9,7 @@ follows links, compares unresolved paths or binds an abstract socket.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -354,3 +355,246 @@ def test_a_governor_whose_cpu_went_away_is_undone_and_blocks_nothing(tmp_path, m
     assert not [e for e in machine.pending() if str(tmp_path) in e["target"]]
     with machine.session("job"):  # nothing stays pending to refuse the next command
         pass
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 1 MiB filesystem (a tmpfs) for the inputs."""
+    disk = tmp_path / "inputs"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "wattzip-test-inputs",
+                    str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_input_copies_that_would_fill_the_disk_are_refused_before_the_first(small_disk):
+    """copies: 4 of a 300 KiB input on a 1 MiB disk: refused before any copy is written,
+    at the job and at the pre-flight, instead of filling the disk part way."""
+    from types import SimpleNamespace
+
+    from wattzip.errors import ConfigError
+    from wattzip.measure import staging
+    from wattzip.model import preflight
+    from wattzip.workload import inputs
+
+    entry = inputs.generate("random", 300 << 10, small_disk / "random.bin", progress=False)
+    job = SimpleNamespace(input_path=entry["path"], copies=4, input_bytes=300 << 10,
+                          input_sha256=entry["sha256"], file_type="random")
+    with pytest.raises(ConfigError, match=r"4 copies of 0\.3 MiB"):
+        staging.prepare_input_copies(job, lambda _: None)
+    assert list((small_disk / "copies").iterdir()) == []
+    with pytest.raises(preflight.PreflightError, match="copies: 4"):
+        preflight.check_inputs(str(small_disk), [entry["path"]], 300 << 10, copies=4)
+    preflight.check_inputs(str(small_disk), [entry["path"]], 300 << 10, copies=1)
+
+
+def test_the_throttle_s_cgroup_is_made_inside_the_caller_s_own():
+    """A job running in a cgroup of its own (a Slurm job's, a systemd scope's; here one
+    the test makes): the throttle's cgroup, and the tools measured in it, stay inside
+    it, where scancel and time limits reach them, not at the hierarchy's root."""
+    from wattzip.machine import throttle
+
+    v1 = os.path.exists(os.path.join(throttle.V1_ROOT, "blkio.throttle.read_bps_device"))
+    job = Path(throttle.V1_ROOT if v1 else throttle.V2_ROOT) / f"job_{os.getpid()}"
+    task = job if v1 else job / "task_0"  # v2: processes only in leaves
+    task.mkdir(parents=True)
+    if not v1:
+        (job / "cgroup.subtree_control").write_text("+io\n")
+    try:
+        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+            import os
+            from wattzip.machine import throttle
+            open({str(task / "cgroup.procs")!r}, "w").write(str(os.getpid()))
+            t = throttle.Throttle([sorted(os.listdir("/sys/block"))[0]], 50_000_000)
+            t.create()
+            try:
+                with t.entered():
+                    print(t.path)
+                    print(open("/proc/self/cgroup").read())
+            finally:
+                t.remove()
+        """)], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        made, *cgroups = proc.stdout.splitlines()
+        assert Path(made).parent == job, made
+        assert any(f"/{job.name}/{throttle.PREFIX}" in line for line in cgroups), cgroups
+        assert not Path(made).exists()
+    finally:
+        if not v1:
+            task.rmdir()
+        job.rmdir()
+
+
+def bounded(code: str, timeout_s: float = 20) -> subprocess.CompletedProcess:
+    """`code` run in a Python of its own, which must end within `timeout_s`: a wait with
+    no bound (the old code's) is killed and fails the test instead of hanging it."""
+    try:
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+                              capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still waiting after {timeout_s} s")
+
+
+def test_a_trace_swapped_for_a_fifo_is_refused_not_waited_on(tmp_path):
+    """A user who can write the trace's folder puts a FIFO at its name: the open would
+    wait for a writer forever, with the machine's lock held."""
+    fifo = tmp_path / "power.csv"
+    os.mkfifo(fifo)
+    proc = bounded(f"""
+        from wattzip.errors import MeterError
+        from wattzip.meters.trace import read_power_trace
+        try:
+            read_power_trace({str(fifo)!r})
+        except MeterError as exc:
+            print(exc)
+    """, 10)
+    assert "not a regular file" in proc.stdout, proc.stderr
+
+
+def test_a_decompressor_s_long_stderr_does_not_deadlock_its_check():
+    """A tool that writes 1 MiB to stderr before its stdout: stderr is read at once."""
+    proc = bounded("""
+        from wattzip.measure.runner import sha256_of_command
+        argv = ["sh", "-c", "head -c 1048576 /dev/zero | tr '\\\\0' e >&2; echo out"]
+        print(sha256_of_command(argv, None))
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith(", 4, '')"), proc.stdout  # b"out\n", no error
+
+
+def test_caches_are_dropped_after_syncing_only_the_study_s_filesystems(tmp_path,
+                                                                       monkeypatch):
+    """A global sync waits on every filesystem of the machine (a user's dead NFS mount,
+    a stuck FUSE daemon): only the filesystems of the run's files are written back."""
+    from wattzip.machine import system
+    from wattzip.measure import runner
+
+    def global_sync():
+        raise AssertionError("a global sync")
+
+    synced: list[int] = []
+    real = system.sync_filesystems
+    monkeypatch.setattr(os, "sync", global_sync)
+    monkeypatch.setattr(system, "sync_filesystems",
+                        lambda paths: (synced.append(len(paths)), real(paths)))
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"x" * 4096)
+    assert runner.drop_caches([str(out), str(tmp_path / "missing")]) in ("global", "per-file")
+    assert synced == [2]
+    from wattzip.errors import ConfigError
+    from wattzip.measure import staging
+
+    with contextlib.suppress(ConfigError):  # no compsize here: after the sync, named
+        staging.on_disk_bytes(str(out))  # a staged input's size on a compressing btrfs
+    assert synced == [2, 1]
+
+
+@pytest.mark.parametrize("how", [
+    # a set-user-ID root program nobody started: real uid nobody's, effective root's
+    "import os; os.setresgid(65534, 65534, 65534); os.setresuid(65534, 0, 0)",
+    # a process nobody made non-dumpable: its /proc files are root's
+    "import os, ctypes; os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, "
+    "65534); ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)"], ids=["setuid", "non-dumpable"])
+def test_another_user_s_process_that_shows_as_root_s_is_not_the_command_s(how):
+    """Another user's process with the command's mark that /proc shows as root's: its
+    uids are read from /proc/PID/status, so it is neither root's to kill nor waited for."""
+    tag = machine.owner_tag({"pid": os.getpid(), "start": machine.process_start(os.getpid())})
+    theirs = subprocess.Popen(
+        ["/usr/bin/python3", "-I", "-S", "-c", f"{how}; import time; print(flush=True); "
+         "time.sleep(600)"], env={undoers.OWNER_ENV: tag}, stdout=subprocess.PIPE)
+    try:
+        theirs.stdout.readline()  # its uids set
+        assert theirs.pid not in undoers.owned_processes(tag)
+    finally:
+        theirs.kill()
+        theirs.wait()
+
+
+def test_an_undo_s_commands_run_in_a_process_group_of_their_own():
+    """A second Ctrl-C goes to the terminal's process group: the undo waits it out, and
+    its umount, in a group of its own, never gets it."""
+    out = undoers._run(["sh", "-c", "ps -o pgid= -p $$"])
+    assert int(out.stdout) != os.getpgrp()
+
+
+def test_a_medium_command_past_its_time_is_a_medium_error(monkeypatch):
+    """An unmount stuck past its bound is a MediumError (which the job and the undo
+    report), not a TimeoutExpired through callers that catch wattzip's errors."""
+    from wattzip.machine import media
+
+    monkeypatch.setattr(media, "COMMAND_TIMEOUT_S", 0.2)
+    with pytest.raises(media.MediumError, match="still running after 0.2 s"):
+        media._output(["sleep", "5"], "medium m: unmount /x")
+
+
+def test_the_crosscheck_s_threads_0_is_every_core_not_pigz_p_0():
+    from wattzip.measure import crosscheck
+    from wattzip.workload import codec_registry
+
+    commands = crosscheck._commands(codec_registry.get("pigz-6"), "/x/out.gz", "/x/in", 0, "")
+    assert f"-p {len(os.sched_getaffinity(0))} " in commands["compress-write"][0]
+
+
+def test_the_emulated_disk_s_test_copy_has_a_bound(tmp_path, monkeypatch):
+    """dd against a stuck FUSE daemon would wait forever with the lock held: a copy past
+    its bound is killed and named."""
+    from wattzip.errors import FactorError
+    from wattzip.machine import onedisk
+
+    monkeypatch.setattr(onedisk, "CEILING_TIMEOUT_S", 0.001)
+    with pytest.raises(FactorError, match="still running after"):
+        onedisk.copy_rates(str(tmp_path), 16 << 20, None)
+    assert not (tmp_path / ".wattzip-ceiling").exists()
+
+
+def test_a_host_renamed_within_a_boot_keeps_its_own_journal_entries():
+    entry = {"host": "before-the-rename", "boot": machine.boot_id()}
+    assert machine.is_here(entry)
+    assert not machine.is_here({**entry, "boot": "another-boot"})
+
+
+def test_another_user_s_process_name_reaches_the_terminal_escaped():
+    """A user names a busy process with a terminal escape (prctl PR_SET_NAME): the quiet
+    check's message shows it escaped."""
+    from wattzip.measure import disturbance
+
+    shown = disturbance.busiest({}, {1: ("\x1b]0;pwned\x07x", 500)})
+    assert shown and "\x1b" not in shown[0] and "\\x1b]0;pwned\\x07x" in shown[0]
+
+
+def test_the_plan_s_pilot_cache_is_written_whole_and_never_through_a_link(tmp_path):
+    """A link at the cache's name (or a kill mid-write): the cache is replaced whole by
+    a rename, and the file the link names is untouched."""
+    from wattzip.model import plan
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    cache = tmp_path / "pilot.json"
+    cache.symlink_to(victim)
+    plan.save_cache(cache, {"gen|zero": 1e-9})
+    assert victim.read_text() == "precious\n"
+    assert not cache.is_symlink() and plan.read_cache(cache) == {"gen|zero": 1e-9}
+
+
+@pytest.mark.parametrize("command", [["provenance"], ["meters"]], ids=["provenance", "meters"])
+def test_meters_are_opened_only_under_the_machine_s_lock(tmp_path, command):
+    """`wattzip provenance` and `wattzip meters` open or probe the meters (a WattsUp's
+    port, the BMC): with another command holding the machine, they wait for it and
+    give up after --lock-wait, touching no meter meanwhile."""
+    from .test_machine import holder
+
+    proc = holder("""
+        from wattzip import machine
+        held = machine.session("job", "tb")
+        held.__enter__()
+    """, tmp_path / "ready")
+    try:
+        out = run(*command, "--meter", "model", "--lock-wait", "0.5",
+                  *(["--target-dir", str(tmp_path)] if command == ["provenance"] else []))
+        assert out.returncode != 0 and "the machine is busy" in out.stderr, out.stderr[-500:]
+    finally:
+        kill(proc)
+        restore()

@@ -134,9 +134,9 @@ def test_stage_leaves_no_copy_of_a_master_swapped_for_a_link(tmp_path, secret):
     master.write_text(json.dumps({"path": str(tmp_path / "master.bin"), "size_bytes": 4096,
                                   "sha256": "0" * 64, "file_type": "zero"}))
     out = tmp_path / "inputs" / "zero.bin"
-    with pytest.raises(WattzipError, match="sha256"):
+    with pytest.raises(WattzipError, match="not a regular file"):
         inputs.stage(str(master), str(out), str(tmp_path / "zero.bin.json"))
-    assert list(out.parent.iterdir()) == []
+    assert not out.exists()
 
 
 def test_a_directory_medium_in_a_folder_another_user_owns_is_refused(planted):
@@ -195,6 +195,60 @@ def test_media_are_mounted_nosuid_nodev_and_only_root_enters_their_root(open_fol
         assert refused.returncode != 0 and "can't cd" in refused.stderr
     finally:
         medium.detach()
+
+
+@pytest.fixture
+def block_device(tmp_path):
+    """A block device with an ext4 of its own (root 0755), as an administrator made it."""
+    image = tmp_path / "disk.img"
+    with open(image, "wb") as f:
+        f.truncate(32 << 20)
+    subprocess.run(["mkfs.ext4", "-F", "-q", str(image)], check=True)
+    device = subprocess.run(["losetup", "--find", "--show", str(image)], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    try:
+        yield device
+    finally:
+        subprocess.run(["losetup", "--detach", device], check=False)
+
+
+@needs_loop
+@pytest.mark.parametrize("kind", ["image", "block"])
+def test_a_medium_s_root_is_never_open_to_a_shell_waiting_for_the_mount(open_folder, kind,
+                                                                        monkeypatch,
+                                                                        request):
+    """Another user's shell enters the mount point the moment the medium is mounted there
+    (before any chmod), and would pin the mount: its root is already 0700, for an image
+    and for a block device wattzip does not format."""
+    target = open_folder / "target"
+    shells: list[subprocess.Popen] = []
+    real_mount = Medium.mount
+
+    def mount_then_enter(self, **at):
+        real_mount(self, **at)
+        if not at:
+            shell = subprocess.Popen(["sh", "-c", 'cd "$1" && echo in && exec sleep 30',
+                                      "sh", self.path], user=NOBODY, text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            shell.stdout.readline()  # in, or refused: before wattzip goes on
+            shells.append(shell)
+
+    monkeypatch.setattr(Medium, "mount", mount_then_enter)
+    if kind == "block":
+        medium = Medium(name="m", kind="block", device=request.getfixturevalue("block_device"),
+                        fs="ext4", path=str(target))
+    else:
+        medium = Medium(name="m", kind="image", path=str(target), size="16MiB")
+    medium.attach()
+    try:
+        assert shells and all(shell.wait(timeout=10) != 0 for shell in shells)
+        assert stat.S_IMODE(os.stat(medium.path).st_mode) == 0o700
+    finally:
+        for shell in shells:
+            shell.kill()
+            shell.wait()
+        medium.detach()
+    assert not mounted(target)
 
 
 def test_journals_are_never_appended_through_a_link(tmp_path, secret):
@@ -261,8 +315,183 @@ def test_the_workflow_refuses_a_folder_another_user_can_write(tmp_path):
                           capture_output=True, text=True, check=False)
     assert proc.returncode != 0
     said = proc.stdout + proc.stderr
-    assert f"the workflow's folder {root} cannot be trusted" in said, said[-2000:]
+    assert f"the workflow {root} cannot be trusted" in said, said[-2000:]
+    assert f"chown -R root: {root}" in said  # the whole tree, not its top folder alone
     root.chmod(0o755)
     proc = subprocess.run([*SNAKEMAKE, "-n", "--configfile", str(TINY)], cwd=root,
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.fixture
+def alices(shared):
+    """A source folder of another user's (nobody's) in a /tmp-like folder: her text, a link
+    and a hard link to a file only root may read (a hard link she could make where
+    protected_hardlinks is off, or to a file root gave her)."""
+    folder = shared / "texts"
+    folder.mkdir()
+    (folder / "hers.txt").write_bytes(b"her own words\n")
+    os.chown(folder / "hers.txt", NOBODY, NOBODY)
+    os.chown(folder, NOBODY, NOBODY)
+    return folder
+
+
+def test_a_source_swapped_for_a_link_by_its_owner_is_refused(alices, secret, tmp_path):
+    """The study names her folder; she replaces it by a link to a folder only root reads.
+    Root refuses the link, and makes no input of the secret's bytes."""
+    shutil.rmtree(alices)
+    alices.symlink_to(secret.parent)
+    os.lchown(alices, NOBODY, NOBODY)
+    for file_type, size in (("text", 4096), ("user", None)):
+        out = tmp_path / "in" / f"{file_type}.bin"
+        with pytest.raises(WattzipError, match=r"symbolic link of uid \d+ \(nobody\)"):
+            inputs.generate(file_type, size, out, sources=[str(alices)], progress=False)
+        assert not out.exists()
+
+
+def test_a_user_s_source_is_read_as_she_could_and_the_input_is_root_s(alices, secret,
+                                                                      tmp_path):
+    """Her link and her hard link to the root-only file give nothing: the opener runs as
+    her. The input holds only her bytes, is readable by root alone, and the manifest says
+    whose they are and names no file outside her folder."""
+    (alices / "link.txt").symlink_to(secret)
+    os.lchown(alices / "link.txt", NOBODY, NOBODY)
+    os.link(secret, alices / "hard.txt")
+    out = tmp_path / "in" / "user.bin"
+    entry = inputs.generate("user", None, out, sources=[str(alices)], progress=False)
+    assert out.read_bytes() == b"her own words\n"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    source = entry["sources"][0]
+    assert source["source"] == str(alices) and "nobody" in source["read_as"]
+    assert source["private"] is True and source["files"] == 1
+    text = inputs.generate("text", 28, tmp_path / "in" / "text.bin", sources=[str(alices)],
+                           progress=False)
+    assert (tmp_path / "in" / "text.bin").read_bytes() == b"her own words\n" * 2
+    assert stat.S_IMODE((tmp_path / "in" / "text.bin").stat().st_mode) == 0o600
+    assert "s" * 16 not in json.dumps(text)
+
+
+def test_a_source_of_root_s_skips_what_another_user_owns_inside(tmp_path, secret):
+    """A folder of root's with a user's folder inside: read as root, her folder (where she
+    could plant links and hard links) is skipped and counted, and root's public files make
+    a public input."""
+    source = tmp_path / "src"
+    (source / "hers").mkdir(parents=True)
+    (source / "a.txt").write_bytes(b"root's words\n")
+    os.link(secret, source / "hers" / "hard.txt")
+    os.chown(source / "hers", NOBODY, NOBODY)
+    out = tmp_path / "in" / "text.bin"
+    entry = inputs.generate("text", 13, out, sources=[str(source)], progress=False)
+    assert out.read_bytes() == b"root's words\n"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    assert entry["sources"][0]["skipped_of_other_users"] == 1
+    assert "read_as" not in entry["sources"][0]
+
+
+def test_a_source_in_a_folder_others_can_write_is_refused(tmp_path):
+    folder = tmp_path / "open"
+    (folder / "texts").mkdir(parents=True)
+    (folder / "texts" / "a.txt").write_bytes(b"words\n")
+    folder.chmod(0o777)
+    with pytest.raises(WattzipError, match="writable by others"):
+        inputs.generate("text", 6, tmp_path / "in" / "t.bin",
+                        sources=[str(folder / "texts")], progress=False)
+
+
+def test_stage_trusts_no_master_or_manifest_another_user_could_write(planted, secret,
+                                                                     tmp_path):
+    """She can write the master's folder: she turns the master into a link to a root-only
+    file and writes its sha256 (learnt from an earlier mismatch) into the manifest. Root
+    refuses the manifest, then the master, and no copy of the secret is made."""
+    digest = inputs.sha256_file(secret)
+    (planted / "master.bin").symlink_to(secret)
+    os.lchown(planted / "master.bin", NOBODY, NOBODY)
+    manifest = planted / "master.bin.json"
+    manifest.write_text(json.dumps({"path": str(planted / "master.bin"), "size_bytes": 4096,
+                                    "sha256": digest, "file_type": "text"}))
+    os.chown(manifest, NOBODY, NOBODY)
+    out = tmp_path / "inputs" / "text.bin"
+    with pytest.raises(MachineError, match=r"owned by uid \d+ \(nobody\)"):
+        inputs.stage(str(manifest), str(out), str(tmp_path / "text.bin.json"))
+    ours = tmp_path / "master.bin.json"  # a manifest of root's naming her master
+    ours.write_text(manifest.read_text())
+    with pytest.raises(MachineError, match=r"owned by uid \d+ \(nobody\)"):
+        inputs.stage(str(ours), str(out), str(tmp_path / "text.bin.json"))
+    assert not out.exists()
+
+
+def test_a_stage_mismatch_does_not_say_the_digest_of_what_it_read(tmp_path):
+    master = tmp_path / "master.bin"
+    master.write_bytes(b"m" * 4096)
+    manifest = tmp_path / "master.bin.json"
+    manifest.write_text(json.dumps({"path": str(master), "size_bytes": 4096,
+                                    "sha256": "0" * 64, "file_type": "text"}))
+    with pytest.raises(WattzipError, match="does not have the sha256") as err:
+        inputs.stage(str(manifest), str(tmp_path / "inputs" / "t.bin"),
+                     str(tmp_path / "t.bin.json"))
+    assert inputs.sha256_file(master) not in str(err.value)
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A workflow's checkout, root's (umask 022), beside a Python environment of root's."""
+    top = tmp_path / "clone"
+    for name in ("rules/measure.smk", "scripts/fig.R", "config/paper.yaml",
+                 ".snakemake/metadata/x"):
+        (top / name).parent.mkdir(parents=True, exist_ok=True)
+        (top / name).write_text("")
+    (top / "Snakefile").write_text('rule rehearsal:\n    shell: "touch ran"\n')
+    (tmp_path / "venv" / "lib").mkdir(parents=True)
+    (tmp_path / "venv" / "lib" / "site.py").write_text("")
+    return top
+
+
+@pytest.mark.parametrize(("planted", "how"), [
+    ("clone/Snakefile", "nobody"), ("clone/rules/measure.smk", "nobody"),
+    ("clone/scripts/fig.R", "0o664"), ("clone/config/paper.yaml", "nobody"),
+    ("clone/.snakemake/metadata", "0o777"), ("venv/lib/site.py", "nobody"),
+    ("theirs.yaml", "nobody")])
+def test_root_refuses_a_workflow_whose_code_another_user_can_write(checkout, planted, how):
+    """The clone is root's folder, but another user owns or can write a file root runs
+    or reads as code (rules, scripts, config, Snakemake's state, the environment, a
+    --configfile): the first such file is named, with advice that makes the tree root's."""
+    from wattzip.machine.trust import trusted_workflow
+
+    path = checkout.parent / planted
+    if not path.exists():
+        path.write_text("ipmi_command: ...\n")
+    if how == "nobody":
+        os.chown(path, NOBODY, NOBODY)
+    else:
+        path.chmod(int(how, 8))
+    env = str(checkout.parent / "venv")
+    with pytest.raises(MachineError, match="cannot be trusted") as refused:
+        trusted_workflow(checkout, [str(checkout.parent / "theirs.yaml")]
+                         if planted == "theirs.yaml" else [], environment=env)
+    said = str(refused.value)
+    assert str(path) in said and f"chown -R root: {checkout}" in said
+    assert "chmod -R go-w" in said
+
+
+def test_rehearse_refuses_a_checkout_another_user_can_write(checkout, tmp_path):
+    """`wattzip rehearse --directory` runs the checkout's Snakefile as root: refused before
+    Snakemake starts, when another user owns it."""
+    from wattzip.model import rehearsal
+
+    os.chown(checkout / "Snakefile", NOBODY, NOBODY)
+    assert rehearsal.run_workflow([str(checkout / "config" / "paper.yaml")], 1,
+                                  str(checkout), []) == 2
+    assert not (checkout / "ran").exists()
+
+
+def test_the_test_suite_s_own_checkout_is_trusted_and_checked_fast():
+    """A root-owned checkout under umask 022, with its .venv: trusted, in well under a
+    second or two (one lstat per entry, no process per file)."""
+    import time
+
+    from wattzip.machine.trust import trusted_workflow
+
+    repo = Path(__file__).resolve().parents[1]
+    started = time.monotonic()
+    trusted_workflow(repo, [str(repo / "config" / "paper.yaml")])
+    assert time.monotonic() - started < 5

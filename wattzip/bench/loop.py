@@ -16,6 +16,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -213,10 +214,13 @@ class Bench:
 
     # --- the designs ---------------------------------------------------------------------
 
-    def planned_runs(self, first_elapsed_s: float) -> int:
+    def planned_runs(self, first_cost_s: float) -> int:
+        """Runs to fill --min-benchmarking-time at what the first run cost in all: its meter (an
+        IPMI or WattsUp run takes seconds whatever the command), its --prepare and cache
+        drop too, not the command's time alone (`true` under such a meter: not 3,000)."""
         if self.plan.runs:
             return self.plan.runs
-        wanted = math.ceil(self.plan.min_benchmarking_s / max(first_elapsed_s, 1e-6))
+        wanted = math.ceil(self.plan.min_benchmarking_s / max(first_cost_s, 1e-6))
         most = self.plan.max_runs or max(wanted, self.plan.min_runs)
         return max(self.plan.min_runs, min(wanted, most))
 
@@ -261,8 +265,9 @@ class Bench:
             self.warmup(index)
             self.progress.start(f"Benchmark {index + 1}: {command.name}",
                                 self.plan.runs or self.plan.min_runs)
+            started = time.monotonic()
             first = self.measure(index)
-            planned = self.planned_runs(first["elapsed_s"])
+            planned = self.planned_runs(max(first["elapsed_s"], time.monotonic() - started))
             self.progress.replan(planned)
             while len(self.results[index]) < planned:
                 self.measure(index)

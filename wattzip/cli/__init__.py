@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_meters(sub) -> None:
     s = sub.add_parser("meters", help="list every energy meter backend and whether it works here")
     flags.add_meter_options(s)
+    flags.add_lock_option(s)
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=commands.cmd_meters)
 
@@ -269,6 +270,7 @@ def _add_check_overlap(sub) -> None:
 def _add_provenance(sub) -> None:
     s = sub.add_parser("provenance", help="the testbed's hardware, software and meter")
     flags.add_meter_options(s)
+    flags.add_lock_option(s)
     s.add_argument("--target-dir", default=".")
     s.add_argument("--medium", metavar="JSON",
                    help="the primary medium as a job's spec holds it (what the workflow "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -14,10 +15,20 @@ from wattzip.measure.flags import log
 from wattzip.workload import codec_registry, inputs
 
 
+def _held_as_root(what: str, testbed: str, wait_s: float):
+    """The machine's lock, as root (whose commands may touch a meter a study uses);
+    nothing for another user, who can open no meter of root's."""
+    if os.geteuid() != 0:
+        return contextlib.nullcontext()
+    return machine.session(what, testbed, os.getcwd(), wait_s=wait_s)
+
+
 def cmd_meters(a) -> int:
     opts = meters.options_of(flags.meter_config_of(a))
     rows = []
-    for name, reason in meters.probe_all(opts).items():
+    with _held_as_root("meters", "", a.lock_wait):
+        probed = meters.probe_all(opts)
+    for name, reason in probed.items():
         cls = meters.METERS[name]
         rows.append({"meter": name, "method": cls.method, "available": reason is None,
                      "why": reason or ""})
@@ -148,13 +159,16 @@ def cmd_check_overlap(a) -> int:
 def cmd_provenance(a) -> int:
     from wattzip.measure import measurement
 
-    try:
-        meter = (measurement.open_meter(spec.read_json(a.meter_config, "--meter-config"),
-                                        "config", log)
-                 if a.meter_config else flags.open_meter(a))
-        meter.close()
-    except WattzipError as exc:
-        meter = exc  # recorded as the meter's error
+    # A meter is opened (a port, a BMC queried) only under the machine's lock, as root:
+    # never beside a study measuring with it.
+    with _held_as_root("provenance", a.testbed, a.lock_wait):
+        try:
+            meter = (measurement.open_meter(spec.read_json(a.meter_config, "--meter-config"),
+                                            "config", log)
+                     if a.meter_config else flags.open_meter(a))
+            meter.close()
+        except WattzipError as exc:
+            meter = exc  # recorded as the meter's error
     medium = spec.medium({"medium": spec.read_json(a.medium, "--medium")}) if a.medium else None
     info = provenance.testbed_provenance(a.target_dir, codec_registry.resolve(a.codecs), meter,
                                          a.testbed, a.description, medium)

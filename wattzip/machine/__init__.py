@@ -81,8 +81,12 @@ def here() -> dict:
 
 
 def is_here(entry: dict) -> bool:
-    """Made on this host in this boot (an entry from before hosts were recorded: yes)."""
-    return all(entry.get(k, v) == v for k, v in here().items())
+    """Made on this host in this boot (an entry from before hosts were recorded: yes).
+    The boot id alone decides when the entry has one: it is random per boot of each
+    host, and a host renamed within a boot keeps it (its own entries stay its own)."""
+    if entry.get("boot") is not None:
+        return entry["boot"] == boot_id()
+    return entry.get("host", here()["host"]) == here()["host"]
 
 
 def me() -> dict:
@@ -144,16 +148,64 @@ def _open_journal() -> int:
                            f"choose a state folder root can write ({STATE_DIR_ENV})") from None
 
 
+# A journal larger than this is compacted on the next append: rewritten with only the
+# changes still pending (and any line it cannot read, kept for its error), then renamed
+# over the old one. Otherwise it grows forever and is read whole for every append.
+COMPACT_BYTES = 256 << 10
+
+
 def _append(entry: dict) -> None:
-    with os.fdopen(_open_journal(), "a+b") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        data = f.read()
-        if data and not data.endswith(b"\n"):  # torn by a kill: a change never made
-            f.truncate(data.rfind(b"\n") + 1)
-        f.write((json.dumps(entry, sort_keys=True) + "\n").encode())
-        f.flush()
-        os.fsync(f.fileno())
+    line = (json.dumps(entry, sort_keys=True) + "\n").encode()
+    while True:
+        with os.fdopen(_open_journal(), "a+b") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            path = journal_path()
+            if os.fstat(f.fileno()).st_ino != os.stat(path).st_ino:
+                continue  # compacted (renamed over) while this one waited: the new file
+            f.seek(0)
+            data = f.read()
+            if data and not data.endswith(b"\n"):  # torn by a kill: a change never made
+                data = data[: data.rfind(b"\n") + 1]
+                f.truncate(len(data))
+            if len(data) > COMPACT_BYTES:
+                _compacted(path, data + line)
+                return
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+            return
+
+
+def _compacted(path: Path, data: bytes) -> None:
+    """`data`'s pending changes (and unreadable lines) written whole to the journal's
+    name: a new file, fsync'd, renamed over it (the caller holds the old one's lock)."""
+    undone = set()
+    for raw in data.split(b"\n"):
+        with contextlib.suppress(ValueError, AttributeError):
+            if (e := json.loads(raw)).get("op") == "undone":
+                undone.add(e.get("id"))
+    kept = []
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            e = json.loads(raw)
+        except ValueError:
+            kept.append(raw)
+            continue
+        if isinstance(e, dict) and e.get("op") == "change" and e.get("id") not in undone:
+            kept.append(raw)
+    fresh = path.with_name(path.name + ".compact")
+    fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    try:
+        view = memoryview(b"".join(raw + b"\n" for raw in kept))
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(fresh, path)
 
 
 def note(kind: str, target: str, original: str | None = None, **extra) -> str:
@@ -221,8 +273,11 @@ def undo_order(entries: list[dict]) -> list[dict]:
 
 def undo(entries: list[dict], log: Callable[[str], None] = _log, why: str = "") -> None:
     """Undo changes in reverse order (processes first), going on past one that fails;
-    every one that fails is named in one error."""
-    failed = []
+    every one that fails is named in one error. A change undone that the journal cannot
+    record (a full or failing disk) does not stop the rest: it is named in the error as
+    undone but unmarked, since a later command will try to undo it again. A log that
+    cannot be written (a dead terminal) stops nothing either."""
+    failed, unmarked = [], []
     for entry in undo_order(entries):
         try:
             if entry.get("kind") not in UNDO:
@@ -231,13 +286,24 @@ def undo(entries: list[dict], log: Callable[[str], None] = _log, why: str = "") 
         except (OSError, MachineError, subprocess.TimeoutExpired) as exc:
             failed.append(f"{describe(entry)}: {exc}")
             continue
-        undone(entry["id"])
+        try:
+            undone(entry["id"])
+        except (OSError, MachineError) as exc:
+            unmarked.append(f"{describe(entry)} ({getattr(exc, 'strerror', None) or exc})")
         if why:
-            log(f"wattzip: undid {why}: {describe(entry)}")
+            with contextlib.suppress(OSError, ValueError):  # stderr closed or gone
+                log(f"wattzip: undid {why}: {describe(entry)}")
+    problems = []
     if failed:
-        raise MachineError("these changes to the machine could not be undone and stay "
-                           "changed: " + "; ".join(failed) + f" (journal: {journal_path()}; "
-                           "fix them by hand, then run `wattzip restore`)")
+        problems.append("these changes to the machine could not be undone and stay "
+                        "changed: " + "; ".join(failed) + " (fix them by hand, then run "
+                        "`wattzip restore`)")
+    if unmarked:
+        problems.append("these changes were undone but the journal could not record it, "
+                        "so a later command will undo them again: " + "; ".join(unmarked)
+                        + f" (free space on the state folder's disk, {STATE_DIR_ENV})")
+    if problems:
+        raise MachineError("; ".join(problems) + f" (journal: {journal_path()})")
 
 
 def leftovers() -> list[dict]:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from wattzip import machine
 from wattzip.errors import ConfigError, WattzipError
+from wattzip.machine import scratch
 from wattzip.machine.onedisk import OneDisk, check_reachable
 from wattzip.machine.system import evict, filesystem_of, scheduler_disk
 from wattzip.machine.trust import trusted_folder
@@ -253,18 +254,32 @@ class Medium:
         elif self.kind == "block" and self.format:
             self._mkfs(self.device)
         self._attached = True
+        if self.kind != "tmpfs":  # a tmpfs is mounted mode=700
+            self._make_root_private()
         self._changes.append(machine.note("mount", self.path, source=self.source))
         self.mount()
-        if self.kind in ("image", "tmpfs") or self.format:  # made by wattzip: no one else
-            os.chmod(self.path, 0o700)  # may enter it, and keep the undo from unmounting
         trusted_folder(self.path, f"medium {self.name}'s mounted root", create=False)
+
+    def _make_root_private(self) -> None:
+        """The filesystem's root made 0700 before it is reachable: mounted first in a
+        scratch folder only root may enter, chmod-ed there (it stays in the filesystem),
+        and unmounted. At its path, then, no other user's shell can enter it and keep
+        every later unmount busy. A block device not formatted by wattzip keeps 0700."""
+        with scratch.folder("wattzip-premount") as private:
+            change = machine.note("mount", private, source=self.source)
+            try:
+                self.mount(at=private)
+                os.chmod(private, 0o700)
+            finally:
+                machine.undo([e for e in machine.pending() if e["id"] == change])
 
     def _mkfs(self, target: str) -> None:
         argv = [f"mkfs.{self.fs}", *_MKFS_QUIET[self.fs], *shlex.split(self.mkfs_options), target]
         _output(argv, f"medium {self.name}: format {target} as {self.fs}")
 
-    def mount(self) -> None:
-        if not self.own_filesystem or self.is_mounted():
+    def mount(self, at: str | None = None) -> None:
+        """Mount the medium at its path (or `at`, a private folder)."""
+        if not self.own_filesystem or (at is None and self.is_mounted()):
             return
         # No set-user-ID file or device node on the medium works (a later `suid` wins).
         options = ["nosuid", "nodev", *(o for o in self.mount_options.split(",") if o)]
@@ -272,8 +287,8 @@ class Medium:
             options[:0] = [f"size={parse_size(self.size)}", "mode=700"]
         fstype = "tmpfs" if self.kind == "tmpfs" else self.fs
         argv = ["mount", *(["-t", fstype] if fstype else []), "-o", ",".join(options),
-                self.source, self.path]
-        _output(argv, f"medium {self.name}: mount {self.source} at {self.path}")
+                self.source, at or self.path]
+        _output(argv, f"medium {self.name}: mount {self.source} at {at or self.path}")
 
     def unmount(self) -> None:
         """Unmount: every dirty byte reaches the device, and the filesystem's cache is emptied."""
@@ -388,11 +403,21 @@ def mount_entry(path: str) -> tuple[str, str, str, str] | None:
     return found[-1] if found else None  # the last mount on top wins
 
 
+COMMAND_TIMEOUT_S = 300  # a mkfs, mount or unmount that takes longer is stuck
+
+
 def _output(argv: list[str], what: str) -> str:
+    """A medium's command's output; a MediumError (never another exception) when it is
+    missing, fails, or is still running after COMMAND_TIMEOUT_S."""
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False,
+                              timeout=COMMAND_TIMEOUT_S, process_group=0)
     except FileNotFoundError:
         raise MediumError(f"{what}: {argv[0]} is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise MediumError(f"{what}: {' '.join(argv)} was still running after "
+                          f"{COMMAND_TIMEOUT_S} s, and was killed; check the device "
+                          "(a stuck disk, a busy mount)") from None
     if proc.returncode != 0:
         raise MediumError(f"{what}: {' '.join(argv)} failed ({proc.returncode}): "
                           f"{(proc.stderr or proc.stdout).strip()[:400]}")

@@ -283,6 +283,9 @@ CEILING_MARGIN = 1.2
 # when this many test copies, this far apart, all fall short of it.
 CEILING_TRIES = 3
 CEILING_PAUSE_S = 10.0
+# A test copy still running after this long is stuck (a FUSE daemon that stopped
+# answering): the lock is held meanwhile, so the wait has a bound.
+CEILING_TIMEOUT_S = 600.0
 
 
 def check_reachable(directory: str, bytes_per_s: int, size: int = 64 << 20,
@@ -327,7 +330,7 @@ def copy_rates(directory: str, size: int, backing: str | None) -> tuple[float, f
             "conv=fsync", "status=none"]
     try:
         started = time.monotonic()
-        subprocess.run(argv, check=True)
+        subprocess.run(argv, check=True, timeout=CEILING_TIMEOUT_S)
         if backing:  # the daemon's writes sit in the host's cache until they reach its disk
             fd = os.open(backing, os.O_RDONLY | os.O_CLOEXEC)
             try:
@@ -338,11 +341,15 @@ def copy_rates(directory: str, size: int, backing: str | None) -> tuple[float, f
         evict([str(scratch), *([backing] if backing else [])])
         started = time.monotonic()
         subprocess.run(["dd", f"if={scratch}", "of=/dev/null", "bs=128K", "status=none"],
-                       check=True)
+                       check=True, timeout=CEILING_TIMEOUT_S)
         read = size / (time.monotonic() - started)
     except subprocess.CalledProcessError as exc:
         raise FactorError(f"the emulated disk at {directory}: a test copy failed ({exc})") \
             from None
+    except subprocess.TimeoutExpired:
+        raise FactorError(f"the emulated disk at {directory}: a test copy of {size >> 20} "
+                          f"MiB was still running after {CEILING_TIMEOUT_S} s (a stuck "
+                          "FUSE daemon, a failing disk?), and was killed") from None
     finally:
         scratch.unlink(missing_ok=True)
     return read, write

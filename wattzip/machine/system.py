@@ -68,6 +68,32 @@ def evict(paths: list[str]) -> None:
                 os.close(fd)
 
 
+def sync_filesystems(paths: list[str]) -> None:
+    """Write back the filesystems these paths live on (syncfs(2), each once), not every
+    filesystem of the machine: a global sync waits on any user's dead NFS mount or stuck
+    FUSE daemon, with the machine's lock held. A path that does not exist counts by its
+    folder; one that cannot be opened is left out."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    seen: set[int] = set()
+    for path in paths:
+        where = path if os.path.lexists(path) else os.path.dirname(os.path.abspath(path))
+        try:
+            fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            dev = os.fstat(fd).st_dev
+            if dev not in seen:
+                seen.add(dev)
+                if libc.syncfs(fd) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"syncfs {where}: {os.strerror(err)}")
+        finally:
+            os.close(fd)
+
+
 def filesystem_of(path: str | os.PathLike) -> dict:
     """Mount point, type and source of the filesystem holding `path`."""
     path = os.path.realpath(path)

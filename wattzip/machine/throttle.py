@@ -89,10 +89,12 @@ class Throttle:
         else:
             raise FactorError("bandwidth: this kernel offers no blkio (cgroup v1) or io "
                               "(cgroup v2) controller to throttle a disk")
-        self.path = self.root / (name or f"{PREFIX}{os.getpid()}")
+        self.home = own_cgroup(self.root, self.version)
+        self.path = _beside(self.home, self.root, self.version) / (name or f"{PREFIX}{os.getpid()}")
 
     def create(self) -> None:
-        self.home = own_cgroup(self.root, self.version)
+        if self.version == 2:
+            _delegate_io(self.path.parent)
         self._change = machine.note("cgroup", str(self.path), return_to=str(self.home))
         try:
             self.path.mkdir(exist_ok=True)
@@ -146,6 +148,31 @@ class Throttle:
     def remove(self) -> None:
         """Every process back home and the cgroup gone; an error names what stays."""
         machine.undo([e for e in machine.pending() if e["id"] == self._change])
+
+
+def _beside(home: Path, root: Path, version: int) -> Path:
+    """Where the job's cgroup goes: inside the caller's own cgroup (its Slurm job or
+    step, its systemd scope), never at the hierarchy's root, where scancel, a time limit
+    or the scope's stop would not reach the measured tools. cgroup v1 nests it in the
+    caller's; v2 lets no cgroup with processes hold a child that uses a controller, so
+    it goes beside the caller's (in the Slurm step or the slice that holds it)."""
+    if version == 1 or home == root:
+        return home
+    return home.parent
+
+
+def _delegate_io(parent: Path) -> None:
+    """cgroup v2: the io controller enabled for `parent`'s children (a Slurm step's and a
+    systemd slice's usually are), else a FactorError naming the cgroup."""
+    control = parent / "cgroup.subtree_control"
+    try:
+        if "io" not in control.read_text().split():
+            control.write_text("+io\n")
+    except OSError as exc:
+        raise FactorError(f"bandwidth: the io controller cannot be enabled in {parent} "
+                          f"({exc.strerror}): the throttle's cgroup goes beside this "
+                          "process's own; run the job where its cgroup's parent delegates "
+                          "io (a Slurm step, a systemd scope with IOAccounting)") from None
 
 
 def own_cgroup(root: Path, version: int) -> Path:

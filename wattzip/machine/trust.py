@@ -16,6 +16,7 @@ import contextlib
 import os
 import pwd
 import stat
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -172,3 +173,76 @@ def keep_path_trusted() -> list[str]:
         dropped.append(f"every folder; the system's are used: {kept}")
     os.environ["PATH"] = kept
     return dropped
+
+
+# What of a workflow's checkout root runs or reads as code: the rules and their scripts,
+# the Snakefile, the config (its commands, mkfs options and devices are code too), the
+# profiles and environments, and what Snakemake keeps between runs.
+WORKFLOW_CODE = ("Snakefile", "rules", "scripts", "figures", "paper", "config.yaml", "config",
+                 "profiles", "envs", "wattzip", ".snakemake")
+
+
+def _first_untrusted_in(top: str) -> str | None:
+    """The first entry under `top` (itself included, links not followed, in sorted
+    order) that another user owns or can write: one os.lstat per entry, no process."""
+    try:
+        st = os.lstat(top)
+    except FileNotFoundError:
+        return None
+    problem = untrusted(top, st, "the file" if not stat.S_ISDIR(st.st_mode) else "the folder",
+                        above=False)
+    if problem or not stat.S_ISDIR(st.st_mode):
+        return problem
+    for folder, dirs, files in os.walk(top):
+        dirs.sort()
+        for name in sorted(files) + dirs:
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:  # gone meanwhile: nothing to run
+                continue
+            kind = ("the symbolic link" if stat.S_ISLNK(st.st_mode)
+                    else "the folder" if stat.S_ISDIR(st.st_mode) else "the file")
+            problem = untrusted(path, st, kind, above=False)
+            if problem:
+                return problem
+    return None
+
+
+def trusted_workflow(directory: str | os.PathLike, configfiles=(),
+                     environment: str | None = None) -> None:
+    """As root, a MachineError naming the first file of the workflow at `directory` that
+    another user owns or can write: its folder (and those above it), its code, config and
+    Snakemake state (WORKFLOW_CODE), the config files given, the Python environment it
+    runs in and the wattzip package it imports. Root would run what they changed.
+    A walk of the tree with lstat (a checkout and its .venv: some 20,000 entries, a
+    fraction of a second)."""
+    top = os.path.abspath(directory)
+    package = str(Path(__file__).resolve().parents[1])  # the wattzip imported, wherever
+    where = [os.path.join(top, name) for name in WORKFLOW_CODE]
+    where += [os.path.abspath(os.fspath(f)) for f in configfiles]
+    where += [os.path.abspath(environment or sys.prefix), package]
+    roots = sorted({top, *(p for p in where if not _below(p, top))})
+    try:
+        problem = None
+        for root in roots:  # the folders on the way to each, as trusted_folder checks them
+            if os.path.exists(root):
+                problem = problem or _walk(root if os.path.isdir(root)
+                                           else os.path.dirname(root), False)
+        for path in where:
+            problem = problem or _first_untrusted_in(path)
+    except OSError as exc:
+        problem = f"{exc.filename}: {exc.strerror}"
+    if problem:
+        fix = " ".join(sorted({top, *(r for r in roots if r != top)}))
+        raise MachineError(
+            f"the workflow {top} cannot be trusted: {problem}. As root it runs this "
+            "checkout's code (Snakefile, rules, scripts, the wattzip package), its Python "
+            "environment and its config, and another user who can change any of them "
+            "runs what they like as root. Make the whole tree root's: "
+            f"`chown -R root: {fix}` and `chmod -R go-w {fix}` (and the folders above "
+            "it root's, not writable by others), or run the workflow as that user")
+
+
+def _below(path: str, top: str) -> bool:
+    return os.path.commonpath([os.path.abspath(path), top]) == top

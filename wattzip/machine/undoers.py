@@ -26,7 +26,10 @@ FAKE_SYSFS_ENV = "WATTZIP_FAKE_SYSFS"
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+    """An undo's command (umount, losetup), in a process group of its own: a second
+    Ctrl-C at the terminal, which the undo waits out, never reaches it."""
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120,
+                          process_group=0)
 
 
 def _mounted(path: str) -> bool:
@@ -170,22 +173,32 @@ def owned_processes(tag: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
-            with contextlib.suppress(OSError):
-                if (entry.stat().st_uid in (0, os.geteuid())
+            with contextlib.suppress(OSError, ValueError):
+                if (_uids(entry) <= {0, os.geteuid()}
                         and mark in (entry / "environ").read_bytes().split(b"\0")):
                     found.append(int(entry.name))
     return found
 
 
+def _uids(proc: Path) -> set[int]:
+    """A process's real, effective, saved and filesystem uids, from its status: not the
+    owner of /proc/PID, which is root's for a process its user made non-dumpable."""
+    for line in (proc / "status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return {int(uid) for uid in line.split()[1:]}
+    raise ValueError(f"{proc}/status has no Uid line")
+
+
 def _undo_processes(entry: dict) -> None:
-    for pid in owned_processes(entry["target"]):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    """Every process carrying the mark killed; those it forks meanwhile too (SIGKILL is
+    sent again to whatever still carries it), for at most 10 seconds."""
     deadline = time.monotonic() + 10
-    while owned_processes(entry["target"]):
+    while left := owned_processes(entry["target"]):
         if time.monotonic() > deadline:
-            raise MachineError(f"processes of {entry['target']} survive SIGKILL: "
-                               f"{owned_processes(entry['target'])}")
+            raise MachineError(f"processes of {entry['target']} survive SIGKILL: {left}")
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
 
 
@@ -199,6 +212,9 @@ def _undo_dir(entry: dict) -> None:
         return
     if os.path.islink(target) or not os.path.basename(target).startswith("wattzip-"):
         _refuse(entry, "a wattzip-* folder wattzip made")
+    if os.path.ismount(target):  # a medium mounted there still: never remove its files
+        raise MachineError(f"{target} is still a mount point; unmount it, then run "
+                           "`wattzip restore`")
     shutil.rmtree(entry["target"], ignore_errors=True)
     if os.path.exists(entry["target"]):
         raise MachineError(f"cannot remove {entry['target']}")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
+from wattzip.machine import system
 from wattzip.measure import runner
 from wattzip.measure.job import MeasurementJob
 
@@ -32,7 +31,7 @@ class ColdCache:
         """(the method, whether the tools were read back) for the run's record."""
         job = self.job
         if job.medium.flush == "unmount":
-            os.sync()
+            system.sync_filesystems([*job.sources(), job.medium.path])
             job.medium.cycle()
             # The inputs, and an emulated disk's image file, whose pages the host caches
             # below the loop device (the budget still sets the time; the bytes are cold).

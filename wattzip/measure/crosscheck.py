@@ -45,8 +45,10 @@ def _hyperfine(command: str, prepare: str, export: str, n_runs: int, log: TextIO
 
 
 def _commands(codec, out: str, source: str, threads: int, drop: str) -> dict:
-    """Each operation's shell command for hyperfine, and its --prepare."""
+    """Each operation's shell command for hyperfine, and its --prepare. Threads 0 is
+    every core it is given, as a job reads it (never `pigz -p 0`)."""
     q = shlex.quote
+    threads = int(threads) or len(os.sched_getaffinity(0))
     compress = shlex.join(codec.compress_argv(out, threads)) + f" < {q(source)}"
     if not codec.writes_out_path:
         compress += f" > {q(out)}"

@@ -110,8 +110,16 @@ def busiest(before: dict[int, tuple[str, int]], after: dict[int, tuple[str, int]
     deltas = sorted(((j - before.get(pid, ("", 0))[1], pid, name)
                      for pid, (name, j) in after.items() if pid != os.getpid()),
                     reverse=True)
-    return [f"{name} (pid {pid}, {d / TICK:.1f} CPU-s)" for d, pid, name in deltas[:top]
-            if d > 0]
+    return [f"{shown_name(name)} (pid {pid}, {d / TICK:.1f} CPU-s)"
+            for d, pid, name in deltas[:top] if d > 0]
+
+
+def shown_name(name: str) -> str:
+    """A process's name as root's terminal may show it: another user chooses it (prctl,
+    exec), and an escape sequence in it would drive the terminal. Every character
+    that is not printable is written as an escape (\\x1b)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in name)
 
 
 def load_since(start: Snapshot, end: Snapshot, tree_user_s: float, tree_cpu_s: float,

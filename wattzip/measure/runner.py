@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from pathlib import Path
 from wattzip import records, run_record
 from wattzip.analysis.uncertainty import sampling_terms
 from wattzip.errors import MeterError, WattzipError
-from wattzip.machine import thermal
+from wattzip.machine import system, thermal
 from wattzip.machine.media import Medium
 from wattzip.machine.system import DiskSampler, evict
 from wattzip.measure import disturbance
@@ -83,9 +84,10 @@ def utc_now() -> str:
 def drop_caches(paths: list[str]) -> str:
     """Empty the page cache: globally when permitted, else evict these files.
 
-    Returns the method used, which every run records.
+    Returns the method used, which every run records. Only the filesystems of these
+    paths are written back first (wattzip.machine.system.sync_filesystems).
     """
-    os.sync()
+    system.sync_filesystems(paths)
     try:
         with open(DROP_CACHES, "w") as f:
             f.write("3\n")
@@ -337,16 +339,29 @@ def _run_fields(operation: Operation, meter: Meter, region: _Region,
 
 
 def sha256_of_command(argv: list[str], stdin_path: str | None) -> tuple[str | None, int, str]:
-    """sha256 and length of what argv writes to stdout; (None, n, why) on failure."""
+    """sha256 and length of what argv writes to stdout; (None, n, why) on failure. Its
+    stderr is read at the same time (its first 4 KiB kept): a tool that writes more than
+    a pipe holds there while stdout is read would otherwise wait forever."""
     digest, n = hashlib.sha256(), 0
+    said = bytearray()
+
+    def drain(stream) -> None:
+        while chunk := stream.read(1 << 16):
+            said.extend(chunk[: max(0, 4096 - len(said))])
+
     with contextlib.ExitStack() as stack:
         fin = stack.enter_context(open(stdin_path, "rb")) if stdin_path else subprocess.DEVNULL
         proc = subprocess.Popen(argv, stdin=fin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        errors = threading.Thread(target=drain, args=(proc.stderr,), daemon=True)
+        errors.start()
         while chunk := proc.stdout.read(1 << 20):
             digest.update(chunk)
             n += len(chunk)
-        err = proc.stderr.read().decode(errors="replace").strip()
         code = proc.wait()
+        errors.join()
+        proc.stdout.close()
+        proc.stderr.close()
+    err = bytes(said).decode(errors="replace").strip()
     if code != 0:
         return None, n, f"exit {code}: {err[:300]}"
     return digest.hexdigest(), n, ""

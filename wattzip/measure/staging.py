@@ -4,13 +4,13 @@ fresh medium through user space, checked by sha256, outside every measured regio
 from __future__ import annotations
 
 import contextlib
-import os
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from wattzip.errors import ConfigError
-from wattzip.machine import trust
+from wattzip.machine import system, trust
 from wattzip.measure.job import MeasurementJob
 from wattzip.workload.inputs import copy_through_user_space
 
@@ -21,6 +21,8 @@ def _input_copies(job: MeasurementJob, sources: list[str], folder: Path, what: s
     whole: through user space (never a reflink), outside every measured region, each
     checked against the input's sha256."""
     trust.trusted_folder(folder, "the input copies' folder")
+    _check_room(job, [folder / f"{job.input_sha256[:16]}.{i}" for i in range(len(sources))],
+                folder, what)
     paths = []
     for i, source in enumerate(sources):
         path = folder / f"{job.input_sha256[:16]}.{i}"
@@ -30,6 +32,18 @@ def _input_copies(job: MeasurementJob, sources: list[str], folder: Path, what: s
             copy_through_user_space(source, path, sha256=job.input_sha256)
         paths.append(str(path))
     return paths
+
+
+def _check_room(job: MeasurementJob, paths: list[Path], folder: Path, what: str) -> None:
+    """The copies still to write fit on `folder`'s disk, before the first is written: a
+    disk filled by them would leave the journal (often on the same disk) unwritable."""
+    missing = [p for p in paths if not (p.exists() and p.stat().st_size == job.input_bytes)]
+    needed = job.input_bytes * len(missing)
+    free = shutil.disk_usage(folder).free
+    if free < needed:
+        raise ConfigError(f"{folder} has {free / 2**20:.1f} MiB free; {what} needs "
+                          f"{len(missing)} copies of {job.input_bytes / 2**20:.1f} MiB "
+                          f"({needed / 2**20:.1f} MiB): free space, or lower `copies`")
 
 
 def prepare_input_copies(job: MeasurementJob, log: Callable[[str], None]) -> None:
@@ -52,7 +66,7 @@ def stage_on_medium(job: MeasurementJob, log: Callable[[str], None]) -> None:
         job.input_paths = _input_copies(job, job.sources(), Path(job.medium.path) / "inputs",
                                         f"staging the input on the medium {job.medium.name}",
                                         log)
-        os.sync()
+        system.sync_filesystems(job.input_paths)
     if compressing:  # what the kernel stored, not what the mount options say
         stored = sum(on_disk_bytes(p) for p in job.input_paths)
         if stored < 0.99 * job.input_bytes * len(job.input_paths):
@@ -85,8 +99,9 @@ def _mounted_without(medium, option: str):
 
 
 def on_disk_bytes(path: str) -> int:
-    """Bytes a file takes on a compressing btrfs (compsize's Disk Usage), after a sync."""
-    os.sync()
+    """Bytes a file takes on a compressing btrfs (compsize's Disk Usage), after its
+    filesystem is written back (only its own: wattzip.machine.system.sync_filesystems)."""
+    system.sync_filesystems([path])
     try:
         proc = subprocess.run(["compsize", "-b", path], capture_output=True, text=True,
                               check=False)

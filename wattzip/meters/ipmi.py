@@ -49,15 +49,35 @@ QUERY_TIMEOUT_S = 10
 _SECRET_FLAGS = frozenset({"-P", "-U", "-k", "-y"})
 
 
-def _options(command) -> list[tuple[str, str | None, int]]:
-    """Each option's flag, its value and the index of the word holding the value, as
-    ipmitool reads them: `-H host` or glued, `-Hhost`."""
+# ipmitool's getopt string (ipmi_main.c): the letters followed by ':' take a value.
+_GETOPT = "I:46hVvcgsEKYao:H:d:P:f:U:p:C:L:A:t:T:m:z:S:l:b:B:e:k:y:O:R:N:D:Z"
+_TAKES_VALUE = frozenset(c for i, c in enumerate(_GETOPT)
+                         if c != ":" and _GETOPT[i + 1: i + 2] == ":")
+
+
+def _options(command) -> list[tuple[str, str | None, int, int]]:
+    """Each option that takes a value, as ipmitool's (GNU) getopt reads them: its flag,
+    its value, the index of the word holding the value and where in it the value starts
+    (0: the whole next word). Flags bundle (`-vPsecret`, `-vvP secret`, `-EP x`), glue
+    their value (`-Hhost`) or take the next word, anywhere before `--` (GNU getopt
+    permutes: `ipmitool dcmi power reading -P x` gives -P too)."""
     found = []
-    for i, word in enumerate(command):
-        if len(word) > 2 and word[:2] in (*_SECRET_FLAGS, "-H") and not word.startswith("--"):
-            found.append((word[:2], word[2:], i))
-        elif word in (*_SECRET_FLAGS, "-H") and i + 1 < len(command):
-            found.append((word, command[i + 1], i + 1))
+    i = 1
+    while i < len(command):
+        word = command[i]
+        if word == "--":
+            break
+        if word.startswith("-") and not word.startswith("--") and len(word) > 1:
+            for j in range(1, len(word)):
+                if word[j] not in _TAKES_VALUE:
+                    continue
+                if j + 1 < len(word):
+                    found.append((f"-{word[j]}", word[j + 1:], i, j + 1))
+                elif i + 1 < len(command):
+                    i += 1
+                    found.append((f"-{word[j]}", command[i], i, 0))
+                break
+        i += 1
     return found
 
 
@@ -65,7 +85,8 @@ def secret_on_command_line(command) -> str | None:
     """Why a command may not be run (None: it may): a password or key given on it (-P,
     -k, -y) is read by every user of the machine, in `ps` while each query runs and in
     the job's spec files. ipmitool reads it from a file (-f) or the environment (-E)."""
-    given = sorted({flag for flag, _, _ in _options(command) if flag in ("-P", "-k", "-y")})
+    given = sorted({flag for flag, _, _, _ in _options(command)
+                    if flag in ("-P", "-k", "-y")})
     if not given:
         return None
     return (f"ipmi: the command {shown_command(command)} gives {' and '.join(given)} on its "
@@ -77,16 +98,16 @@ def secret_on_command_line(command) -> str | None:
 def shown_command(command) -> str:
     """The command as a record may show it: the value of each secret flag masked."""
     shown = list(command)
-    for flag, _, at in _options(command):
+    for flag, _, at, start in _options(command):
         if flag in _SECRET_FLAGS:
-            shown[at] = f"{flag}***" if shown[at].startswith(flag) else "***"
+            shown[at] = f"{shown[at][:start]}***" if start else "***"
     return " ".join(shown)
 
 
 def bmc_of(command) -> str:
     """The BMC a command reads: the host of -H (ipmitool's remote BMC), else this
     machine's own ("local")."""
-    return next((value for flag, value, _ in _options(command) if flag == "-H"), "local")
+    return next((value for flag, value, _, _ in _options(command) if flag == "-H"), "local")
 
 
 class IpmiMeter(PowerSampleMeter):

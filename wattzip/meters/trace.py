@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import os
+import stat
 import time
 import zoneinfo
 
@@ -34,9 +35,16 @@ def read_power_trace(path: str, timezone: str | None = None) -> list[tuple[float
     zone = logger_zone(timezone)
     rows: list[tuple[float, float]] = []
     try:
-        f = open(path, newline="", encoding="utf-8")
+        # O_NONBLOCK: a FIFO (or a device) swapped in at the name would block the open,
+        # with the machine's lock held; it is refused instead.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:  # rotated or deleted by its logger during a run
         raise MeterError(f"trace: cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise MeterError(f"trace: {path} is not a regular file (a FIFO or device would "
+                         "leave the run waiting); point trace_path at the logger's file")
+    f = open(fd, newline="", encoding="utf-8")
     with f:
         for line, row in enumerate(csv.DictReader(f), 2):
             stamp, watts = row.get("timestamp"), row.get("watts")

@@ -72,6 +72,12 @@ def read_cache(cache: Path) -> dict:
     return data
 
 
+def save_cache(cache: Path, data: dict) -> None:
+    """The pilot's cache written whole or not at all (a kill mid-write leaves the last
+    one), never through a link at its name."""
+    records.write_text_atomically(cache, json.dumps(data, indent=1, sort_keys=True))
+
+
 def pilot(file_types: list[str], codec_names: list[str], cache: Path, seed: int = 2009,
           progress=None) -> dict:
     """Seconds per byte of each (file type, codec, operation) and of generating each type;
@@ -80,7 +86,7 @@ def pilot(file_types: list[str], codec_names: list[str], cache: Path, seed: int 
     # On the study's own disk, whose speed it measures; journaled, so a kill leaks none.
     with scratch.folder("wattzip-pilot", str(cache.parent)) as folder:
         _measure_pilot(data, file_types, codec_names, cache, Path(folder), seed, progress)
-    cache.write_text(json.dumps(data, indent=1, sort_keys=True))
+    save_cache(cache, data)
     return data
 
 
@@ -103,7 +109,7 @@ def _measure_pilot(data: dict, file_types: list[str], codec_names: list[str], ca
             if progress:
                 progress(f"pilot: {ftype} {name}")
             data[key] = _pilot_codec(sample, name, work)
-            cache.write_text(json.dumps(data, indent=1, sort_keys=True))
+            save_cache(cache, data)
     if "reference" not in data:  # the drift check's reference operation, once
         path = drift.reference_input(work)
         data["reference"] = _timed(drift.REFERENCE_ARGV, path, None)

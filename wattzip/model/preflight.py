@@ -89,16 +89,22 @@ def check_input_dir(input_dir: str) -> None:
         raise PreflightError(str(exc)) from exc
 
 
-def check_inputs(input_dir: str, input_files: list[str], file_size: int) -> dict:
-    """What is not generated yet must fit where the inputs go."""
+def check_inputs(input_dir: str, input_files: list[str], file_size: int,
+                 copies: int = 1) -> dict:
+    """What is not generated yet must fit where the inputs go, with the copies a setting
+    of `copies` > 1 makes of each beside it (input_dir/copies, wattzip.measure.staging)."""
     check_input_dir(input_dir)
     missing = [p for p in input_files if not os.path.exists(p)]
-    needed, free = file_size * len(missing), shutil.disk_usage(input_dir).free
+    copies_dir = os.path.join(input_dir, "copies")
+    held = (sum(e.stat().st_size for e in os.scandir(copies_dir) if e.is_file())
+            if os.path.isdir(copies_dir) else 0)
+    copy_bytes = max(0, file_size * len(input_files) * copies - held) if copies > 1 else 0
+    needed, free = file_size * len(missing) + copy_bytes, shutil.disk_usage(input_dir).free
     if free < needed:
         raise PreflightError(
             f"input_dir {input_dir} has {free / 2**30:.2f} GiB free, the {len(missing)} "
-            f"input file(s) to generate need {needed / 2**30:.2f} GiB; free space or set "
-            "input_dir elsewhere")
+            f"input file(s) to generate and their copies (copies: {copies}) need "
+            f"{needed / 2**30:.2f} GiB; free space, lower `copies` or set input_dir elsewhere")
     return {"dir": input_dir, "to_generate": len(missing)}
 
 
@@ -112,5 +118,6 @@ def run(codecs: list[str], settings: dict, file_size: int, duty_phases: int, met
     check_input_dir(input_dir)
     report["settings"] = {name: check_setting(name, s, codecs, file_size, duty_phases,
                                               input_dir) for name, s in settings.items()}
-    report["inputs"] = check_inputs(input_dir, input_files, file_size)
+    report["inputs"] = check_inputs(input_dir, input_files, file_size,
+                                    max((s["copies"] for s in settings.values()), default=1))
     return report

@@ -19,6 +19,7 @@ import csv
 import datetime as dt
 import gzip
 import json
+import os
 import random
 import subprocess
 import sys
@@ -28,7 +29,8 @@ from pathlib import Path
 
 from wattzip import records, run_record
 from wattzip.analysis import stopping
-from wattzip.machine import system
+from wattzip.errors import MachineError
+from wattzip.machine import system, trust
 from wattzip.measure import crosscheck
 from wattzip.measure.interleaving import with_shared_plain
 from wattzip.meters import METERS, coefficients
@@ -305,6 +307,12 @@ def run_workflow(configfiles: list[str], cores: int, directory: str, extra: list
               "wattzip repository (the rehearsal runs the workflow's own rules)",
               file=sys.stderr)
         return 2
+    if os.geteuid() == 0:  # root would run the checkout's code: it must be root's alone
+        try:
+            trust.trusted_workflow(directory, [os.path.join(directory, f) for f in configfiles])
+        except MachineError as exc:
+            print(f"wattzip rehearse: {exc}", file=sys.stderr)
+            return 2
     # -P: the folder it starts in is not put on the import path (docs/machine.md).
     argv = [sys.executable, "-P", "-m", "snakemake", "rehearsal", "--cores", str(cores),
             *extra, "--configfile", *configfiles]

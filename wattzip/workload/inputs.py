@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 import time
 from collections import deque
@@ -222,7 +223,10 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
     tmp = out.with_name(out.name + ".partial")
     describe: list = []
     digest = hashlib.sha256()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    # Root's alone until whole, and then readable by all only if every byte was: an input
+    # read from a user's files, or from a file of root's others cannot read, stays 0600.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)  # a .partial left by a killed generation too
     try:
         free = shutil.disk_usage(out.parent).free
         if free < size:
@@ -235,6 +239,8 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
         if written < size:
             raise ConfigError(f"{file_type}: the sources gave {written} bytes, {size} needed")
         os.fsync(fd)
+        if not any(isinstance(d, dict) and d.get("private") for d in describe):
+            os.fchmod(fd, 0o644)
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)  # a failed generation leaves nothing behind
@@ -279,21 +285,29 @@ def copy_through_user_space(src: str | os.PathLike, dst: str | os.PathLike,
     """
     digest = hashlib.sha256()
     partial = Path(f"{dst}.partial")
-    with open(src, "rb") as fin, open(partial, "wb", opener=_private) as fout:
+    with open(src, "rb", opener=_no_link) as fin, open(partial, "wb", opener=_private) as fout:
         while chunk := fin.read(CHUNK):
             digest.update(chunk)
             fout.write(chunk)
         fout.flush()
         os.fsync(fout.fileno())
         if sha256 is None or digest.hexdigest() == sha256:
-            os.fchmod(fout.fileno(), 0o644)
+            # readable by all only when the source is: a private input stays root's
+            public = os.fstat(fin.fileno()).st_mode & stat.S_IROTH
+            os.fchmod(fout.fileno(), 0o644 if public else 0o600)
     if sha256 is not None and digest.hexdigest() != sha256:
         partial.unlink()
-        raise ConfigError(f"{dst}: the copy of {src} has sha256 {digest.hexdigest()}, not "
-                          f"{sha256}: this testbed would not measure the same bytes as "
-                          "the others")
+        # The digest of what was read is not said: it may be a file the source's name
+        # was turned to, and its digest would tell another user what root can read.
+        raise ConfigError(f"{dst}: the copy of {src} does not have the sha256 {sha256} "
+                          "its manifest names: this testbed would not measure the same "
+                          "bytes as the others")
     os.replace(partial, dst)
     return digest.hexdigest()
+
+
+def _no_link(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
 
 
 def _private(path: str, flags: int) -> int:
@@ -309,14 +323,18 @@ def write_manifest_entry(entry: dict, path: str | os.PathLike) -> None:
 def stage(master_manifest: str, out: str, manifest: str) -> dict:
     """Copy a master input to this machine's disk (kept when already there, whole); its
     bytes must be the master's, or this testbed would not measure the same input."""
-    master = records.read_json(master_manifest, "master input's manifest",
-                               ("path", "size_bytes", "sha256"))
+    # Root copies what the manifest names, where others may read the copy: the manifest
+    # and the master must be root's files in folders only root can write, never links.
+    master = records.read_json(trust.trusted_file(master_manifest, "the master input's manifest"),
+                               "master input's manifest", ("path", "size_bytes", "sha256"))
+    source = trust.trusted_file(master["path"], "the master input")
     trust.trusted_folder(Path(out).parent, "input_dir")
-    if not (os.path.exists(out) and os.path.getsize(out) == master["size_bytes"]
+    trust.trusted_paths({"the staged input's manifest": manifest})
+    if not (os.path.lexists(out) and trust.trusted_file(out, "the staged input")
+            and os.path.getsize(out) == master["size_bytes"]
             and sha256_file(out) == master["sha256"]):
-        copy_through_user_space(master["path"], out, master["sha256"])
+        copy_through_user_space(source, out, master["sha256"])
     entry = {**master, "path": os.path.abspath(out), "staged_from": master["path"],
              "host": system.host_identity()}
-    Path(manifest).parent.mkdir(parents=True, exist_ok=True)
     write_manifest_entry(entry, manifest)
     return entry
