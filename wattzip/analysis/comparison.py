@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from wattzip.analysis.agreement import breakeven_agreement, ratio_agreement
 from wattzip.analysis.breakeven import format_ratio, parse_display
 from wattzip.analysis.reference import read_reference
 from wattzip.resources import ReferenceDir, reference_file
@@ -23,7 +24,9 @@ BREAKEVEN_TABLES = {"systor09_table4_breakeven_server": "server",
 
 def comparison_table(summary: list[dict], breakeven: list[dict],
                      reference_dir: ReferenceDir | None = None) -> list[dict]:
-    """Original numbers beside the reproduced ones, one row per cell of each source table."""
+    """Original numbers beside the reproduced ones, one row per cell of each source table,
+    each with its agreement in kind (same_kind) and in magnitude (agreement:
+    wattzip.analysis.agreement)."""
     cr = {(s["testbed"], s["setting"], s["file_type"], s["codec"]): s
           for s in summary if s["op"] == "compress-write"}
     be = {(b["testbed"], b["setting"], b["file_type"], b["codec"], b["metric"]): b
@@ -35,6 +38,7 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
         return {"metric": "CR", "original_value": _ratio_value(row["display"]),
                 "reproduced_display": format_ratio(value),
                 "reproduced_value": value, "lo": math.nan, "hi": math.nan, "same_kind": "",
+                "agreement": ratio_agreement(row["display"], value).text,
                 "estimated": False}
 
     def breakeven_cell(row, mine):
@@ -44,6 +48,9 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
                 "lo": mine["lo"], "hi": mine["hi"],
                 # An undecided cell's kind is a point estimate: no agreement to state.
                 "same_kind": original.kind == mine["kind"] if mine["decided"] else "",
+                # in magnitude too: the original against the reproduced interval
+                "agreement": breakeven_agreement(row["display"], mine["kind"], mine["value"],
+                                                 mine["lo"], mine["hi"], mine["decided"]).text,
                 "estimated": mine["estimated"]}
 
     out: list[dict] = []
