@@ -28,6 +28,10 @@ class Claim:
     energy: bool
     parameters: dict = field(hash=False, compare=False, default_factory=dict)
     factor: str = ""  # the factor a testbed-wide claim compares across
+    # What the study must have to decide it (wattzip.analysis.claims.scope)
+    needs: dict = field(hash=False, compare=False, default_factory=dict)
+    # "paper": a statement of the paper; "hypothesis": the project's own reading
+    origin: str = "paper"
 
     @property
     def source(self) -> str:
@@ -66,7 +70,8 @@ def load_claims(reference_dir: ReferenceDir | None = None) -> list[Claim]:
     claims = [Claim(id=e["id"], paper=e["paper"], section=str(e["section"]),
                     claim=e["claim"], reference=tuple(e.get("reference") or ()),
                     overlay=e["overlay"], scope=e["scope"], energy=bool(e["energy"]),
-                    parameters=e.get("parameters") or {}, factor=e.get("factor", ""))
+                    parameters=e.get("parameters") or {}, factor=e.get("factor", ""),
+                    needs=e.get("needs") or {}, origin=e.get("source", "paper"))
               for e in entries]
     declared = {c.id for c in claims}
     if declared != set(CHECKS):
