@@ -66,3 +66,18 @@ def test_user_space_lz4_does_not_decide_a_statement_about_zfs():
     claim = claims_by_id(rows)["hpc_lz4_write"]
     assert claim["verdict"].startswith("not testable here: about compression inside the "
                                        "filesystem"), claim
+
+
+def test_the_projects_hypotheses_say_so_where_the_claim_is_cited():
+    """The claims table's "Where" and the appendix read Claim.source: a hypothesis of the
+    project is named as one there, and in claims.csv."""
+    from wattzip.analysis.claims import load_claims
+
+    claims = {c.id: c for c in load_claims()}
+    assert claims["slow_disk_text_time"].source.endswith("(the project's hypothesis)")
+    assert "per-mode models do better" in claims["sysid_linear_poor"].source
+    assert claims["gzip_level_energy_peak"].section.startswith("6.1")
+    row = claims_by_id(paper_like_server())["slow_disk_text_time"]
+    assert row["source"].endswith("(the project's hypothesis)")
+    assert row["origin"] == "hypothesis"
+    assert claims_by_id(paper_like_server())["random_never"]["origin"] == "paper"

@@ -15,6 +15,8 @@ import yaml
 from wattzip.errors import ConfigError
 from wattzip.resources import ReferenceDir, reference_file
 
+ORIGINS = ("paper", "hypothesis")  # a claim's `source`: a seed's statement or the project's
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -30,12 +32,20 @@ class Claim:
     factor: str = ""  # the factor a testbed-wide claim compares across
     # What the study must have to decide it (wattzip.analysis.claims.scope)
     needs: dict = field(hash=False, compare=False, default_factory=dict)
-    # "paper": a statement of the paper; "hypothesis": the project's own reading
+    # "paper": a statement of the paper; "hypothesis": the project's own, which the seeds
+    # do not state; hypothesis_part: the part of a paper's claim that is the project's
     origin: str = "paper"
+    hypothesis_part: str = ""
 
     @property
     def source(self) -> str:
-        return f"{self.paper} {self.section}"
+        """Where the claim comes from, and where it is the project's own hypothesis, that."""
+        where = f"{self.paper} {self.section}"
+        if self.origin == "hypothesis":
+            return f"{where} (the project's hypothesis)"
+        if self.hypothesis_part:
+            return f"{where} (the project's hypothesis: {self.hypothesis_part})"
+        return where
 
 
 @dataclass
@@ -67,11 +77,15 @@ def load_claims(reference_dir: ReferenceDir | None = None) -> list[Claim]:
     must have a check here, and each check a declaration."""
     entries = yaml.safe_load(reference_file("claims.yaml", reference_dir).read_text(
         encoding="utf-8"))
+    bad = [e["id"] for e in entries if e.get("source", "paper") not in ORIGINS]
+    if bad:
+        raise ConfigError(f"claims.yaml: the source of {bad} is none of {ORIGINS}")
     claims = [Claim(id=e["id"], paper=e["paper"], section=str(e["section"]),
                     claim=e["claim"], reference=tuple(e.get("reference") or ()),
                     overlay=e["overlay"], scope=e["scope"], energy=bool(e["energy"]),
                     parameters=e.get("parameters") or {}, factor=e.get("factor", ""),
-                    needs=e.get("needs") or {}, origin=e.get("source", "paper"))
+                    needs=e.get("needs") or {}, origin=e.get("source", "paper"),
+                    hypothesis_part=e.get("hypothesis_part", ""))
               for e in entries]
     declared = {c.id for c in claims}
     if declared != set(CHECKS):
