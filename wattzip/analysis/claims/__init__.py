@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from wattzip.analysis.analysis_options import AnalysisOptions, percent
-from wattzip.analysis.claims import hpc14, scope, systor09, systor11  # noqa: F401 (they register their checks)
+from wattzip.analysis.claims import hpc14, magnitudes, scope, systor09, systor11  # noqa: F401 (they register their checks)
 from wattzip.analysis.claims.evidence import Evidence, _cell_name
 from wattzip.analysis.claims.registry import CHECKS, Claim, Outcome, check, load_claims
 from wattzip.analysis.claims.systor11 import sysid_fits

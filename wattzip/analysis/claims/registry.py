@@ -15,6 +15,7 @@ import yaml
 from wattzip.errors import ConfigError
 from wattzip.resources import ReferenceDir, reference_file
 
+NO_OVERLAY = "none"  # the overlay of a claim no configuration here can test (its hardware)
 ORIGINS = ("paper", "hypothesis")  # a claim's `source`: a seed's statement or the project's
 
 
@@ -62,10 +63,15 @@ class Outcome:
 
 def kinds_read(claims: list[Claim], file_type: str, codec: str) -> set[str]:
     """The metrics whose break-even kind of (file_type, codec) a claim names in its
-    `cells` (a codec or file type list left out names them all)."""
+    `cells` (a codec or file type list left out names them all; or a list of cells,
+    each its file type, codec and metric)."""
     out = set()
     for claim in claims:
         cells = claim.parameters.get("cells") or {}
+        if isinstance(cells, list):  # cells named one by one (a break-even value each)
+            out |= {c["metric"] for c in cells
+                    if (c["file_type"], c["codec"]) == (file_type, codec)}
+            continue
         if (cells.get("metric") and file_type in cells.get("file_types", [file_type])
                 and codec in cells.get("codecs", [codec])):
             out.add(cells["metric"])
