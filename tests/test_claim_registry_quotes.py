@@ -70,3 +70,8 @@ def test_power_independent_and_the_hardware_claims():
     assert claims["power_independent_of_algorithm"]["verdict"] == "holds"
     koller = claims["koller08_embedded_read_write"]["verdict"]
     assert koller.startswith("not testable here: without Koller's embedded board"), koller
+
+
+def test_power_on_estimated_energy_is_the_models_not_a_verdict():
+    claim = claims_by_id(paper_like_server(method="estimated"))["power_independent_of_algorithm"]
+    assert claim["verdict"].startswith("not testable here: the power of ESTIMATED energy")

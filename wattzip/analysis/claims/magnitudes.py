@@ -122,6 +122,9 @@ def power_independent(claim, ev):
     stated share."""
     p = claim.parameters
     ftype, share = p["file_type"], p["within_share"]
+    if ev.estimated():  # the model's power follows CPU utilization by construction
+        return Outcome(None, why="the power of ESTIMATED energy is the utilization model's, "
+                       "not a measurement: a power meter would test it")
 
     def power(codec, op):
         runs = ev._values.get((ev.setting, ftype, codec, op), [])
