@@ -149,6 +149,35 @@ def power_independent(claim, ev):
                    rests_on=shown)
 
 
+def more_system_time(claim, ev):
+    """The named codecs' compress-write system time against every other codec's of the
+    paper's on the file type, by Welch's interval of the difference of the means: holds
+    when every one is decidedly longer, refuted when one is decidedly shorter."""
+    p = claim.parameters
+    ftype, named = p["file_type"], p["codecs"]
+    ours = [c for c in named if len(ev.values(ftype, c, "compress-write", "sys_s")) >= 2]
+    others = [c for c in ev.codecs() if c not in named
+              and len(ev.values(ftype, c, "compress-write", "sys_s")) >= 2]
+    if not ours or not others:
+        return _needs(claim, f"{', '.join(named)} and other codecs' writes of {ftype}")
+    parts, shown, undecided = [], [], []
+    for a in ours:
+        for b in others:
+            iv = ev.difference((ftype, a, "compress-write"), (ftype, b, "compress-write"),
+                               "sys_s")
+            verdict = True if iv.lo > 0 else False if iv.hi < 0 else None
+            parts.append(verdict)
+            shown.append(f"{a} - {b} {iv.estimate:+.2f} s [{iv.lo:+.2f}, {iv.hi:+.2f}]")
+            if verdict is None:
+                undecided.append(f"{a} vs {b}")
+    missing = [f"{c} on {ftype}" for c in named if c not in ours]
+    return Outcome(_all_of(parts, missing), f"{ftype} compress-write system time: "
+                   + "; ".join(shown), why="; ".join(
+                       [*(["some differences are within the intervals"] if None in parts
+                          else []), *([_unmeasured(missing)] if missing else [])]),
+                   undecided=undecided, rests_on=shown)
+
+
 def needs_hardware(claim, ev):
     """A statement that needs the original's hardware: not testable without it."""
     return Outcome(None, why=f"without {claim.parameters['needs_hardware']}")
@@ -159,6 +188,7 @@ for _id in ("lzo_text_saving_magnitude", "lzo9_zero_twice_write", "ppmd_energy_v
     check(_id)(energy_ratio_to_plain)
 check("lzo_binary_breakeven")(breakeven_value)
 check("power_independent_of_algorithm")(power_independent)
+check("compress_system_time")(more_system_time)
 for _id in ("lzo_text_always_time", "ppmd_never_saves"):
     check(_id)(same_kind)
 for _id in ("koller08_embedded_read_write", "koller08_desktop_e2compr_write",
