@@ -83,3 +83,9 @@ def test_compress_takes_more_system_time_only_where_the_intervals_say_so():
     claim = claims_by_id(paper_like_server())["compress_system_time"]
     assert claim["verdict"] == "refuted", claim
     assert "c-10 - bz-9" in claim["evidence"]
+
+
+def test_the_added_systor11_and_hpc14_statements_keep_to_their_scope():
+    claims = claims_by_id(paper_like_server())
+    assert "SYSTOR '11's workload" in claims["gzip_more_than_lzop"]["verdict"]
+    assert "inside the filesystem" in claims["hpc_lz4_write_saving"]["verdict"]

@@ -178,13 +178,44 @@ def more_system_time(claim, ev):
                    undecided=undecided, rests_on=shown)
 
 
+def more_energy_by_level(claim, ev):
+    """One tool's compress-write energy against another's at each level both ran, by
+    Welch's interval: holds when at least `share` of the levels are decidedly dearer for
+    the first tool ("usually") and refuted when more than the rest are decidedly cheaper."""
+    p = claim.parameters
+    ftype, dearer, cheaper, share = p["file_type"], p["dearer"], p["cheaper"], p["share"]
+    levels = sorted({c.partition("-")[2] for c in ev.codecs()
+                     if c.partition("-")[0] == dearer}
+                    & {c.partition("-")[2] for c in ev.codecs()
+                       if c.partition("-")[0] == cheaper})
+    levels = [lv for lv in levels if ev.summary_row(ftype, f"{dearer}-{lv}", "compress-write")
+              and ev.summary_row(ftype, f"{cheaper}-{lv}", "compress-write")]
+    if not levels:
+        return _needs(claim, f"{dearer} and {cheaper} at the same levels on {ftype}")
+    signs, shown = [], []
+    for lv in levels:
+        iv = ev.difference((ftype, f"{dearer}-{lv}", "compress-write"),
+                           (ftype, f"{cheaper}-{lv}", "compress-write"))
+        signs.append(1 if iv.lo > 0 else -1 if iv.hi < 0 else 0)
+        shown.append(f"level {lv}: {iv.estimate:+.0f} J [{iv.lo:+.0f}, {iv.hi:+.0f}]")
+    n = len(signs)
+    ok = (True if signs.count(1) >= share * n else
+          False if signs.count(-1) > (1 - share) * n else None)
+    return Outcome(ok, f"{ftype} compress-write energy, {dearer} - {cheaper}: "
+                   + "; ".join(shown), why="too many levels within the intervals",
+                   undecided=[s for s, g in zip(shown, signs, strict=True) if g == 0],
+                   rests_on=shown)
+
+
 def needs_hardware(claim, ev):
     """A statement that needs the original's hardware: not testable without it."""
     return Outcome(None, why=f"without {claim.parameters['needs_hardware']}")
 
 
 # Each claim of claims.yaml decided by one of these checks, by its id.
-for _id in ("lzo_text_saving_magnitude", "lzo9_zero_twice_write", "ppmd_energy_vs_plain"):
+check("gzip_more_than_lzop")(more_energy_by_level)
+for _id in ("lzo_text_saving_magnitude", "lzo9_zero_twice_write", "ppmd_energy_vs_plain",
+            "hpc_lz4_write_saving"):
     check(_id)(energy_ratio_to_plain)
 check("lzo_binary_breakeven")(breakeven_value)
 check("power_independent_of_algorithm")(power_independent)

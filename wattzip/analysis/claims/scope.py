@@ -74,8 +74,9 @@ def _workload_missing(claim: Claim, ev: Evidence) -> bool:
 
 def _not_in_filesystem(claim: Claim, ev: Evidence, is_filesystem) -> list[str]:
     codecs = claim.parameters.get("codecs") or {}
-    return [c for c in (codecs.values() if isinstance(codecs, dict) else codecs)
-            if c != "plain" and not is_filesystem(c)]
+    named = list(codecs.values() if isinstance(codecs, dict) else codecs)
+    named += [item["codec"] for item in claim.parameters.get("ratios", [])]
+    return [c for c in dict.fromkeys(named) if c != "plain" and not is_filesystem(c)]
 
 
 def out_of_scope(claim: Claim, ev: Evidence, is_filesystem=in_filesystem) -> Outcome | None:
