@@ -81,3 +81,28 @@ def test_a_cell_inside_the_original_and_one_far_from_it_differ_in_csv_and_table(
     assert r"3.0$^{\downarrow6.6}$" in gz6
     assert agreement.LEGEND_TEX in tex
     assert "Here 1 of 4 cells agree in magnitude, 4 in kind" in tex
+
+
+def test_hpc14_ratios_to_off_are_set_beside_table_2_with_their_agreement():
+    """btrfs-zlib-1 stands for ZFS gzip-1 (hpc14_codecs.csv): on repeated bytes Table II
+    gives a runtime / off of 1.24; an interval holding it agrees, one far below it is the
+    same kind (slower than off) at another magnitude, and one holding 1 is undecided."""
+    from wattzip.analysis.comparison import hpc14_cells
+
+    def row(value, lo, hi, file_type="repeated"):
+        return {"testbed": "tb", "setting": "s", "file_type": file_type,
+                "codec": "btrfs-zlib-1", "op": "compress-write", "elapsed_vs_off": value,
+                "elapsed_vs_off_lo": lo, "elapsed_vs_off_hi": hi, "compression_ratio": 120.0}
+
+    def runtime(summary_row):
+        (cell,) = [c for c in hpc14_cells([summary_row], REFERENCE)
+                   if c["metric"] == "runtime/off"]
+        return cell["agreement"]
+
+    assert runtime(row(1.2, 1.1, 1.3)) == "agrees"
+    assert runtime(row(1.05, 1.02, 1.08)).startswith("same kind, other magnitude (x1.")
+    assert runtime(row(1.05, 0.95, 1.08)) == "undecided"
+    assert runtime(row(0.8, 0.75, 0.85)) == "other kind"
+    ratio = [c for c in hpc14_cells([row(1.2, 1.1, 1.3)], REFERENCE) if c["metric"] == "CR"]
+    assert ratio[0]["original_display"] == "126.96"
+    assert ratio[0]["agreement"].startswith("same kind, other magnitude")

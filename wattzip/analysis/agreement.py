@@ -135,6 +135,23 @@ def ratio_agreement(original_display: str, value) -> Agreement:
     return _magnitude(point, math.nan, math.nan, original_display)
 
 
+def ratio_to_off_agreement(original_display: str, value, lo, hi) -> Agreement:
+    """A ratio to compression off (HPC '14's runtime / off) with Fieller's interval
+    against the original's: of the same kind when both lie on the same side of 1 (slower
+    or faster than off); undecided where the interval holds 1 and not the original."""
+    point, lo, hi = _as_float(value), _as_float(lo), _as_float(hi)
+    if math.isnan(point):
+        return Agreement(UNDECIDED)
+    low, high, _ = original_range(original_display)
+    if not (math.isnan(lo) or math.isnan(hi)) and lo <= high and hi >= low:
+        return Agreement(AGREES)
+    if not (math.isnan(lo) or math.isnan(hi)) and lo <= 1 <= hi:
+        return Agreement(UNDECIDED)
+    if (point > 1) != (high > 1) and low != 1:
+        return Agreement(OTHER_KIND)
+    return _magnitude(point, lo, hi, original_display)
+
+
 def count_text(agreements: list[Agreement]) -> str:
     """A table's count: "12 of 40 cells agree in magnitude, 31 in kind"."""
     n = len(agreements)

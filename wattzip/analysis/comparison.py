@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import math
 
-from wattzip.analysis.agreement import breakeven_agreement, ratio_agreement
+from wattzip.analysis.agreement import (
+    breakeven_agreement,
+    ratio_agreement,
+    ratio_to_off_agreement,
+)
 from wattzip.analysis.breakeven import format_ratio, parse_display
 from wattzip.analysis.reference import read_reference
 from wattzip.resources import ReferenceDir, reference_file
@@ -72,4 +76,46 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
                                     "setting": setting, "machine": machine,
                                     "file_type": row["file_type"], "codec": row["codec"],
                                     "original_display": row["display"], **make(row, mine)})
+    return out + hpc14_cells(summary, reference_dir)
+
+
+HPC14_PATTERNS = "hpc14_table2_patterns"  # HPC '14 Table II: a pattern's writes in ZFS
+HPC14_CODECS = "hpc14_codecs"  # the study's codec standing for each ZFS algorithm
+
+
+def hpc14_cells(summary: list[dict], reference_dir: ReferenceDir | None = None) -> list[dict]:
+    """HPC '14 Table II's ratios and runtimes / off beside this study's writes of the same
+    pattern with the codec that stands for the algorithm (hpc14_codecs.csv): the runtime
+    / off with Fieller's interval."""
+    paths = [reference_file(f"{n}.csv", reference_dir) for n in (HPC14_PATTERNS, HPC14_CODECS)]
+    if not all(p.is_file() for p in paths):
+        return []
+    source, rows = read_reference(paths[0])
+    codec_of = {r["algorithm"]: r["codec"] for r in read_reference(paths[1])[1]}
+    writes = {(s["testbed"], s["setting"], s["file_type"], s["codec"]): s for s in summary
+              if s["op"] in ("compress-write", "plain-write")}
+    out = []
+    for (testbed, setting, file_type, codec), mine in sorted(writes.items()):
+        for row in rows:
+            if (row["pattern"], codec_of.get(row["algorithm"])) != (file_type, codec) \
+                    or codec == "plain":
+                continue
+            base = {"source_table": HPC14_PATTERNS, "source": source, "testbed": testbed,
+                    "setting": setting, "machine": "", "file_type": file_type,
+                    "codec": codec, "same_kind": "", "estimated": False}
+            value = mine.get("elapsed_vs_off", math.nan)
+            lo, hi = mine.get("elapsed_vs_off_lo", math.nan), mine.get("elapsed_vs_off_hi",
+                                                                        math.nan)
+            out.append({**base, "metric": "runtime/off", "original_display": row["runtime_ratio"],
+                        "original_value": float(row["runtime_ratio"]),
+                        "reproduced_display": f"{float(value):.2f}",
+                        "reproduced_value": value, "lo": lo, "hi": hi,
+                        "agreement": ratio_to_off_agreement(row["runtime_ratio"], value, lo,
+                                                            hi).text})
+            ratio = mine["compression_ratio"]
+            out.append({**base, "metric": "CR", "original_display": row["ratio"],
+                        "original_value": float(row["ratio"]),
+                        "reproduced_display": format_ratio(ratio), "reproduced_value": ratio,
+                        "lo": math.nan, "hi": math.nan,
+                        "agreement": ratio_agreement(row["ratio"], ratio).text})
     return out
