@@ -43,7 +43,7 @@ def test_a_ratio_agrees_only_within_the_originals_rounding():
     assert agreement.ratio_agreement("4.16", 4.164).agreement == agreement.AGREES
     assert agreement.ratio_agreement("4.16", 4.8).text.endswith("(x1.2 higher)")
     assert agreement.ratio_agreement("~10^3", 1030.0).agreement == agreement.AGREES
-    assert agreement.ratio_agreement("1.00", 0.9).agreement == agreement.OTHER_KIND
+    assert agreement.ratio_agreement("1.17", 0.9).agreement == agreement.OTHER_KIND
 
 
 def test_the_count_names_magnitude_and_kind():
@@ -106,3 +106,10 @@ def test_hpc14_ratios_to_off_are_set_beside_table_2_with_their_agreement():
     ratio = [c for c in hpc14_cells([row(1.2, 1.1, 1.3)], REFERENCE) if c["metric"] == "CR"]
     assert ratio[0]["original_display"] == "126.96"
     assert ratio[0]["agreement"].startswith("same kind, other magnitude")
+
+
+def test_an_original_of_1_00_is_of_either_kind():
+    """Random data: HPC '14's and SYSTOR '09's "1.00" stands for 0.995 to 1.005."""
+    assert agreement.ratio_agreement("1.00", 0.9995).agreement == agreement.AGREES
+    assert agreement.ratio_agreement("1.00", 0.95).agreement == agreement.OTHER_MAGNITUDE
+    assert agreement.ratio_agreement("0.95", 1.2).agreement == agreement.OTHER_KIND

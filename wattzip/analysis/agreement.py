@@ -123,14 +123,27 @@ def breakeven_agreement(original_display: str, kind: str, value, lo, hi,
     return _magnitude(_as_float(value), _as_float(lo), _as_float(hi), original_display)
 
 
+def _side(lo: float, hi: float) -> int:
+    """Which side of 1 [lo, hi] lies on: 1 above, -1 below, 0 holding it."""
+    return 1 if lo > 1 else -1 if hi < 1 else 0
+
+
+def _other_side(lo: float, hi: float, low: float, high: float) -> bool:
+    """Another kind: the reproduced [lo, hi] and the original's [low, high] wholly on
+    either side of 1 (compresses or not; slower or faster than off)."""
+    mine, theirs = _side(lo, hi), _side(low, high)
+    return mine != 0 and theirs != 0 and mine != theirs
+
+
 def ratio_agreement(original_display: str, value) -> Agreement:
     """A compression ratio (no interval: the files are fixed) against the original's:
-    of the same kind when both compress (above 1) or both do not."""
+    of another kind when one compresses (above 1) and the other expands, the original's
+    rounding wholly on its side of 1 ("1.00" is of either kind)."""
     point = _as_float(value)
     if math.isnan(point):
         return Agreement(UNDECIDED)
     low, high, _ = original_range(original_display)
-    if (point > 1) != (high > 1):
+    if _other_side(point, point, low, high):
         return Agreement(OTHER_KIND)
     return _magnitude(point, math.nan, math.nan, original_display)
 
@@ -147,7 +160,8 @@ def ratio_to_off_agreement(original_display: str, value, lo, hi) -> Agreement:
         return Agreement(AGREES)
     if not (math.isnan(lo) or math.isnan(hi)) and lo <= 1 <= hi:
         return Agreement(UNDECIDED)
-    if (point > 1) != (high > 1) and low != 1:
+    if _other_side(*((point, point) if math.isnan(lo) or math.isnan(hi) else (lo, hi)),
+                   low, high):
         return Agreement(OTHER_KIND)
     return _magnitude(point, lo, hi, original_display)
 
