@@ -81,3 +81,18 @@ def test_the_projects_hypotheses_say_so_where_the_claim_is_cited():
     assert row["source"].endswith("(the project's hypothesis)")
     assert row["origin"] == "hypothesis"
     assert claims_by_id(paper_like_server())["random_never"]["origin"] == "paper"
+
+
+def test_two_claims_the_same_runs_cannot_both_bear_out_say_so():
+    claim = claims_by_id(levels_1_6_9())["gzip_level_energy_peak"]
+    assert "Cannot hold on the same runs as level_max_energy_by_type" in claim["evidence"]
+    assert "6.1" in claim["evidence"] and "6.3" in claim["evidence"]
+
+
+def test_the_claims_table_names_the_conflict_of_a_claim_it_cannot_test():
+    from wattzip.report import text_cells
+
+    row = {k: str(v) for k, v in claims_by_id(levels_1_6_9())["gzip_level_energy_peak"].items()}
+    (cell,) = text_cells.claim_rows([{**row, "primary": "true"}])
+    assert "not testable here" in cell["verdict"]
+    assert "Cannot hold on the same runs as level" in cell["evidence"]

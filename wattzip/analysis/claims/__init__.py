@@ -111,9 +111,13 @@ def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:
                      + "; ".join(out.undecided))
     verdict = ("holds" if out.ok else "refuted") if out.ok is not None else (
         f"not testable here: {out.why}")
+    conflict = (f"(Cannot hold on the same runs as {claim.conflicts['with']}: "
+                f"{claim.conflicts['why']}.)" if claim.conflicts else "")
+    # said beside the verdict, whatever it is
+    evidence = " ".join(p for p in (out.evidence, conflict) if p)
     return {"testbed": ev.testbed, "setting": ev.setting or "all", "claim_id": claim.id,
             "claim": claim.claim, "source": claim.source, "verdict": verdict,
-            "evidence": out.evidence, "estimated": estimated, "note": "; ".join(notes),
+            "evidence": evidence, "estimated": estimated, "note": "; ".join(notes),
             "rests_on": "; ".join(out.rests_on), "overlay": claim.overlay,
-            "origin": claim.origin,
+            "origin": claim.origin, "conflict": conflict,
             "factor": claim.factor}

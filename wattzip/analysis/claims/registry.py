@@ -37,6 +37,8 @@ class Claim:
     # do not state; hypothesis_part: the part of a paper's claim that is the project's
     origin: str = "paper"
     hypothesis_part: str = ""
+    # another claim the same runs cannot also bear out (the seed's own inconsistency)
+    conflicts: dict = field(hash=False, compare=False, default_factory=dict)
 
     @property
     def source(self) -> str:
@@ -91,7 +93,8 @@ def load_claims(reference_dir: ReferenceDir | None = None) -> list[Claim]:
                     overlay=e["overlay"], scope=e["scope"], energy=bool(e["energy"]),
                     parameters=e.get("parameters") or {}, factor=e.get("factor", ""),
                     needs=e.get("needs") or {}, origin=e.get("source", "paper"),
-                    hypothesis_part=e.get("hypothesis_part", ""))
+                    hypothesis_part=e.get("hypothesis_part", ""),
+                    conflicts=e.get("conflicts") or {})
               for e in entries]
     declared = {c.id for c in claims}
     if declared != set(CHECKS):
