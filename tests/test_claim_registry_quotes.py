@@ -89,3 +89,17 @@ def test_the_added_systor11_and_hpc14_statements_keep_to_their_scope():
     claims = claims_by_id(paper_like_server())
     assert "SYSTOR '11's workload" in claims["gzip_more_than_lzop"]["verdict"]
     assert "inside the filesystem" in claims["hpc_lz4_write_saving"]["verdict"]
+
+
+def test_higher_zlib_levels_in_the_filesystem_are_decided_on_their_ratios():
+    from .test_analysis import cell, dedupe_plain
+
+    def rows(cr9):
+        out = []
+        for level, cr in ((1, 3.0), (3, 3.05), (6, 3.08), (9, cr9)):
+            out += cell("binary", f"btrfs-zlib-{level}", 60_000, 70_000, 40_000, 39_000,
+                        cr=cr, spread=50)
+        return dedupe_plain(out)
+
+    assert claims_by_id(rows(3.1))["hpc_gzip_levels_no_ratio_gain"]["verdict"] == "holds"
+    assert claims_by_id(rows(3.6))["hpc_gzip_levels_no_ratio_gain"]["verdict"] == "refuted"

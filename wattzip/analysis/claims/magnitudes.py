@@ -207,6 +207,26 @@ def more_energy_by_level(claim, ev):
                    rests_on=shown)
 
 
+def no_ratio_gain(claim, ev):
+    """The higher levels' compression ratios against the lowest's on the file type: holds
+    when each measured one is within `within_share` of it, refuted when one is beyond (the
+    files are fixed: a ratio has no interval)."""
+    p = claim.parameters
+    ftype, base, share = p["file_type"], p["lowest"], p["within_share"]
+    low = ev.summary_row(ftype, base, "compress-write")
+    higher = [(c, r) for c in p["higher"] if (r := ev.summary_row(ftype, c, "compress-write"))]
+    if low is None or not higher:
+        return _needs(claim, f"{base} and a higher level on {ftype}")
+    cr0 = float(low["compression_ratio"])
+    parts = [float(r["compression_ratio"]) <= cr0 * (1 + share) for _, r in higher]
+    missing = [c for c in p["higher"] if c not in dict(higher)]
+    shown = "; ".join(f"{c} {float(r['compression_ratio']):.3f}" for c, r in higher)
+    return Outcome(all(parts),
+                   f"{ftype} ratio: {base} {cr0:.3f}; {shown} (no gain: within {share:.0%})"
+                   + (f"; not in this study: {', '.join(missing)}" if missing else ""),
+                   rests_on=[base, *dict(higher)])
+
+
 def needs_hardware(claim, ev):
     """A statement that needs the original's hardware: not testable without it."""
     return Outcome(None, why=f"without {claim.parameters['needs_hardware']}")
@@ -220,6 +240,7 @@ for _id in ("lzo_text_saving_magnitude", "lzo9_zero_twice_write", "ppmd_energy_v
 check("lzo_binary_breakeven")(breakeven_value)
 check("power_independent_of_algorithm")(power_independent)
 check("compress_system_time")(more_system_time)
+check("hpc_gzip_levels_no_ratio_gain")(no_ratio_gain)
 for _id in ("lzo_text_always_time", "ppmd_never_saves"):
     check(_id)(same_kind)
 for _id in ("koller08_embedded_read_write", "koller08_desktop_e2compr_write",
