@@ -103,3 +103,20 @@ def test_higher_zlib_levels_in_the_filesystem_are_decided_on_their_ratios():
 
     assert claims_by_id(rows(3.1))["hpc_gzip_levels_no_ratio_gain"]["verdict"] == "holds"
     assert claims_by_id(rows(3.6))["hpc_gzip_levels_no_ratio_gain"]["verdict"] == "refuted"
+
+
+def test_lzop_flat_then_rising_is_decided_on_its_sweep_and_workload():
+    from .test_analysis import cell, dedupe_plain
+
+    def rows(energies):
+        out = []
+        for level, e in enumerate(energies, start=1):
+            out += cell("text", f"lzo-{level}", 60_000, e, 40_000, 39_000, spread=50)
+        return [{**r, "copies": 20} for r in dedupe_plain(out)]
+
+    flat_rising = [50_000] * 6 + [55_000, 60_000, 70_000]
+    assert claims_by_id(rows(flat_rising))["lzop_levels_flat_then_rising"]["verdict"] == "holds"
+    falling = [50_000] * 6 + [55_000, 52_000, 70_000]
+    assert claims_by_id(rows(falling))["lzop_levels_flat_then_rising"]["verdict"] == "refuted"
+    partial = claims_by_id(rows(flat_rising)[:-40])["lzop_levels_flat_then_rising"]
+    assert partial["verdict"].startswith("not testable here: read from lzo at levels 1-9")

@@ -227,6 +227,42 @@ def no_ratio_gain(claim, ev):
                    rests_on=[base, *dict(higher)])
 
 
+def levels_flat_then_rising(claim, ev):
+    """One tool's compress-write energy across levels: each `flat` level within
+    `within_share` of the first's (Fieller's interval of the ratio of the means), and each
+    `rising` level decidedly above the one before it (Welch's interval)."""
+    p = claim.parameters
+    tool, ftype, share = p["tool"], p["file_type"], p["within_share"]
+    flat, rising = p["flat"], p.get("rising", [])
+
+    def energies(level):
+        return ev.values(ftype, f"{tool}-{level}", "compress-write")
+
+    parts, shown, undecided = [], [], []
+    first = energies(flat[0])
+    for level in flat[1:]:
+        ratio, lo, hi = against(energies(level), first, ev.comparison_level())
+        verdict = _within(lo, hi, 1 - share, 1 + share)
+        parts.append(verdict)
+        shown.append(f"{tool}-{level} / {tool}-{flat[0]} {ratio:.3f} [{lo:.3f}, {hi:.3f}]")
+        if verdict is None:
+            undecided.append(f"{tool}-{level}")
+    before = flat[-1]
+    for level in rising:
+        iv = ev.difference((ftype, f"{tool}-{level}", "compress-write"),
+                           (ftype, f"{tool}-{before}", "compress-write"))
+        verdict = True if iv.lo > 0 else False if iv.hi < 0 else None
+        parts.append(verdict)
+        shown.append(f"{tool}-{level} - {tool}-{before} {iv.estimate:+.0f} J "
+                     f"[{iv.lo:+.0f}, {iv.hi:+.0f}]")
+        if verdict is None:
+            undecided.append(f"{tool}-{level}")
+        before = level
+    return Outcome(_all_of(parts, []), f"{ftype} compress-write energy: " + "; ".join(shown)
+                   + f" (flat: within {share:.0%})", why="an interval straddles the edge",
+                   undecided=undecided, rests_on=shown)
+
+
 def needs_hardware(claim, ev):
     """A statement that needs the original's hardware: not testable without it."""
     return Outcome(None, why=f"without {claim.parameters['needs_hardware']}")
@@ -241,6 +277,8 @@ check("lzo_binary_breakeven")(breakeven_value)
 check("power_independent_of_algorithm")(power_independent)
 check("compress_system_time")(more_system_time)
 check("hpc_gzip_levels_no_ratio_gain")(no_ratio_gain)
+for _id in ("bzip2_levels_flat", "lzop_levels_flat_then_rising"):
+    check(_id)(levels_flat_then_rising)
 for _id in ("lzo_text_always_time", "ppmd_never_saves"):
     check(_id)(same_kind)
 for _id in ("koller08_embedded_read_write", "koller08_desktop_e2compr_write",
