@@ -31,7 +31,8 @@ def _read_numbers(parameters: dict) -> list[float]:
     """The paper's numbers a check reads: the ratios', savings' and break-evens' values."""
     items = parameters.get("ratios", []) + (parameters["cells"] if isinstance(
         parameters.get("cells"), list) else [])
-    return [float(i[k]) for i in items for k in ("saving_pct", "ratio", "n_be") if k in i]
+    return [float(i[k]) for i in items for k in ("saving_pct", "share_pct", "ratio", "n_be")
+            if k in i]
 
 
 def test_the_registry_quotes_its_quantitative_statements():
