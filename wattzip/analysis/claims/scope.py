@@ -98,7 +98,8 @@ def out_of_scope(claim: Claim, ev: Evidence, is_filesystem=in_filesystem) -> Out
     if (what := needs.get("filesystem")) and (
             wrong := _not_in_filesystem(claim, ev, is_filesystem)):
         return _not_testable("about compression inside the filesystem; "
-                             f"{', '.join(wrong)} here compress in user space",
+                             f"{', '.join(wrong)} here "
+                             f"{'compresses' if len(wrong) == 1 else 'compress'} in user space",
                              f"the same algorithms as filesystem codecs ({what})")
     return None
 
