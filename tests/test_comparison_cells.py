@@ -19,12 +19,16 @@ DAGGER = r"$^{\dagger}$"
 
 def summary_row(codec, tool, level, file_type="text", op="compress-write", n="3", ratio="4.00"):
     return {"codec": codec, "tool": tool, "level": level, "file_type": file_type, "op": op,
-            "n": n, "compression_ratio_tex": ratio, "simulated": "false"}
+            "n": n, "compression_ratio_tex": ratio, "compression_ratio": ratio,
+            "simulated": "false"}
 
 
-def breakeven_row(codec, metric, cell, testbed="local", file_type="text", estimated="false"):
+def breakeven_row(codec, metric, cell, testbed="local", file_type="text", estimated="false",
+                  value=None, lo="nan", hi="nan"):
     return {"testbed": testbed, "primary": "true", "file_type": file_type, "codec": codec,
             "metric": metric, "cell_tex": cell, "estimated": estimated,
+            "kind": "at_least", "value": cell.split("$")[0] if value is None else value,
+            "lo": lo, "hi": hi, "decided": "true",
             "levels_tex": "each at 97.5\\%", "simulated": "false"}
 
 
@@ -44,10 +48,10 @@ def test_the_ratios_are_beside_the_first_original_that_has_them():
     summary = [summary_row("gz-1", "gzip", "1"), summary_row("zstd-3", "zstd", "3"),
                summary_row("gz-9", "gzip", "9", n="0"),
                summary_row("gz-1", "gzip", "1", op="decompress-read")]
-    table3 = [{"codec": "gz-1", "file_type": "text", "display_tex": "3.9"}]
-    table1 = [{"codec": "gz-1", "file_type": "text", "display_tex": "9.9"}]
+    table3 = [{"codec": "gz-1", "file_type": "text", "display_tex": "3.9", "display": "3.9"}]
+    table1 = [{"codec": "gz-1", "file_type": "text", "display_tex": "9.9", "display": "9.9"}]
     out = {r["codec"]: r["cell"] for r in cells.ratio_rows(summary, [table3, table1])}
-    assert out == {"gz-1": r"4.00 {\scriptsize(3.9)}", "zstd-3": "4.00"}
+    assert out == {"gz-1": r"4.00$^{\uparrow1.0}$ {\scriptsize(3.9)}", "zstd-3": "4.00"}
 
 
 def test_a_breakeven_pair_keeps_the_analysis_cell_and_its_dagger():
@@ -56,11 +60,12 @@ def test_a_breakeven_pair_keeps_the_analysis_cell_and_its_dagger():
     breakeven = [breakeven_row("gz-1", "ET", "7.0"), breakeven_row("gz-1", "E", "12" + DAGGER,
                                                                    estimated="true"),
                  breakeven_row("gz-1", "T", "99")]
-    original = [{"codec": "gz-1", "file_type": "text", "metric": m, "display_tex": v}
-                for m, v in (("E", "20.2"), ("ET", "18.3"))]
+    original = [{"codec": "gz-1", "file_type": "text", "metric": m, "display_tex": v,
+                 "display": v} for m, v in (("E", "20.2"), ("ET", "18.3"))]
     summary = [summary_row("plain", "cat", ""), summary_row("gz-1", "gzip", "1")]
     (row,) = cells.breakeven_rows(breakeven, summary, original, ["E", "ET"])
-    assert row["cell"] == rf"12{DAGGER} / 7.0 {{\scriptsize(20.2 / 18.3)}}"
+    assert row["cell"] == (rf"12{DAGGER}$^{{\downarrow1.7}}$ / 7.0$^{{\downarrow2.6}}$ "
+                           r"{\scriptsize(20.2 / 18.3)}")
     assert (row["tool"], row["level"]) == ("gzip", "1")
     note = cells.breakeven_note(breakeven, ["E", "ET"], "SYSTOR '09 Table 4, server")
     assert note.startswith(r"$n_{be}$ for E / ET on this testbed; the original (SYSTOR '09 "

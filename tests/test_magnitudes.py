@@ -72,7 +72,8 @@ def test_the_table_keeps_the_formatters_cells_as_text():
     """An original table whose cells all look like numbers keeps them as the formatter set
     them, through the cells' composition and the table: "4.0" is not 4."""
     summary = [{"codec": "gz-1", "tool": "gzip", "level": "1", "file_type": "text",
-                "op": "compress-write", "n": "3", "compression_ratio_tex": "4.00"}]
-    original = [{"codec": "gz-1", "file_type": "text", "display_tex": "4.0"}]
+                "op": "compress-write", "n": "3", "compression_ratio_tex": "4.00",
+                "compression_ratio": "4.0"}]
+    original = [{"codec": "gz-1", "file_type": "text", "display_tex": "4.0", "display": "4.0"}]
     rows = comparison_cells.ratio_rows(summary, [original])
-    assert r"gz-1 & 4.00 {\scriptsize(4.0)} \\" in tex_tables.by_file_type(rows, "r", "")
+    assert r"gz-1 & 4.00$^{=}$ {\scriptsize(4.0)} \\" in tex_tables.by_file_type(rows, "r", "")

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import math
 
+from wattzip.analysis.agreement import (
+    breakeven_agreement,
+    ratio_agreement,
+    ratio_to_off_agreement,
+)
 from wattzip.analysis.breakeven import format_ratio, parse_display
 from wattzip.analysis.reference import read_reference
 from wattzip.resources import ReferenceDir, reference_file
@@ -23,7 +28,9 @@ BREAKEVEN_TABLES = {"systor09_table4_breakeven_server": "server",
 
 def comparison_table(summary: list[dict], breakeven: list[dict],
                      reference_dir: ReferenceDir | None = None) -> list[dict]:
-    """Original numbers beside the reproduced ones, one row per cell of each source table."""
+    """Original numbers beside the reproduced ones, one row per cell of each source table,
+    each with its agreement in kind (same_kind) and in magnitude (agreement:
+    wattzip.analysis.agreement)."""
     cr = {(s["testbed"], s["setting"], s["file_type"], s["codec"]): s
           for s in summary if s["op"] == "compress-write"}
     be = {(b["testbed"], b["setting"], b["file_type"], b["codec"], b["metric"]): b
@@ -35,6 +42,7 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
         return {"metric": "CR", "original_value": _ratio_value(row["display"]),
                 "reproduced_display": format_ratio(value),
                 "reproduced_value": value, "lo": math.nan, "hi": math.nan, "same_kind": "",
+                "agreement": ratio_agreement(row["display"], value).text,
                 "estimated": False}
 
     def breakeven_cell(row, mine):
@@ -44,6 +52,9 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
                 "lo": mine["lo"], "hi": mine["hi"],
                 # An undecided cell's kind is a point estimate: no agreement to state.
                 "same_kind": original.kind == mine["kind"] if mine["decided"] else "",
+                # in magnitude too: the original against the reproduced interval
+                "agreement": breakeven_agreement(row["display"], mine["kind"], mine["value"],
+                                                 mine["lo"], mine["hi"], mine["decided"]).text,
                 "estimated": mine["estimated"]}
 
     out: list[dict] = []
@@ -65,4 +76,46 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
                                     "setting": setting, "machine": machine,
                                     "file_type": row["file_type"], "codec": row["codec"],
                                     "original_display": row["display"], **make(row, mine)})
+    return out + hpc14_cells(summary, reference_dir)
+
+
+HPC14_PATTERNS = "hpc14_table2_patterns"  # HPC '14 Table II: a pattern's writes in ZFS
+HPC14_CODECS = "hpc14_codecs"  # the study's codec standing for each ZFS algorithm
+
+
+def hpc14_cells(summary: list[dict], reference_dir: ReferenceDir | None = None) -> list[dict]:
+    """HPC '14 Table II's ratios and runtimes / off beside this study's writes of the same
+    pattern with the codec that stands for the algorithm (hpc14_codecs.csv): the runtime
+    / off with Fieller's interval."""
+    paths = [reference_file(f"{n}.csv", reference_dir) for n in (HPC14_PATTERNS, HPC14_CODECS)]
+    if not all(p.is_file() for p in paths):
+        return []
+    source, rows = read_reference(paths[0])
+    codec_of = {r["algorithm"]: r["codec"] for r in read_reference(paths[1])[1]}
+    writes = {(s["testbed"], s["setting"], s["file_type"], s["codec"]): s for s in summary
+              if s["op"] in ("compress-write", "plain-write")}
+    out = []
+    for (testbed, setting, file_type, codec), mine in sorted(writes.items()):
+        for row in rows:
+            if (row["pattern"], codec_of.get(row["algorithm"])) != (file_type, codec) \
+                    or codec == "plain":
+                continue
+            base = {"source_table": HPC14_PATTERNS, "source": source, "testbed": testbed,
+                    "setting": setting, "machine": "", "file_type": file_type,
+                    "codec": codec, "same_kind": "", "estimated": False}
+            value = mine.get("elapsed_vs_off", math.nan)
+            lo, hi = mine.get("elapsed_vs_off_lo", math.nan), mine.get("elapsed_vs_off_hi",
+                                                                        math.nan)
+            out.append({**base, "metric": "runtime/off", "original_display": row["runtime_ratio"],
+                        "original_value": float(row["runtime_ratio"]),
+                        "reproduced_display": f"{float(value):.2f}",
+                        "reproduced_value": value, "lo": lo, "hi": hi,
+                        "agreement": ratio_to_off_agreement(row["runtime_ratio"], value, lo,
+                                                            hi).text})
+            ratio = mine["compression_ratio"]
+            out.append({**base, "metric": "CR", "original_display": row["ratio"],
+                        "original_value": float(row["ratio"]),
+                        "reproduced_display": format_ratio(ratio), "reproduced_value": ratio,
+                        "lo": math.nan, "hi": math.nan,
+                        "agreement": ratio_agreement(row["ratio"], ratio).text})
     return out

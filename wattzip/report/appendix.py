@@ -14,6 +14,7 @@ from pathlib import Path
 from wattzip import records
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims import load_claims
+from wattzip.analysis.claims.registry import NO_OVERLAY
 from wattzip.latex import tex
 from wattzip.model.config import study_files
 from wattzip.model.study import Study
@@ -55,6 +56,8 @@ def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]
         if tested:
             duration = (f"{span_min:.1f} min (this rehearsal's SIMULATED runs)" if simulated
                         else f"{span_min:.1f} min (this study's measurement)")
+        elif claim.overlay == NO_OVERLAY:  # needs the original's hardware
+            duration = "none: no configuration here can test it (see obtained)"
         elif claim.overlay in study_files:  # this study's configuration: its runs left it open
             duration = "none: this study's runs do not decide it (see obtained)"
         else:
@@ -64,7 +67,8 @@ def entries(claims_csv: str, runs: list[dict], base: str, configfiles: list[str]
             "overlay": claim.overlay,
             "rule": "measure_runs, then analyze (claims.csv)" if claim.scope == "setting"
             else f"measure_runs in every setting of the {claim.factor or 'study'}, then analyze",
-            "rerun": experiment_command(claim.overlay),
+            "rerun": ("none: it needs the original's hardware" if claim.overlay == NO_OVERLAY
+                      else experiment_command(claim.overlay)),
             "decide": f".venv/bin/wattzip claims {base}/runs.csv --settings "
                       f"{base}/settings.csv {flags} --claim {claim.id}",
             "duration": duration,

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from wattzip.analysis import agreement
 from wattzip.latex import tex
 from wattzip.report import legends
 
@@ -53,18 +54,60 @@ def _tools(summaries: Iterable[Mapping]) -> dict[str, dict]:
     return tools
 
 
+def _ratio_agreement(row: Mapping, original: Mapping | None) -> agreement.Agreement | None:
+    return None if original is None else agreement.ratio_agreement(
+        original["display"], row["compression_ratio"])
+
+
 def ratio_rows(summary: list[dict], originals: Sequence[list[dict]]) -> list[dict]:
-    """The compressed writes' ratios, each beside the first original's that has it."""
-    paper: dict[tuple, str] = {}
+    """The compressed writes' ratios, each with its agreement's mark beside the first
+    original's that has it (agreement: None where no original has it)."""
+    paper: dict[tuple, Mapping] = {}
     for table in originals:
         for row in table:
-            paper.setdefault((row["codec"], row["file_type"]), row["display_tex"])
-    return [{"codec": r["codec"], "tool": r["tool"], "level": r["level"],
-             "file_type": r["file_type"],
-             "cell": beside_original(r["compression_ratio_tex"],
-                                     paper.get((r["codec"], r["file_type"]))),
-             "simulated": r.get("simulated") == "true"}
-            for r in summary if r["op"] == "compress-write" and int(r["n"]) > 0]
+            paper.setdefault((row["codec"], row["file_type"]), row)
+    out = []
+    for r in summary:
+        if r["op"] != "compress-write" or int(r["n"]) <= 0:
+            continue
+        original = paper.get((r["codec"], r["file_type"]))
+        agreed = _ratio_agreement(r, original)
+        out.append({"codec": r["codec"], "tool": r["tool"], "level": r["level"],
+                    "file_type": r["file_type"],
+                    "cell": beside_original(
+                        r["compression_ratio_tex"] + (agreed.mark_tex if agreed else ""),
+                        original["display_tex"] if original else None),
+                    "agreements": [agreed] if agreed else [],
+                    "simulated": r.get("simulated") == "true"})
+    return out
+
+
+def ratio_note(cells: Sequence[Mapping]) -> str:
+    """The ratio table's note: what its cells are, the agreements' legend and count."""
+    return legends.note(RATIO_NOTE, legends.agreement_marks(agreements_of(cells)))
+
+
+def agreements_of(cells: Iterable[Mapping]) -> list[agreement.Agreement]:
+    """Every agreement of a table's cells (ratio_rows, breakeven_rows)."""
+    return [a for cell in cells for a in cell.get("agreements", [])]
+
+
+def _marked(breakeven: Iterable[Mapping], original: Iterable[Mapping],
+            metrics: Sequence[str]) -> tuple[list[dict], dict[tuple, list]]:
+    """The break-even rows with their agreement's mark after cell_tex where the original
+    has the cell, and the agreements by (codec, file type)."""
+    paper = {(r["codec"], r["file_type"], r["metric"]): r["display"] for r in original}
+    rows, agreed = [], {}
+    for row in breakeven:
+        display = paper.get((row["codec"], row["file_type"], row["metric"]))
+        if display is None or row["metric"] not in metrics:
+            rows.append(dict(row))
+            continue
+        a = agreement.breakeven_agreement(display, row["kind"], row["value"], row["lo"],
+                                          row["hi"], row["decided"])
+        agreed.setdefault((row["codec"], row["file_type"]), []).append(a)
+        rows.append({**row, "cell_tex": row["cell_tex"] + a.mark_tex})
+    return rows, agreed
 
 
 def breakeven_rows(breakeven: list[dict], summary: list[dict], original: list[dict],
@@ -72,23 +115,29 @@ def breakeven_rows(breakeven: list[dict], summary: list[dict], original: list[di
     """Each compressing codec's pair of break-even cells as the analysis set them (cell_tex:
     with its dagger where an estimated verdict depends on the model), beside the
     original's pair."""
-    mine = _pairs(breakeven, "cell_tex", metrics)
+    marked, agreed = _marked(breakeven, original, metrics)
+    mine = _pairs(marked, "cell_tex", metrics)
     paper = _pairs(original, "display_tex", metrics)
     tools = _tools(r for r in summary if r["codec"] != "plain")
     return [{"codec": codec, **tools[codec], "file_type": file_type,
              "cell": beside_original(cell, paper.get((codec, file_type))),
+             "agreements": agreed.get((codec, file_type), []),
              "simulated": breakeven[0].get("simulated") == "true"}
             for (codec, file_type), cell in sorted(mine.items()) if codec in tools]
 
 
-def breakeven_note(breakeven: list[dict], metrics: Sequence[str], original: str) -> str:
+def breakeven_note(breakeven: list[dict], metrics: Sequence[str], original: str,
+                   cells: Sequence[Mapping] = ()) -> str:
     """A break-even table's note: what its cells are, the legend of their marks at the
-    levels the analysis decided them, and where energy is estimated, the dagger's."""
+    levels the analysis decided them, the agreements' legend and count (of `cells`,
+    breakeven_rows'), and where energy is estimated, the dagger's."""
     estimated = any(r["estimated"] == "true" for r in breakeven)
     levels = breakeven[0]["levels_tex"] if breakeven else ""
     return legends.note(rf"$n_{{be}}$ for {' / '.join(metrics)} on this testbed; the "
                         rf"original ({tex(original)}) in parentheses.",
-                        legends.breakeven_marks(levels), legends.estimated_cells(estimated))
+                        legends.breakeven_marks(levels),
+                        legends.agreement_marks(agreements_of(cells)),
+                        legends.estimated_cells(estimated))
 
 
 def _slides_machine(path: str) -> str:

@@ -6,6 +6,7 @@ apart."""
 
 from __future__ import annotations
 
+from wattzip.analysis.agreement import LEGEND_TEX, Agreement, count_text
 from wattzip.analysis.robustness import MODEL_DEPENDENT_TEX
 from wattzip.latex import tex
 from wattzip.resources import label
@@ -28,6 +29,14 @@ def breakeven_marks(levels_tex: str) -> str:
             r"pays only up to that many reads per write; $\sim\!10^{k}$: magnitude; "
             r"\textsuperscript{?}: the \BeIntervals{} intervals of the extra write cost and "
             f"the saving per read ({levels_tex}) cannot decide the kind.")
+
+
+def agreement_marks(agreements: list[Agreement]) -> list[str]:
+    """The legend of the agreement marks (wattzip.analysis.agreement) and the table's
+    count of them; none where no cell has an original."""
+    if not agreements:
+        return []
+    return [LEGEND_TEX, f"Here {count_text(agreements)} with the original."]
 
 
 def estimated_energy(estimated: bool) -> list[str]:

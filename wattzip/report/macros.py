@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
+from wattzip.analysis.agreement import breakeven_agreement, count_text, ratio_agreement
 from wattzip.analysis.analysis_options import AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.breakeven import format_ratio
 from wattzip.analysis.pareto import PARETO_READS
@@ -42,6 +43,25 @@ def compression_ratio(t: ReportTables, file_type: str, codec: str) -> str:
         if (s["file_type"], s["codec"], s["op"]) == (file_type, codec, "compress-write"):
             return display_tex(format_ratio(float(s["compression_ratio"])))
     return "--"
+
+
+def agreement_counts(t: ReportTables) -> dict[str, str]:
+    """How many of SYSTOR '09 Table 3's and Table 4's cells this testbed's agree with in
+    magnitude and in kind (wattzip.analysis.agreement), as the tables mark them."""
+    ratios = {(s["file_type"], s["codec"]): s for s in t.summary
+              if s["op"] == "compress-write" and int(s["n"]) > 0}
+    cells = {(b["file_type"], b["codec"], b["metric"]): b for b in t.breakeven}
+    table3 = [ratio_agreement(r["display"], ratios[(r["file_type"], r["codec"])]
+                              ["compression_ratio"])
+              for r in t.table3 if (r["file_type"], r["codec"]) in ratios]
+    table4 = []
+    for r in t.table4:
+        b = cells.get((r["file_type"], r["codec"], r["metric"]))
+        if b is not None:
+            table4.append(breakeven_agreement(r["display"], b["kind"], b["value"], b["lo"],
+                                              b["hi"], b["decided"]))
+    return {"AgreementTableThree": tex(count_text(table3)),
+            "AgreementTableFour": tex(count_text(table4))}
 
 
 def throughput_mib_s(t: ReportTables, op: str) -> str:
@@ -263,6 +283,7 @@ def _result_macros(t: ReportTables) -> dict:
         "PaperBeGzOneText": original(t.table4, "text", "gz-1", "E"),
         "PaperBeLzoOneText": original(t.table4, "text", "lzo-1", "E"),
         **claim_counts(t),
+        **agreement_counts(t),
         "InputSources": tex(input_sources(t.manifest)),
         **crosscheck(t),
         "ModelCoefficients": model_text,

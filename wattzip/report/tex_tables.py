@@ -118,7 +118,8 @@ def ratios(inputs: Mapping) -> Table:
     originals = [read_with_tex(inputs["systor09_table3_ratios"]),
                  read_with_tex(inputs["systor11_table1_ratios"])]
     cells = comparison_cells.ratio_rows(primary_rows(inputs["summary"]), originals)
-    return Table(by_file_type(cells, "r", comparison_cells.RATIO_NOTE), _simulated(cells))
+    return Table(by_file_type(cells, "r", comparison_cells.ratio_note(cells)),
+                 _simulated(cells))
 
 
 def breakeven(inputs: Mapping, original: str) -> Table:
@@ -127,7 +128,7 @@ def breakeven(inputs: Mapping, original: str) -> Table:
     table = primary_rows(inputs["breakeven"])
     cells = comparison_cells.breakeven_rows(table, rows(inputs["summary"]),
                                             read_with_tex(inputs[reference]), metrics)
-    note = comparison_cells.breakeven_note(table, metrics, title)
+    note = comparison_cells.breakeven_note(table, metrics, title, cells)
     return Table(by_file_type(cells, "c", note), _simulated(cells))
 
 

@@ -17,7 +17,9 @@ def _verdict(row: Mapping) -> tuple[str, str]:
     numbers; a verdict on estimated energy is starred, with its robustness to the model."""
     verdict, evidence = row["verdict"], row["evidence"]
     if verdict.startswith("not testable"):
-        verdict, evidence = UNTESTABLE, verdict.removeprefix(f"{UNTESTABLE}: ")
+        # the reason, and a conflict with another claim, which stands in the evidence
+        verdict, evidence = UNTESTABLE, " ".join(
+            p for p in (verdict.removeprefix(f"{UNTESTABLE}: "), row.get("conflict")) if p)
     shown = rf"\textbf{{{verdict}}}" if verdict in ("holds", "refuted") else \
         rf"\emph{{{UNTESTABLE}}}"
     if row["estimated"] == "true":

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from wattzip.analysis.analysis_options import AnalysisOptions, percent
-from wattzip.analysis.claims import hpc14, systor09, systor11  # noqa: F401 (they register their checks)
+from wattzip.analysis.claims import hpc14, magnitudes, scope, systor09, systor11  # noqa: F401 (they register their checks)
 from wattzip.analysis.claims.evidence import Evidence, _cell_name
 from wattzip.analysis.claims.registry import CHECKS, Claim, Outcome, check, load_claims
 from wattzip.analysis.claims.systor11 import sysid_fits
@@ -28,7 +30,13 @@ def decide(summary: list[dict], breakeven: list[dict], correlation: list[dict],
             for setting in (settings if claim.scope == "setting" else [None]):
                 ev = Evidence(testbed, setting, summary, breakeven, correlation, runs,
                               reference_dir, options)
-                out, holm = familywise(claim, ev, *checked(claim, ev))
+                ev.codec_scope = scope.paper_codecs(claim, ev)
+                outside = scope.out_of_scope(claim, ev)
+                if outside is not None:  # the study lacks what the claim was read from
+                    out, holm = familywise(claim, ev, outside, 0)
+                else:
+                    out, holm = familywise(claim, ev, *checked(claim, ev))
+                    out.evidence += scope.others_beside(claim, ev)
                 rows.append({**_row(claim, out, ev), **holm})
     return rows
 
@@ -76,8 +84,7 @@ def familywise(claim: Claim, ev: Evidence, out: Outcome,
     if undone:
         held = {id(b) for b in undone}
         breakeven = [{**b, "decided": False} if id(b) in held else b for b in ev.breakeven]
-        ev = Evidence(ev.testbed, ev.setting, ev.summary, breakeven, ev.correlation, ev.runs,
-                      ev.reference_dir, ev.options)
+        ev = dataclasses.replace(ev, breakeven=breakeven)
         out, _ = checked(claim, ev)
     out.evidence += (f" [{stated['familywise_confidence']}"
                      + (f"; decided alone, not in the family: {stated['holm_undecided']}"
@@ -104,8 +111,13 @@ def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:
                      + "; ".join(out.undecided))
     verdict = ("holds" if out.ok else "refuted") if out.ok is not None else (
         f"not testable here: {out.why}")
+    conflict = (f"(Cannot hold on the same runs as {claim.conflicts['with']}: "
+                f"{claim.conflicts['why']}.)" if claim.conflicts else "")
+    # said beside the verdict, whatever it is
+    evidence = " ".join(p for p in (out.evidence, conflict) if p)
     return {"testbed": ev.testbed, "setting": ev.setting or "all", "claim_id": claim.id,
             "claim": claim.claim, "source": claim.source, "verdict": verdict,
-            "evidence": out.evidence, "estimated": estimated, "note": "; ".join(notes),
+            "evidence": evidence, "estimated": estimated, "note": "; ".join(notes),
             "rests_on": "; ".join(out.rests_on), "overlay": claim.overlay,
+            "origin": claim.origin, "conflict": conflict,
             "factor": claim.factor}

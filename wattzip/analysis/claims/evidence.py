@@ -31,6 +31,9 @@ class Evidence:
     # The comparisons the check decides from, each held at alpha / family (Bonferroni):
     # wattzip.analysis.claims.checked runs a check until this is their number.
     family: int = 1
+    # The codecs a claim is about (the paper's tools: claims.scope), None: every codec
+    # measured. codecs() lists these alone, so that a "no tool" claim is decided on them.
+    codec_scope: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         self.comparisons = 0  # the intervals the check has asked for so far
@@ -88,8 +91,13 @@ class Evidence:
                                (-1, self.values(*b, metric, setting=setting_b))],
                               self.comparison_level())
 
-    def codecs(self) -> list[str]:
-        return sorted({r["codec"] for r in self.in_setting(self.summary) if r["codec"] != "plain"})
+    def codecs(self, all_codecs: bool = False) -> list[str]:
+        """The codecs measured in the setting, those of codec_scope alone unless
+        `all_codecs`."""
+        found = {r["codec"] for r in self.in_setting(self.summary) if r["codec"] != "plain"}
+        if self.codec_scope is not None and not all_codecs:
+            found &= self.codec_scope
+        return sorted(found)
 
     def file_types(self) -> list[str]:
         return sorted({r["file_type"] for r in self.in_setting(self.summary)})

@@ -15,6 +15,9 @@ import yaml
 from wattzip.errors import ConfigError
 from wattzip.resources import ReferenceDir, reference_file
 
+NO_OVERLAY = "none"  # the overlay of a claim no configuration here can test (its hardware)
+ORIGINS = ("paper", "hypothesis")  # a claim's `source`: a seed's statement or the project's
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -28,10 +31,24 @@ class Claim:
     energy: bool
     parameters: dict = field(hash=False, compare=False, default_factory=dict)
     factor: str = ""  # the factor a testbed-wide claim compares across
+    # What the study must have to decide it (wattzip.analysis.claims.scope)
+    needs: dict = field(hash=False, compare=False, default_factory=dict)
+    # "paper": a statement of the paper; "hypothesis": the project's own, which the seeds
+    # do not state; hypothesis_part: the part of a paper's claim that is the project's
+    origin: str = "paper"
+    hypothesis_part: str = ""
+    # another claim the same runs cannot also bear out (the seed's own inconsistency)
+    conflicts: dict = field(hash=False, compare=False, default_factory=dict)
 
     @property
     def source(self) -> str:
-        return f"{self.paper} {self.section}"
+        """Where the claim comes from, and where it is the project's own hypothesis, that."""
+        where = f"{self.paper} {self.section}"
+        if self.origin == "hypothesis":
+            return f"{where} (the project's hypothesis)"
+        if self.hypothesis_part:
+            return f"{where} (the project's hypothesis: {self.hypothesis_part})"
+        return where
 
 
 @dataclass
@@ -48,10 +65,15 @@ class Outcome:
 
 def kinds_read(claims: list[Claim], file_type: str, codec: str) -> set[str]:
     """The metrics whose break-even kind of (file_type, codec) a claim names in its
-    `cells` (a codec or file type list left out names them all)."""
+    `cells` (a codec or file type list left out names them all; or a list of cells,
+    each its file type, codec and metric)."""
     out = set()
     for claim in claims:
         cells = claim.parameters.get("cells") or {}
+        if isinstance(cells, list):  # cells named one by one (a break-even value each)
+            out |= {c["metric"] for c in cells
+                    if (c["file_type"], c["codec"]) == (file_type, codec)}
+            continue
         if (cells.get("metric") and file_type in cells.get("file_types", [file_type])
                 and codec in cells.get("codecs", [codec])):
             out.add(cells["metric"])
@@ -63,10 +85,16 @@ def load_claims(reference_dir: ReferenceDir | None = None) -> list[Claim]:
     must have a check here, and each check a declaration."""
     entries = yaml.safe_load(reference_file("claims.yaml", reference_dir).read_text(
         encoding="utf-8"))
+    bad = [e["id"] for e in entries if e.get("source", "paper") not in ORIGINS]
+    if bad:
+        raise ConfigError(f"claims.yaml: the source of {bad} is none of {ORIGINS}")
     claims = [Claim(id=e["id"], paper=e["paper"], section=str(e["section"]),
                     claim=e["claim"], reference=tuple(e.get("reference") or ()),
                     overlay=e["overlay"], scope=e["scope"], energy=bool(e["energy"]),
-                    parameters=e.get("parameters") or {}, factor=e.get("factor", ""))
+                    parameters=e.get("parameters") or {}, factor=e.get("factor", ""),
+                    needs=e.get("needs") or {}, origin=e.get("source", "paper"),
+                    hypothesis_part=e.get("hypothesis_part", ""),
+                    conflicts=e.get("conflicts") or {})
               for e in entries]
     declared = {c.id for c in claims}
     if declared != set(CHECKS):

@@ -1,0 +1,289 @@
+"""Claims of a number, not only of a direction: "about 10 times plain write's energy",
+"pays back at about 2 reads per write", "power independent of the algorithm"; and the
+statements a study here cannot test without the original's hardware.
+
+Each number comes from the claim's `parameters` in claims.yaml (the paper's, quoted in
+the entry's `quote`) with the tolerance the entry states: the paper's where it gives
+one, else the project's reading of "about", said so in its comment. A claim holds when
+its interval lies within the tolerance, is refuted when its interval lies wholly outside
+it, and is not testable when the interval straddles an edge.
+"""
+
+from __future__ import annotations
+
+import math
+
+from wattzip.analysis.analysis_options import percent
+from wattzip.analysis.claims.evidence import _all_of, _cell_name, _needs, _unmeasured
+from wattzip.analysis.claims.registry import Outcome, check
+from wattzip.analysis.claims.systor09 import same_kind
+from wattzip.analysis.ratio_to_off import OFF_OP, against
+
+
+def _within(lo: float, hi: float, low: float, high: float) -> bool | None:
+    """True when [lo, hi] lies within [low, high], False when wholly outside it."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    if low <= lo and hi <= high:
+        return True
+    if hi < low or lo > high:
+        return False
+    return None
+
+
+def _band(expected: float, factor: float) -> tuple[float, float]:
+    return expected / factor, expected * factor
+
+
+def _ratio_band(item: dict, p: dict) -> tuple[float, float, str]:
+    """The band of E_codec / E_plain a ratio item allows, and the paper's number: a share
+    ("to 93 %") or a saving ("29% less"), each within_points percentage points either way,
+    or a ratio ("10 times": within_factor either way)."""
+    if "share_pct" in item:  # "reduces it to 93 %"
+        pct, points = item["share_pct"], p["within_points"]
+        return (pct - points) / 100, (pct + points) / 100, f"{pct:g}% of plain's"
+    if "saving_pct" in item:
+        pct, points = item["saving_pct"], p["within_points"]
+        return 1 - (pct + points) / 100, 1 - (pct - points) / 100, f"{pct:g}% saving"
+    low, high = _band(item["ratio"], p["within_factor"])
+    return low, high, f"x{item['ratio']:g}"
+
+
+def energy_ratio_to_plain(claim, ev):
+    """Each named (file type, codec, operation) against plain's same operation, by
+    Fieller's interval of the ratio of the mean energies, within the stated factor of the
+    paper's ratio."""
+    p = claim.parameters
+    parts, shown, missing, undecided = [], [], [], []
+    for item in p["ratios"]:
+        ftype, codec, op = item["file_type"], item["codec"], item["op"]
+        plain_op = OFF_OP.get(op, "plain-read")  # a read's plain arm is the plain read
+        mine = ev.values(ftype, codec, op)
+        plain = ev.values(ftype, "plain", plain_op)
+        if len(mine) < 2 or len(plain) < 2:
+            missing.append(f"{codec} {op} on {ftype}")
+            continue
+        level = ev.comparison_level()
+        ratio, lo, hi = against(mine, plain, level)
+        low, high, paper = _ratio_band(item, p)
+        verdict = _within(lo, hi, low, high)
+        parts.append(verdict)
+        name = f"{ftype} {codec} {op} / {plain_op}"
+        shown.append(f"{name} = {ratio:.2f} [{lo:.2f}, {hi:.2f}] (paper {paper}: "
+                     f"{low:.2f} to {high:.2f})")
+        if verdict is None:
+            undecided.append(name)
+    if not shown:
+        return _needs(claim, ", ".join(missing))
+    why = "; ".join([*(["an interval straddles the tolerance's edge"] if None in parts
+                       else []), *([_unmeasured(missing)] if missing else [])])
+    return Outcome(_all_of(parts, missing), f"E ratio, Fieller's {percent(ev.options.confidence)}"
+                   f"% family: " + "; ".join(shown), why=why, undecided=undecided,
+                   rests_on=shown)
+
+
+def breakeven_value(claim, ev):
+    """Each named cell's break-even of the paper's kind ("pays back from n on"), its range
+    over the intervals' rectangle within the stated factor of the paper's n."""
+    p = claim.parameters
+    factor = p["within_factor"]
+    parts, cells, missing, undecided = [], [], [], []
+    for item in p["cells"]:
+        b = ev.cell(item["file_type"], item["codec"], item["metric"])
+        if b is None:
+            missing.append(f"{item['codec']} on {item['file_type']} ({item['metric']})")
+            continue
+        cells.append(b)
+        low, high = _band(item["n_be"], factor)
+        if not b["decided"]:
+            parts.append(None)
+            undecided.append(f"{_cell_name(b)} could be {b['possible_kinds']}")
+        elif b["kind"] != "at_least":
+            parts.append(False)
+        else:
+            verdict = _within(float(b["lo"]), float(b["hi"]), low, high)
+            parts.append(verdict)
+            if verdict is None:
+                undecided.append(f"{_cell_name(b)} [{b['lo']:.2f}, {b['hi']:.2f}] straddles "
+                                 f"{low:.2f} to {high:.2f}")
+    if not cells:
+        return _needs(claim, ", ".join(missing))
+    shown = "; ".join(f"{_cell_name(b)} {b['display']} [{b['lo']:.2f}, {b['hi']:.2f}]"
+                      for b in cells)
+    paper = ", ".join(f"{i['codec']} {i['file_type']} {i['metric']} {i['n_be']:g}"
+                      for i in p["cells"])
+    why = "; ".join([*(["an interval straddles the tolerance's edge"] if None in parts
+                       else []), *([_unmeasured(missing)] if missing else [])])
+    return Outcome(_all_of(parts, missing), f"{shown} (paper: {paper}; within x{factor:g})",
+                   why=why, undecided=undecided, cells=cells,
+                   rests_on=[_cell_name(b) for b in cells])
+
+
+def power_independent(claim, ev):
+    """Each codec's mean power (energy / time) in compress-write on the file type against
+    plain write's, by Fieller's interval of the ratio of mean energy per second, within the
+    stated share."""
+    p = claim.parameters
+    ftype, share = p["file_type"], p["within_share"]
+    if ev.estimated():  # the model's power follows CPU utilization by construction
+        return Outcome(None, why="the power of ESTIMATED energy is the utilization model's, "
+                       "not a measurement: a power meter would test it")
+
+    def power(codec, op):
+        runs = ev._values.get((ev.setting, ftype, codec, op), [])
+        return [r["energy_j"] / r["elapsed_s"] for r in runs
+                if r.get("energy_j") is not None and r.get("elapsed_s")]
+
+    plain = power("plain", "plain-write")
+    codecs = [c for c in ev.codecs() if len(power(c, "compress-write")) >= 2]
+    if len(plain) < 2 or not codecs:
+        return _needs(claim, f"compressed and plain writes of {ftype}")
+    parts, shown, undecided = [], [], []
+    for codec in codecs:
+        ratio, lo, hi = against(power(codec, "compress-write"), plain, ev.comparison_level())
+        verdict = _within(lo, hi, 1 - share, 1 + share)
+        parts.append(verdict)
+        shown.append(f"{codec} {ratio:.2f} [{lo:.2f}, {hi:.2f}]")
+        if verdict is None:
+            undecided.append(codec)
+    return Outcome(_all_of(parts, []), f"{ftype} compress-write power / plain write's: "
+                   + "; ".join(shown) + f" (independent: within {share:.0%})",
+                   why="an interval straddles the tolerance's edge", undecided=undecided,
+                   rests_on=shown)
+
+
+def more_system_time(claim, ev):
+    """The named codecs' compress-write system time against every other codec's of the
+    paper's on the file type, by Welch's interval of the difference of the means: holds
+    when every one is decidedly longer, refuted when one is decidedly shorter."""
+    p = claim.parameters
+    ftype, named = p["file_type"], p["codecs"]
+    ours = [c for c in named if len(ev.values(ftype, c, "compress-write", "sys_s")) >= 2]
+    others = [c for c in ev.codecs() if c not in named
+              and len(ev.values(ftype, c, "compress-write", "sys_s")) >= 2]
+    if not ours or not others:
+        return _needs(claim, f"{', '.join(named)} and other codecs' writes of {ftype}")
+    parts, shown, undecided = [], [], []
+    for a in ours:
+        for b in others:
+            iv = ev.difference((ftype, a, "compress-write"), (ftype, b, "compress-write"),
+                               "sys_s")
+            verdict = True if iv.lo > 0 else False if iv.hi < 0 else None
+            parts.append(verdict)
+            shown.append(f"{a} - {b} {iv.estimate:+.2f} s [{iv.lo:+.2f}, {iv.hi:+.2f}]")
+            if verdict is None:
+                undecided.append(f"{a} vs {b}")
+    missing = [f"{c} on {ftype}" for c in named if c not in ours]
+    return Outcome(_all_of(parts, missing), f"{ftype} compress-write system time: "
+                   + "; ".join(shown), why="; ".join(
+                       [*(["some differences are within the intervals"] if None in parts
+                          else []), *([_unmeasured(missing)] if missing else [])]),
+                   undecided=undecided, rests_on=shown)
+
+
+def more_energy_by_level(claim, ev):
+    """One tool's compress-write energy against another's at each level both ran, by
+    Welch's interval: holds when at least `share` of the levels are decidedly dearer for
+    the first tool ("usually") and refuted when more than the rest are decidedly cheaper."""
+    p = claim.parameters
+    ftype, dearer, cheaper, share = p["file_type"], p["dearer"], p["cheaper"], p["share"]
+    levels = sorted({c.partition("-")[2] for c in ev.codecs()
+                     if c.partition("-")[0] == dearer}
+                    & {c.partition("-")[2] for c in ev.codecs()
+                       if c.partition("-")[0] == cheaper})
+    levels = [lv for lv in levels if ev.summary_row(ftype, f"{dearer}-{lv}", "compress-write")
+              and ev.summary_row(ftype, f"{cheaper}-{lv}", "compress-write")]
+    if not levels:
+        return _needs(claim, f"{dearer} and {cheaper} at the same levels on {ftype}")
+    signs, shown = [], []
+    for lv in levels:
+        iv = ev.difference((ftype, f"{dearer}-{lv}", "compress-write"),
+                           (ftype, f"{cheaper}-{lv}", "compress-write"))
+        signs.append(1 if iv.lo > 0 else -1 if iv.hi < 0 else 0)
+        shown.append(f"level {lv}: {iv.estimate:+.0f} J [{iv.lo:+.0f}, {iv.hi:+.0f}]")
+    n = len(signs)
+    ok = (True if signs.count(1) >= share * n else
+          False if signs.count(-1) > (1 - share) * n else None)
+    return Outcome(ok, f"{ftype} compress-write energy, {dearer} - {cheaper}: "
+                   + "; ".join(shown), why="too many levels within the intervals",
+                   undecided=[s for s, g in zip(shown, signs, strict=True) if g == 0],
+                   rests_on=shown)
+
+
+def no_ratio_gain(claim, ev):
+    """The higher levels' compression ratios against the lowest's on the file type: holds
+    when each measured one is within `within_share` of it, refuted when one is beyond (the
+    files are fixed: a ratio has no interval)."""
+    p = claim.parameters
+    ftype, base, share = p["file_type"], p["lowest"], p["within_share"]
+    low = ev.summary_row(ftype, base, "compress-write")
+    higher = [(c, r) for c in p["higher"] if (r := ev.summary_row(ftype, c, "compress-write"))]
+    if low is None or not higher:
+        return _needs(claim, f"{base} and a higher level on {ftype}")
+    cr0 = float(low["compression_ratio"])
+    parts = [float(r["compression_ratio"]) <= cr0 * (1 + share) for _, r in higher]
+    missing = [c for c in p["higher"] if c not in dict(higher)]
+    shown = "; ".join(f"{c} {float(r['compression_ratio']):.3f}" for c, r in higher)
+    return Outcome(all(parts),
+                   f"{ftype} ratio: {base} {cr0:.3f}; {shown} (no gain: within {share:.0%})"
+                   + (f"; not in this study: {', '.join(missing)}" if missing else ""),
+                   rests_on=[base, *dict(higher)])
+
+
+def levels_flat_then_rising(claim, ev):
+    """One tool's compress-write energy across levels: each `flat` level within
+    `within_share` of the first's (Fieller's interval of the ratio of the means), and each
+    `rising` level decidedly above the one before it (Welch's interval)."""
+    p = claim.parameters
+    tool, ftype, share = p["tool"], p["file_type"], p["within_share"]
+    flat, rising = p["flat"], p.get("rising", [])
+
+    def energies(level):
+        return ev.values(ftype, f"{tool}-{level}", "compress-write")
+
+    parts, shown, undecided = [], [], []
+    first = energies(flat[0])
+    for level in flat[1:]:
+        ratio, lo, hi = against(energies(level), first, ev.comparison_level())
+        verdict = _within(lo, hi, 1 - share, 1 + share)
+        parts.append(verdict)
+        shown.append(f"{tool}-{level} / {tool}-{flat[0]} {ratio:.3f} [{lo:.3f}, {hi:.3f}]")
+        if verdict is None:
+            undecided.append(f"{tool}-{level}")
+    before = flat[-1]
+    for level in rising:
+        iv = ev.difference((ftype, f"{tool}-{level}", "compress-write"),
+                           (ftype, f"{tool}-{before}", "compress-write"))
+        verdict = True if iv.lo > 0 else False if iv.hi < 0 else None
+        parts.append(verdict)
+        shown.append(f"{tool}-{level} - {tool}-{before} {iv.estimate:+.0f} J "
+                     f"[{iv.lo:+.0f}, {iv.hi:+.0f}]")
+        if verdict is None:
+            undecided.append(f"{tool}-{level}")
+        before = level
+    return Outcome(_all_of(parts, []), f"{ftype} compress-write energy: " + "; ".join(shown)
+                   + f" (flat: within {share:.0%})", why="an interval straddles the edge",
+                   undecided=undecided, rests_on=shown)
+
+
+def needs_hardware(claim, ev):
+    """A statement that needs the original's hardware: not testable without it."""
+    return Outcome(None, why=f"without {claim.parameters['needs_hardware']}")
+
+
+# Each claim of claims.yaml decided by one of these checks, by its id.
+check("gzip_more_than_lzop")(more_energy_by_level)
+for _id in ("lzo_text_saving_magnitude", "lzo9_zero_twice_write", "ppmd_energy_vs_plain",
+            "hpc_lz4_write_saving", "hpc_lz4_write_compute_saving"):
+    check(_id)(energy_ratio_to_plain)
+check("lzo_binary_breakeven")(breakeven_value)
+check("power_independent_of_algorithm")(power_independent)
+check("compress_system_time")(more_system_time)
+check("hpc_gzip_levels_no_ratio_gain")(no_ratio_gain)
+for _id in ("bzip2_levels_flat", "lzop_levels_flat_then_rising"):
+    check(_id)(levels_flat_then_rising)
+for _id in ("lzo_text_always_time", "ppmd_never_saves"):
+    check(_id)(same_kind)
+for _id in ("koller08_embedded_read_write", "koller08_desktop_e2compr_write",
+            "koller08_compr_overhead"):
+    check(_id)(needs_hardware)
