@@ -446,9 +446,24 @@ def checkout(tmp_path):
     return top
 
 
+def test_snakemake_s_records_writable_by_root_s_group_are_trusted(checkout):
+    """Snakemake makes its records (metadata, a job's incomplete marker) group-writable:
+    root's group, with root alone in it, is no other user (a Slurm job's Snakemake reads
+    the checkout after its submitter wrote such a marker)."""
+    from wattzip.machine.trust import trusted_workflow
+
+    record = checkout / ".snakemake" / "incomplete" / "x"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text("")
+    os.chown(record, 0, 0)
+    record.chmod(0o660)
+    trusted_workflow(checkout, [], environment=str(checkout.parent / "venv"))
+
+
 @pytest.mark.parametrize(("planted", "how"), [
     ("clone/Snakefile", "nobody"), ("clone/rules/measure.smk", "nobody"),
-    ("clone/scripts/fig.R", "0o664"), ("clone/config/paper.yaml", "nobody"),
+    ("clone/scripts/fig.R", "0o666"), ("clone/rules/common.smk", "nogroup"),
+    ("clone/config/paper.yaml", "nobody"),
     ("clone/.snakemake/metadata", "0o777"), ("venv/lib/site.py", "nobody"),
     ("theirs.yaml", "nobody")])
 def test_root_refuses_a_workflow_whose_code_another_user_can_write(checkout, planted, how):
@@ -462,6 +477,9 @@ def test_root_refuses_a_workflow_whose_code_another_user_can_write(checkout, pla
         path.write_text("ipmi_command: ...\n")
     if how == "nobody":
         os.chown(path, NOBODY, NOBODY)
+    elif how == "nogroup":  # root's, but writable by a group another user is in
+        os.chown(path, 0, pwd.getpwnam("nobody").pw_gid)
+        path.chmod(0o664)
     else:
         path.chmod(int(how, 8))
     env = str(checkout.parent / "venv")

@@ -7,12 +7,16 @@ to write, format or mount, and so turn root's work against any file on the machi
 every such folder is checked, when it is made and again when it is used: each folder on
 the way to it, as given and resolved, is root's (or this process's user's), and none is
 writable by others unless sticky like /tmp (whose entries only their owner may rename,
-and the next one must be root's); the folder itself not even then.
+and the next one must be root's); the folder itself not even then. Group write counts as
+another user's unless the group is root's alone (gid 0 with no other member, as Debian
+has it): Snakemake makes its own records group-writable.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import grp
 import os
 import pwd
 import stat
@@ -32,15 +36,29 @@ def owner(uid: int) -> str:
         return f"uid {uid}"
 
 
+@functools.cache
+def _group_is_roots(gid: int) -> bool:
+    """Only root is in group `gid`: gid 0, no member listed and no other user's own."""
+    if gid != 0:
+        return False
+    try:
+        members = grp.getgrgid(gid).gr_mem
+    except KeyError:
+        return False
+    return not members and all(u.pw_uid == 0 for u in pwd.getpwall() if u.pw_gid == gid)
+
+
 def untrusted(path: str | Path, st: os.stat_result, what: str,
               above: bool | None = None) -> str | None:
     """Why root cannot trust `path` (None: it can): owned by another user than root or
-    this process's, or writable by others. A folder `above` another (by default, one
-    called "folder above") may be writable by all if sticky, like /tmp."""
+    this process's, or writable by others (by its group, unless only root is in it). A
+    folder `above` another (by default, one called "folder above") may be writable by
+    all if sticky, like /tmp."""
     above = what == "folder above" if above is None else above
     if st.st_uid not in (0, os.geteuid()):
         return f"{what} {path} is owned by {owner(st.st_uid)}, not by root"
-    if (st.st_mode & 0o022 and not stat.S_ISLNK(st.st_mode)  # a link's mode means nothing
+    others_write = st.st_mode & (0o002 if _group_is_roots(st.st_gid) else 0o022)
+    if (others_write and not stat.S_ISLNK(st.st_mode)  # a link's mode means nothing
             and not (above and st.st_mode & stat.S_ISVTX)):
         return f"{what} {path} is writable by others (mode {stat.S_IMODE(st.st_mode):o})"
     return None
