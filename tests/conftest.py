@@ -139,7 +139,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     """In a worker, every test of a group carries it in its id, or xdist would run the
     group's tests in several workers, each making the shared fixture again."""
-    if "PYTEST_XDIST_WORKER" not in os.environ or not session.config.getvalue("loadgroup"):
+    config = session.config
+    if not hasattr(config, "workerinput") or not getattr(config.option, "loadgroup", False):
         return
     for item in session.items:
         if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
@@ -160,11 +161,12 @@ def _shared_fixture(item) -> str | None:
     return None
 
 
-def _suite_locks() -> Path | None:
-    """The folder of the workers' shared locks (None: one process, nothing to share)."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if not run or "PYTEST_XDIST_WORKER" not in os.environ:
+def _suite_locks(config) -> Path | None:
+    """The folder of the workers' shared locks (None: one process, nothing to share; a
+    session a test starts inside a worker inherits its environment, not its workers)."""
+    if not hasattr(config, "workerinput"):
         return None
+    run = config.workerinput["testrunuid"]
     folder = Path(tempfile.gettempdir()) / f"wattzip-suite-{run}"
     folder.mkdir(mode=0o700, exist_ok=True)
     st = folder.lstat()
@@ -194,7 +196,7 @@ def _turn(folder: Path, alone: bool):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    folder = _suite_locks()
+    folder = _suite_locks(item.config)
     with contextlib.ExitStack() as stack:
         if folder is not None:
             stack.enter_context(_turn(folder, alone=not item.get_closest_marker("pure")))

@@ -400,7 +400,7 @@ def test_drop_caches_that_cannot_be_written_says_what_it_cannot_do(tmp_path, mon
     assert "cannot be dropped" in err and str(data) in err
 
 
-def test_runs_are_planned_on_what_a_run_costs_in_all_not_the_command_s_time(monkeypatch):
+def test_runs_are_planned_on_what_a_run_costs_in_all_not_the_command_s_time():
     """`true` takes a millisecond, but each run costs 0.2 s more (here a --prepare; an
     IPMI or WattsUp meter's seconds alike): the runs that fill the target are planned
     on that cost, not hundreds of runs of the command's time alone."""
@@ -411,9 +411,8 @@ def test_runs_are_planned_on_what_a_run_costs_in_all_not_the_command_s_time(monk
     from wattzip.bench.commands import Command
     from wattzip.bench.progress import BenchProgress
 
-    monkeypatch.setattr(loop, "TARGET_SECONDS", 0.6)
     plan = loop.Plan([Command("true", "true")], min_runs=2, max_runs=40,
-                     prepare=["sleep 0.2"])
+                     prepare=["sleep 0.2"], min_benchmarking_s=0.6)
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20,
                                                   model_max_power_w=60, interval_s=0.05))
     bench = loop.Bench(plan, meter, BenchProgress(io.StringIO(), tty=False), lambda _: None)

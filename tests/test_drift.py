@@ -134,7 +134,7 @@ def test_a_load_step_mid_job_flags_its_runs_and_measures_them_again(small_inputs
     side = (tmp_path / "j.jsonl.reference.jsonl").read_text()
     assert len(flagged) == 4 and len(quiet) == 4, side  # two repeats of write and read, twice
     assert all(r["disturbed"].startswith("drift: the reference operation's time changed")
-               and not r["verified"] for r in flagged)
+               and not r["verified"] for r in flagged), [r["disturbed"] for r in flagged]
     noise = "6 calibration phases'" if calibrated else "Welch's"
     assert all(noise in r["disturbed"] for r in flagged)
     assert {r["job_key"] for r in flagged}.isdisjoint({r["job_key"] for r in quiet})

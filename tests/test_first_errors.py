@@ -136,7 +136,7 @@ def test_a_user_s_error_where_snakemake_runs_wattzip_is_its_message_alone(capsys
                                        "such key\n")
     with pytest.raises(KeyError), said_alone():
         raise KeyError("a bug's traceback stays")
-    for script in ("appendix", "comparison_cells", "crosscheck_hyperfine", "hpc14_cells",
-                   "paper_macros", "preflight", "text_cells"):
+    for script in ("appendix", "crosscheck_hyperfine", "paper_macros", "preflight",
+                   "tex_tables"):
         text = (REPO / "scripts" / f"{script}.py").read_text()
         assert "said_alone()" in text or "except WattzipError" in text, script

@@ -232,8 +232,8 @@ def test_the_design_names_the_moderated_one():
 def test_a_job_decides_the_kinds_the_claims_read():
     """The jobs' looks decide the break-even kinds of verdict.kind_metrics (T and E by
     default) and those a claim names for its cells (slow_disk_text_time: T of gz-1 and
-    lzo-1 on text); the job's spec carries them and the report's design sentence names
-    them."""
+    lzo-1 on text; lzo_text_always_time: T of lzo-1 and lzo-3 on text); the job's spec
+    carries them and the report's design sentence names them."""
     base = Study.from_files(["config.yaml", "config/paper-original-cells.yaml"])
     assert {tuple(base.job_spec(j)["looks"]["kinds"])
             for j in base.jobs(base.first_testbed)} == {("T", "E")}
@@ -242,10 +242,11 @@ def test_a_job_decides_the_kinds_the_claims_read():
     energy = Study.from_config(config)
     kinds = {(j.file_type, j.codec): energy.job_spec(j)["looks"]["kinds"]
              for j in energy.jobs(energy.first_testbed)}
-    assert kinds[("text", "gz-1")] == kinds[("text", "lzo-1")] == ["T", "E"]
+    assert kinds[("text", "gz-1")] == kinds[("text", "lzo-1")] == kinds[("text", "lzo-3")] \
+        == ["T", "E"]
     assert kinds[("text", "gz-6")] == kinds[("random", "lzo-1")] == ["E"]
-    assert ("its break-even kind in E (also in T for gz-1 on text, lzo-1 on text, which a "
-            "claim reads)") in repeat_design.describe(energy)
+    assert ("its break-even kind in E (also in T for gz-1 on text, lzo-1 on text, lzo-3 on "
+            "text, which a claim reads)") in repeat_design.describe(energy)
 
 
 def test_the_rehearsal_stops_each_job_as_its_looks_would():

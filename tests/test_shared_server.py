@@ -516,7 +516,7 @@ def test_another_user_s_process_that_shows_as_root_s_is_not_the_command_s(how):
 def test_an_undo_s_commands_run_in_a_process_group_of_their_own():
     """A second Ctrl-C goes to the terminal's process group: the undo waits it out, and
     its umount, in a group of its own, never gets it."""
-    out = undoers._run(["sh", "-c", "ps -o pgid= -p $$"])
+    out = undoers._run([sys.executable, "-c", "import os; print(os.getpgrp())"])
     assert int(out.stdout) != os.getpgrp()
 
 

@@ -252,7 +252,7 @@ def trusted_workflow(directory: str | os.PathLike, configfiles=(),
     except OSError as exc:
         problem = f"{exc.filename}: {exc.strerror}"
     if problem:
-        fix = " ".join(sorted({top, *(r for r in roots if r != top)}))
+        fix = " ".join([top, *sorted(r for r in roots if r != top)])  # the checkout first
         raise MachineError(
             f"the workflow {top} cannot be trusted: {problem}. As root it runs this "
             "checkout's code (Snakefile, rules, scripts, the wattzip package), its Python "
