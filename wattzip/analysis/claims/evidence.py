@@ -15,6 +15,16 @@ from wattzip.records import FACTOR_COLUMNS
 from wattzip.resources import ReferenceDir, reference_file
 from wattzip.stats import Interval, welch_interval
 
+# Per-run quantities a check may read beside a run's own columns (Evidence.values): the
+# energy-delay product (SYSTOR '09's ET) and the machine's CPU utilization (all CPUs'
+# busy time over the run's, HPC '14's "CPU Util.", compression inside the kernel included).
+DERIVED = {
+    "et": lambda r: r["energy_j"] * r["elapsed_s"]
+    if r.get("energy_j") is not None and r.get("elapsed_s") is not None else None,
+    "machine_cpu_utilization": lambda r: r["cpu_busy_s"] / r["elapsed_s"]
+    if r.get("cpu_busy_s") is not None and r.get("elapsed_s") else None,
+}
+
 
 @dataclass
 class Evidence:
@@ -73,7 +83,8 @@ class Evidence:
 
     def values(self, file_type, codec, op, metric="energy_j", setting=None) -> list[float]:
         runs = self._values.get((setting or self.setting, file_type, codec, op), [])
-        return [r[metric] for r in runs if r.get(metric) is not None]
+        get = DERIVED.get(metric, lambda r: r.get(metric))
+        return [v for r in runs if (v := get(r)) is not None]
 
     def comparison_level(self, count: int = 1) -> float:
         """The confidence of `count` more of the check's intervals, counted: alpha split
@@ -87,8 +98,14 @@ class Evidence:
                    setting_b=None) -> Interval:
         """Interval of mean(a) - mean(b), a and b (file type, codec, op), one comparison
         of the check's family."""
-        return welch_interval([(1, self.values(*a, metric, setting=setting_a)),
-                               (-1, self.values(*b, metric, setting=setting_b))],
+        return self.sum_difference([a], [b], metric, setting_a, setting_b)
+
+    def sum_difference(self, a: list[tuple], b: list[tuple], metric="energy_j",
+                       setting_a=None, setting_b=None) -> Interval:
+        """Interval of the sum of a's means less the sum of b's, each (file type, codec,
+        op): one write and one read of a codec against another's, one comparison."""
+        return welch_interval([(1, self.values(*k, metric, setting=setting_a)) for k in a]
+                              + [(-1, self.values(*k, metric, setting=setting_b)) for k in b],
                               self.comparison_level())
 
     def codecs(self, all_codecs: bool = False) -> list[str]:

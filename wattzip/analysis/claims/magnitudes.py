@@ -14,10 +14,17 @@ from __future__ import annotations
 import math
 
 from wattzip.analysis.analysis_options import percent
-from wattzip.analysis.claims.evidence import _all_of, _cell_name, _needs, _unmeasured
+from wattzip.analysis.claims.evidence import (
+    _all_of,
+    _cell_name,
+    _needs,
+    _unmeasured,
+    factor_settings,
+)
 from wattzip.analysis.claims.registry import Outcome, check
 from wattzip.analysis.claims.systor09 import same_kind
 from wattzip.analysis.ratio_to_off import OFF_OP, against
+from wattzip.stats import mean
 
 
 def _within(lo: float, hi: float, low: float, high: float) -> bool | None:
@@ -38,15 +45,31 @@ def _band(expected: float, factor: float) -> tuple[float, float]:
 def _ratio_band(item: dict, p: dict) -> tuple[float, float, str]:
     """The band of E_codec / E_plain a ratio item allows, and the paper's number: a share
     ("to 93 %") or a saving ("29% less"), each within_points percentage points either way,
-    or a ratio ("10 times": within_factor either way)."""
+    or a ratio ("10 times": within_factor either way). An item's `direction` ("more" or
+    "less" than plain's, where the paper says so) cuts the band at 1."""
     if "share_pct" in item:  # "reduces it to 93 %"
         pct, points = item["share_pct"], p["within_points"]
-        return (pct - points) / 100, (pct + points) / 100, f"{pct:g}% of plain's"
-    if "saving_pct" in item:
+        low, high, paper = (pct - points) / 100, (pct + points) / 100, f"{pct:g}% of plain's"
+    elif "saving_pct" in item:
         pct, points = item["saving_pct"], p["within_points"]
-        return 1 - (pct + points) / 100, 1 - (pct - points) / 100, f"{pct:g}% saving"
-    low, high = _band(item["ratio"], p["within_factor"])
-    return low, high, f"x{item['ratio']:g}"
+        low, high, paper = 1 - (pct + points) / 100, 1 - (pct - points) / 100, \
+            f"{pct:g}% saving"
+    else:
+        low, high = _band(item["ratio"], p["within_factor"])
+        paper = f"x{item['ratio']:g}"
+    direction = item.get("direction")
+    return (max(low, 1.0) if direction == "more" else low,
+            min(high, 1.0) if direction == "less" else high, paper)
+
+
+def table_share(rows: list[dict], spec: dict) -> float:
+    """An algorithm's energy as a percentage of off's in a reference table (HPC '14
+    Table IV: `rows`), the rows of `spec`'s other keys alone (idle3_timer: disabled): a
+    number the paper's table gives, not its text, derived where it is read."""
+    where = {k: v for k, v in spec.items() if k != "algorithm"}
+    energy = {r["algorithm"]: float(r["energy_wh"]) for r in rows
+              if all(r[k] == v for k, v in where.items())}
+    return round(100 * energy[spec["algorithm"]] / energy["off"], 1)
 
 
 def energy_ratio_to_plain(claim, ev):
@@ -56,6 +79,9 @@ def energy_ratio_to_plain(claim, ev):
     p = claim.parameters
     parts, shown, missing, undecided = [], [], [], []
     for item in p["ratios"]:
+        if "table_share" in item:  # the table's cells, not a number of the text
+            item = {**item, "share_pct": table_share(ev.reference(claim.reference[0]),
+                                                     item["table_share"])}
         ftype, codec, op = item["file_type"], item["codec"], item["op"]
         plain_op = OFF_OP.get(op, "plain-read")  # a read's plain arm is the plain read
         mine = ev.values(ftype, codec, op)
@@ -266,6 +292,119 @@ def levels_flat_then_rising(claim, ev):
                    undecided=undecided, rests_on=shown)
 
 
+def extreme_ratio_to_plain(claim, ev):
+    """The slides' best and worst cases: over the paper's tools on the named file types
+    and operations, per metric (energy, time), the most saving (`extreme: best`) or the
+    costliest (`worst`) ratio to plain's same operation, its Fieller interval against the
+    paper's band (a saving of saving_pct[0] to saving_pct[1] %, or ratio_at_least times
+    plain's and more)."""
+    p = claim.parameters
+    best = p["extreme"] == "best"
+    if best:
+        low, high = 1 - p["saving_pct"][1] / 100, 1 - p["saving_pct"][0] / 100
+    else:
+        low, high = p["ratio_at_least"], math.inf
+    parts, shown, undecided = [], [], []
+    for metric in p["metrics"]:
+        ratios = {}
+        for ftype in p["file_types"]:
+            for codec in ev.codecs():
+                for op in p["ops"]:
+                    mine = ev.values(ftype, codec, op, metric)
+                    plain = ev.values(ftype, "plain", OFF_OP.get(op, "plain-read"), metric)
+                    if len(mine) >= 2 and len(plain) >= 2 and mean(plain):
+                        ratios[(ftype, codec, op)] = (mine, plain)
+        if not ratios:
+            continue
+        pick = (min if best else max)(ratios, key=lambda k: mean(ratios[k][0])
+                                      / mean(ratios[k][1]))
+        ratio, lo, hi = against(*ratios[pick], ev.comparison_level())
+        verdict = _within(lo, hi, low, high)
+        parts.append(verdict)
+        name = f"{metric} {' '.join(pick)}"
+        shown.append(f"{p['extreme']} {name} / plain's = {ratio:.2f} [{lo:.2f}, {hi:.2f}]")
+        if verdict is None:
+            undecided.append(name)
+    if not shown:
+        return _needs(claim, f"the paper's tools and plain on {', '.join(p['file_types'])}")
+    band = f"{low:.2f} to {high:.2f}" if best else f"{low:g} or more"
+    return Outcome(_all_of(parts, []), "; ".join(shown) + f" (the slides: {band}, "
+                   f"Fieller's {percent(ev.options.confidence)}% family)",
+                   why="an interval straddles the band's edge", undecided=undecided,
+                   rests_on=shown)
+
+
+def factor_energy_savings(claim, ev):
+    """Each pair of a factor's settings (`pairs`: the faster, the slower and the paper's
+    range of savings) on every compress-write cell measured in both: the faster's energy
+    against the slower's, Fieller's interval within the range widened by within_points."""
+    p = claim.parameters
+    by = factor_settings(ev, p["factor"])
+    parts, shown, undecided, missing = [], [], [], []
+    for pair in p["pairs"]:
+        fast, slow = by.get(pair["faster"]), by.get(pair["slower"])
+        cells = [] if fast is None or slow is None else [
+            (r["file_type"], r["codec"]) for r in ev.in_setting(ev.summary, fast)
+            if r["op"] == "compress-write" and r["n"]
+            and ev.summary_row(r["file_type"], r["codec"], "compress-write", slow)]
+        if not cells:
+            missing.append(f"{pair['faster']} and {pair['slower']} on the same cells")
+            continue
+        least, most = pair["saving_pct"]
+        low = 1 - (most + p["within_points"]) / 100
+        high = 1 - (least - p["within_points"]) / 100
+        for ftype, codec in cells:
+            ratio, lo, hi = against(
+                ev.values(ftype, codec, "compress-write", setting=fast),
+                ev.values(ftype, codec, "compress-write", setting=slow),
+                ev.comparison_level())
+            verdict = _within(lo, hi, low, high)
+            parts.append(verdict)
+            name = f"{pair['faster']}/{pair['slower']} {ftype} {codec}"
+            shown.append(f"{name} {ratio:.3f} [{lo:.3f}, {hi:.3f}] (paper {least:g}-"
+                         f"{most:g}% less: {low:.2f} to {high:.2f})")
+            if verdict is None:
+                undecided.append(name)
+    if not shown:
+        return _needs(claim, "; ".join(missing))
+    return Outcome(_all_of(parts, missing), "compress-write energy ratio: "
+                   + "; ".join(shown), why="; ".join(
+                       [*(["an interval straddles the range's edge"] if None in parts
+                          else []), *([_unmeasured(missing)] if missing else [])]),
+                   undecided=undecided, rests_on=shown)
+
+
+def cpu_share(claim, ev):
+    """One codec's machine CPU utilization while writing against another's on the same
+    file, Fieller's interval of the ratio of the means within within_points of the
+    paper's share (HPC '14 Table II: lz4's CPU "around 68 %" of gzip-1's)."""
+    p = claim.parameters
+    parts, shown, undecided, missing = [], [], [], []
+    for item in p["shares"]:
+        ftype, codec, of = item["file_type"], item["codec"], item["of"]
+        mine = ev.values(ftype, codec, "compress-write", "machine_cpu_utilization")
+        other = ev.values(ftype, of, "compress-write", "machine_cpu_utilization")
+        if len(mine) < 2 or len(other) < 2:
+            missing.append(f"{codec} and {of} on {ftype}")
+            continue
+        ratio, lo, hi = against(mine, other, ev.comparison_level())
+        pct, points = item["share_pct"], p["within_points"]
+        verdict = _within(lo, hi, (pct - points) / 100, (pct + points) / 100)
+        parts.append(verdict)
+        name = f"{ftype} {codec} / {of}"
+        shown.append(f"{name} {ratio:.2f} [{lo:.2f}, {hi:.2f}] (paper {pct:g}%)")
+        if verdict is None:
+            undecided.append(name)
+    if not shown:
+        return _needs(claim, ", ".join(missing))
+    return Outcome(_all_of(parts, missing), "machine CPU utilization while writing: "
+                   + "; ".join(shown) + f" (within {p['within_points']:g} points)",
+                   why="; ".join([*(["an interval straddles the tolerance's edge"]
+                                    if None in parts else []),
+                                  *([_unmeasured(missing)] if missing else [])]),
+                   undecided=undecided, rests_on=shown)
+
+
 def needs_hardware(claim, ev):
     """A statement that needs the original's hardware: not testable without it."""
     return Outcome(None, why=f"without {claim.parameters['needs_hardware']}")
@@ -274,9 +413,14 @@ def needs_hardware(claim, ev):
 # Each claim of claims.yaml decided by one of these checks, by its id.
 check("gzip_more_than_lzop")(more_energy_by_level)
 for _id in ("lzo_text_saving_magnitude", "lzo9_zero_twice_write", "ppmd_energy_vs_plain",
-            "hpc_lz4_write_saving", "hpc_lz4_write_compute_saving"):
+            "hpc_lz4_write_saving", "hpc_lz4_write_compute_saving",
+            "hpc_gzip1_write_compute_cost"):
     check(_id)(energy_ratio_to_plain)
 check("lzo_binary_breakeven")(breakeven_value)
+for _id in ("slides_best_case_saving", "slides_worst_case_cost"):
+    check(_id)(extreme_ratio_to_plain)
+check("media_energy_differences")(factor_energy_savings)
+check("hpc_lz4_cpu_share")(cpu_share)
 check("power_independent_of_algorithm")(power_independent)
 check("compress_system_time")(more_system_time)
 check("hpc_gzip_levels_no_ratio_gain")(no_ratio_gain)
@@ -285,5 +429,5 @@ for _id in ("bzip2_levels_flat", "lzop_levels_flat_then_rising"):
 for _id in ("lzo_text_always_time", "ppmd_never_saves"):
     check(_id)(same_kind)
 for _id in ("koller08_embedded_read_write", "koller08_desktop_e2compr_write",
-            "koller08_compr_overhead"):
+            "koller08_compr_overhead", "hpc_idle3_saving"):
     check(_id)(needs_hardware)

@@ -20,7 +20,7 @@ from wattzip.analysis.claims.evidence import (
 )
 from wattzip.analysis.claims.registry import Claim, Outcome, check
 from wattzip.analysis.ratio_to_off import against
-from wattzip.stats import fisher_r_interval
+from wattzip.stats import fisher_r_interval, mean
 
 # --- break-even claims (SYSTOR '09 Table 4) -------------------------------------------
 
@@ -341,3 +341,50 @@ def fastest_most_efficient(claim, ev):
              f"could use the least energy: {', '.join(could_be_thriftiest)}"]
     return Outcome(None, evidence, why="the intervals cannot separate them: "
                    + "; ".join(open_), undecided=open_, rests_on=rests_on)
+
+
+# --- the energy-delay ranking (SYSTOR '09 5.3, Figure 2(e), 2(f)) ------------------------
+
+
+@check("et_ranking")
+def et_ranking(claim, ev):
+    """Each tier's codecs decidedly below every codec of the tiers after it in the ET of
+    one compress-write and one decompress-read ("considering both read and write
+    workloads"), by Welch's interval of the difference of the sums; the paper's other
+    tools measured form the last tier. Refuted by a pair decidedly in the other order."""
+    p = claim.parameters
+    ftype, ops = p["file_type"], ("compress-write", "decompress-read")
+
+    def measured(codec):
+        return all(len(ev.values(ftype, codec, op, "et")) >= 2 for op in ops)
+
+    named = [c for tier in p["tiers"] for c in tier]
+    tiers = [[c for c in tier if measured(c)] for tier in p["tiers"]]
+    tiers.append([c for c in ev.codecs() if c not in named and measured(c)])
+    tiers = [t for t in tiers if t]
+    missing = [f"{c} on {ftype}" for c in named if not measured(c)]
+    if len(tiers) < 2:
+        return _needs(claim, f"{' and '.join(', '.join(t) for t in p['tiers'])} on {ftype}")
+    parts, wrong, undecided = [], [], []
+    for i, tier in enumerate(tiers):
+        for a in tier:
+            for b in (c for later in tiers[i + 1:] for c in later):
+                s = _sign(ev.sum_difference([(ftype, a, op) for op in ops],
+                                            [(ftype, b, op) for op in ops], "et"))
+                parts.append(None if s is None else s == -1)
+                if s == 1:
+                    wrong.append(f"{a} above {b}")
+                elif s is None:
+                    undecided.append(f"{a} vs {b}")
+
+    def et(codec):
+        return sum(mean(ev.values(ftype, codec, op, "et")) for op in ops)
+
+    shown = " < ".join(", ".join(f"{c} {et(c) / 1e6:.3g}" for c in t) for t in tiers)
+    return Outcome(_all_of(parts, missing),
+                   f"{ftype} ET of a write and a read (MJ s), the paper's tiers: {shown}"
+                   + (f"; out of order: {'; '.join(wrong)}" if wrong else ""),
+                   why="; ".join([*(["the intervals cannot order some pairs"]
+                                    if None in parts else []),
+                                  *([_unmeasured(missing)] if missing else [])]),
+                   undecided=undecided, rests_on=[f"{ftype} {c}" for t in tiers for c in t])

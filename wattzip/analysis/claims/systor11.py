@@ -132,6 +132,50 @@ def text_more_than_binary(claim, ev):
                    undecided=[p for p in parts if p.endswith("~")], rests_on=parts)
 
 
+@check("levels_rise_at_both_frequencies")
+def levels_rise_at_both_frequencies(claim, ev):
+    """At each named governor's setting (the highest and the lowest frequency), the tool's
+    compress-write energy on the file type at its last level decidedly above its first,
+    and no level decidedly below the one before it (Welch's intervals); a step the
+    intervals cannot order is named, and does not refute the rise."""
+    p = claim.parameters
+    tool, ftype, levels = p["tool"], p["file_type"], [int(lv) for lv in p["levels"]]
+    by = factor_settings(ev, "governor")
+    parts, shown, undecided, missing = [], [], [], []
+    for governor in p["governors"]:
+        setting = by.get(governor)
+        have = [lv for lv in levels if setting and ev.summary_row(
+            ftype, f"{tool}-{lv}", "compress-write", setting)]
+        if have != levels:
+            missing.append(f"{tool}-{','.join(str(lv) for lv in levels if lv not in have)} "
+                           f"on {ftype} at {governor}")
+            continue
+
+        def step(a, b, s=setting):
+            return _sign(ev.difference((ftype, f"{tool}-{a}", "compress-write"),
+                                       (ftype, f"{tool}-{b}", "compress-write"),
+                                       setting_a=s, setting_b=s))
+
+        rise = step(levels[-1], levels[0])
+        parts.append(None if rise is None else rise == 1)
+        falls = [f"{a}<{b}" for b, a in zip(levels, levels[1:], strict=False)
+                 if step(a, b) == -1]
+        parts.append(not falls)
+        if rise is None:
+            undecided.append(f"{governor}: {tool}-{levels[-1]} against {tool}-{levels[0]}")
+        energies = [mean(ev.values(ftype, f"{tool}-{lv}", "compress-write", setting=setting))
+                    for lv in levels]
+        shown.append(f"{governor}: " + ", ".join(
+            f"{tool}-{lv} {e:.0f} J" for lv, e in zip(levels, energies, strict=True))
+            + (f" (falls: {', '.join(falls)})" if falls else ""))
+    if not shown:
+        return _needs(claim, "; ".join(missing))
+    return Outcome(_all_of(parts, missing), f"{ftype} compress-write energy by level: "
+                   + "; ".join(shown), why="; ".join(
+                       [*(["the rise is within the intervals"] if None in parts else []),
+                        *([_unmeasured(missing)] if missing else [])]),
+                   undecided=undecided, rests_on=shown)
+
 # --- SYSTOR '11: factors across settings ---------------------------------------------------
 
 
