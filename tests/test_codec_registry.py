@@ -1,5 +1,6 @@
 import hashlib
 import os
+import struct
 import subprocess
 
 import pytest
@@ -87,3 +88,50 @@ def test_the_registry_is_data_and_a_wrong_key_is_named():
     assert codec_registry.get("btrfs-zstd-3").mount_option == "compress-force=zstd:3"
     with pytest.raises(ConfigError, match="'gz' has unknown keys \\['levles'\\]"):
         codec_registry._family({"short": "gz", "levles": [1]})
+
+
+def _zip_ppmd(data: bytes) -> tuple[int, int, bytes]:
+    """A one-member ZIP's compression method, its PPMd parameter word and its stream."""
+    method, = struct.unpack_from("<H", data, 8)
+    packed, = struct.unpack_from("<I", data, 18)
+    name_len, extra_len = struct.unpack_from("<HH", data, 26)
+    start = 30 + name_len + extra_len
+    props, = struct.unpack_from("<H", data, start)
+    return method, props, data[start + 2:start + packed]
+
+
+def test_ppmd_is_shkarins_variant_i_at_his_utilitys_defaults(small_inputs, tmp_path):
+    """The paper ran Shkarin's PPMd utility with its default invocation: ppmd writes
+    PPMd var. I (ZIP method 98) at model order 4, 10 MB and the model restarted when
+    memory runs out (his defaults), in the parameter word the stream starts with; ppmd-h
+    is 7-Zip's variant H beside it."""
+    path, _ = small_inputs["text"]
+    roundtrip(codec_registry.get("ppmd"), path, tmp_path)
+    method, props, _ = _zip_ppmd((tmp_path / "out.zip").read_bytes())
+    assert method == 98
+    assert ((props & 0x0F) + 1, ((props >> 4) & 0xFF) + 1, props >> 12) == (4, 10, 0)
+    assert codec_registry.get("ppmd-h").compress[2:4] == ("-t7z", "-m0=PPMd")
+
+
+VARIANT_I = """import io, sys, ppmd
+out = io.BytesIO()
+enc = ppmd.Ppmd8Encoder(out, 4, 10 << 20, 0)
+enc.encode(open(sys.argv[1], "rb").read())
+enc.flush()
+enc.close()
+sys.stdout.buffer.write(out.getvalue())
+"""
+
+
+def test_ppmds_stream_is_variant_is_own(small_inputs, tmp_path):
+    """Where Debian's python3-ppmd is installed (a Ppmd8 of its own, var. I rev. 1): the
+    stream in ppmd's ZIP member is byte for byte its stream at the same parameters."""
+    python = "/usr/bin/python3"
+    if subprocess.run([python, "-c", "import ppmd"], capture_output=True).returncode:
+        pytest.skip("Debian's python3-ppmd is not installed (apt-get install python3-ppmd)")
+    path, _ = small_inputs["text"]
+    roundtrip(codec_registry.get("ppmd"), path, tmp_path)
+    _, _, stream = _zip_ppmd((tmp_path / "out.zip").read_bytes())
+    theirs = subprocess.run([python, "-c", VARIANT_I, str(path)], capture_output=True,
+                            check=True).stdout
+    assert stream == theirs

@@ -300,30 +300,17 @@ def test_the_plan_states_every_design_side_by_side():
     assert costs == sorted(costs) and order[0].codec == study.codecs[0]
 
 
-def test_the_original_cells_overlay_plans_ppmd_on_text_only():
-    """config/paper-original-cells.yaml measures PPMd on text alone, as SYSTOR '09 did: its
-    plan has no PPMd job on the other file types, under every design side by side, and
-    its minimum is the moderated design's over the full study less PPMd's other cells."""
-    from wattzip.model import plan
-
+def test_the_original_cells_overlay_plans_ppmd_on_every_file_type():
+    """config/paper-original-cells.yaml measures PPMd on all four file types, as SYSTOR '09
+    did (5.3, slides 16 and 23): its jobs are the moderated study's, PPMd's among them."""
     full = Study.from_files(["config.yaml", "config/paper.yaml",
                              "config/paper-moderated.yaml"])
     study = Study.from_files(["config.yaml", "config/paper.yaml",
                               "config/paper-original-cells.yaml"])
     assert study.repeats["design"] == "moderated"
     jobs = study.jobs(study.first_testbed)
-    assert {j.file_type for j in jobs if j.codec == "ppmd"} == {"text"}
-    assert {(j.file_type, j.codec) for j in full.jobs(full.first_testbed)} - {
-        (j.file_type, j.codec) for j in jobs} == {(t, "ppmd") for t in ("zero", "binary",
-                                                                        "random")}
-    rates = {f"gen|{t}": 1e-9 for t in study.file_types}
-    for name in ["plain", *study.codecs]:
-        for t in study.file_types:
-            slow = 100 if name == "ppmd" else 1  # PPMd: most of a pass, as on this VM
-            rates[f"{t}|{name}"] = {"write_s_per_byte": 1e-9 * slow,
-                                    "read_s_per_byte": 1e-9 * slow, "stored_per_byte": 0.5}
-    ours, theirs = plan.all_designs(study, rates), plan.all_designs(full, rates)
-    cells = len(study.file_types) * (len(study.codecs) + 1) - 3
-    assert ours["one pass"].runs_min == 2 * cells
-    for design in plan.DESIGNS:
-        assert ours[design].measured_min_s < 0.5 * theirs[design].measured_min_s, design
+    assert {j.file_type for j in jobs if j.codec == "ppmd"} == {"zero", "text", "binary",
+                                                                 "random"}
+    assert {(j.file_type, j.codec) for j in jobs} == {
+        (j.file_type, j.codec) for j in full.jobs(full.first_testbed)}
+    assert not study.scope.describe()

@@ -21,6 +21,7 @@ from wattzip.records import measured_span
 from wattzip.report.tables import ReportTables
 from wattzip.run_record import count_failed
 from wattzip.units import parse_size
+from wattzip.workload import codec_registry
 
 
 def original(table: list[dict], file_type: str, codec: str, metric: str | None = None) -> str:
@@ -226,6 +227,7 @@ def _design_macros(t: ReportTables, params: Mapping) -> dict:
         "Codecs": tex(", ".join(params["codecs"]) + (
             f" ({params['unmeasured_cells']}: the config's codec_file_types)"
             if params.get("unmeasured_cells") else "")),
+        "CodecNotes": tex(codec_notes(params["codecs"])),
         "MinRepeats": params["repeats"]["min"],
         "MaxRepeats": params["repeats"]["max"],
         "CiTargetPct": f"{100 * params['repeats']['ci_target']:g}\\%",
@@ -238,6 +240,14 @@ def _design_macros(t: ReportTables, params: Mapping) -> dict:
         "RunsTotal": len(runs),
         "RunsFailed": count_failed(runs),
     }
+
+
+def codec_notes(codecs) -> str:
+    """Which implementation each measured codec is, where the codec registry says more
+    than its name (PPMd's variant and parameters, btrfs' ratio on disk)."""
+    notes = [f"{name}: {codec.note}" for name in codecs
+             if (codec := codec_registry.REGISTRY.get(name)) and codec.note]
+    return "; ".join(notes) + "." if notes else ""
 
 
 def file_size_against_original(size: str, design: Mapping[str, dict]) -> str:
