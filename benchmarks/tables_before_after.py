@@ -230,7 +230,8 @@ def macros(root: Path, results: Path, out: Path, looks: int) -> None:
                   idle=str(results / "idle" / f"{primary}.json"),
                   estimate=str(results / "plan" / "estimate.json"),
                   table3=str(out / "reference" / "systor09_table3_ratios.csv"),
-                  table4=str(out / "reference" / "systor09_table4_breakeven_server.csv"),
+                  breakeven_originals=[str(out / "reference" / f"{reference}.csv")
+                                       for reference, _, _ in BREAKEVEN.values()],
                   original_design=str(root / "paper" / "reference" / "systor09_design.csv"),
                   summaries=[str(out / "summary.csv")])
     if (results / "crosscheck.csv").exists():

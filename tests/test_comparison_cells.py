@@ -107,3 +107,43 @@ def test_the_tables_compose_no_cell():
     code = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
     assert not re.search(r'join\(.*" / "|scriptsize\(|display_tex|cell_tex|dagger|ast\}|'
                          r"ESTIMATED\}|forall", code)
+
+
+def test_the_seeds_disagreements_are_set_beside_the_cells_they_touch():
+    """Table 4 gives lzo-3 on binary an E break-even of 2.0, the talk's slide 28 2.1: the
+    original's cell is marked, and the note says what the other seed gives, both values
+    read from their tables (seed_disagreements.csv)."""
+    from wattzip.analysis.comparison import seed_disagreements
+    from wattzip.analysis.reference import read_with_tex
+    from wattzip.report.tex_tables import disagreements
+
+    reference = REPO / "paper" / "reference"
+    inputs = {p.stem: p for p in reference.glob("*.csv")}
+    disagree = disagreements(inputs, "systor09_table4_breakeven_server")
+    assert list(disagree) == [("lzo-3", "binary", "E")]
+    assert disagree[("lzo-3", "binary", "E")].endswith("(the talk's slide 28: 2.1)")
+    rows = cells.breakeven_rows(
+        [breakeven_row("lzo-3", m, c, file_type="binary") for m, c in (("E", "2.2"),
+                                                                         ("ET", "4.4"))],
+        [summary_row("lzo-3", "lzop", "3", file_type="binary")],
+        read_with_tex(inputs["systor09_table4_breakeven_server"]), ["E", "ET"], disagree)
+    assert rows[0]["cell"].endswith(rf"({'2.0' + legends.SEED_DISAGREEMENT_TEX} / 4.3)}}")
+    note = cells.breakeven_note([breakeven_row("lzo-3", "E", "2.2", file_type="binary")],
+                                ["E", "ET"], "Table 4", rows)
+    assert legends.SEED_DISAGREEMENT_TEX in note and "slide 28: 2.1" in note
+    # every table both directions name, and comparison.csv's column from the same rows
+    both = seed_disagreements(reference)
+    assert both[("systor09_slides_breakeven_desktop", "gz-9", "text", "E")].endswith(
+        "(the paper's Table 5: 78.6)")
+    assert ("systor09_table3_ratios", "lzo-1", "text", "CR") in both
+
+
+def test_a_disagreement_naming_no_cell_is_an_error_of_the_data():
+    from wattzip.analysis.reference import disagreement_notes
+    from wattzip.errors import RecordError
+
+    declared = [{"source_table": "a", "codec": "gz-1", "file_type": "text", "metric": "E",
+                 "other_table": "a", "other_codec": "gz-9", "other_label": "x", "why": "y"}]
+    with pytest.raises(RecordError, match="no cell gz-1 / gz-9 text E"):
+        disagreement_notes(declared, {"a": [{"codec": "gz-1", "file_type": "text",
+                                             "metric": "E", "display": "1"}]})

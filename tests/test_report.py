@@ -12,6 +12,7 @@ from wattzip import records, report
 from wattzip.analysis.reference import read_with_tex
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex
+from wattzip.model.layout import BREAKEVEN_ORIGINALS
 from wattzip.report import macros, passages
 from wattzip.report.tables import ReportTables
 from wattzip.run_record import count_failed
@@ -34,7 +35,8 @@ def inputs(idle_setting=PRIMARY):
                  idle=TINY / "idle" / f"{idle_setting}.json",
                  estimate=TINY / "plan" / "estimate.json",
                  table3="paper/reference/systor09_table3_ratios.csv",
-                 table4="paper/reference/systor09_table4_breakeven_server.csv",
+                 breakeven_originals=[f"paper/reference/{reference}.csv" for reference, _, _
+                                      in BREAKEVEN_ORIGINALS.values()],
                  original_design="paper/reference/systor09_design.csv",
                  summaries=[TINY / "summary.csv"])
     return paths

@@ -10,7 +10,7 @@ from wattzip.analysis.agreement import (
     ratio_to_off_agreement,
 )
 from wattzip.analysis.breakeven import format_ratio, parse_display
-from wattzip.analysis.reference import read_reference
+from wattzip.analysis.reference import DISAGREEMENTS, disagreement_notes, read_reference
 from wattzip.resources import ReferenceDir, reference_file
 
 
@@ -26,11 +26,25 @@ BREAKEVEN_TABLES = {"systor09_table4_breakeven_server": "server",
                     "systor09_slides_breakeven_laptop": "laptop"}
 
 
+def seed_disagreements(reference_dir: ReferenceDir | None = None) -> dict[tuple, str]:
+    """The seeds' disagreements by (table, codec, file type, metric), each what the other
+    seed says (seed_disagreements.csv; none where the folder has no such file)."""
+    path = reference_file(f"{DISAGREEMENTS}.csv", reference_dir)
+    if not path.is_file():
+        return {}
+    _, declared = read_reference(path)
+    names = {d[k] for d in declared for k in ("source_table", "other_table")}
+    return disagreement_notes(declared, {n: read_reference(
+        reference_file(f"{n}.csv", reference_dir))[1] for n in names})
+
+
 def comparison_table(summary: list[dict], breakeven: list[dict],
                      reference_dir: ReferenceDir | None = None) -> list[dict]:
     """Original numbers beside the reproduced ones, one row per cell of each source table,
     each with its agreement in kind (same_kind) and in magnitude (agreement:
-    wattzip.analysis.agreement)."""
+    wattzip.analysis.agreement), and where the seeds disagree on the cell, what the other
+    says (seed_disagreement)."""
+    disagree = seed_disagreements(reference_dir)
     cr = {(s["testbed"], s["setting"], s["file_type"], s["codec"]): s
           for s in summary if s["op"] == "compress-write"}
     be = {(b["testbed"], b["setting"], b["file_type"], b["codec"], b["metric"]): b
@@ -72,10 +86,14 @@ def comparison_table(summary: list[dict], breakeven: list[dict],
                 for row in rows:
                     mine = lookup(testbed, setting, row)
                     if mine is not None:
+                        cell = make(row, mine)
                         out.append({"source_table": name, "source": source, "testbed": testbed,
                                     "setting": setting, "machine": machine,
                                     "file_type": row["file_type"], "codec": row["codec"],
-                                    "original_display": row["display"], **make(row, mine)})
+                                    "original_display": row["display"], **cell,
+                                    "seed_disagreement": disagree.get(
+                                        (name, row["codec"], row["file_type"],
+                                         cell["metric"]), "")})
     return out + hpc14_cells(summary, reference_dir)
 
 
@@ -102,7 +120,8 @@ def hpc14_cells(summary: list[dict], reference_dir: ReferenceDir | None = None) 
                 continue
             base = {"source_table": HPC14_PATTERNS, "source": source, "testbed": testbed,
                     "setting": setting, "machine": "", "file_type": file_type,
-                    "codec": codec, "same_kind": "", "estimated": False}
+                    "codec": codec, "same_kind": "", "estimated": False,
+                    "seed_disagreement": ""}
             value = mine.get("elapsed_vs_off", math.nan)
             lo, hi = mine.get("elapsed_vs_off_lo", math.nan), mine.get("elapsed_vs_off_hi",
                                                                         math.nan)

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TextIO
 
+from wattzip.analysis.reference import DISAGREEMENTS
 from wattzip.model import plan, repeat_design
 from wattzip.model.study import Study
 from wattzip.workload import codec_registry
@@ -221,7 +222,7 @@ class Tree:
         each by its name in paper/reference/."""
         inputs = {name: f"{self.root}/{testbed}/{name}.csv"
                   for name in ("summary", "breakeven", "claims", "provenance")}
-        originals = ["systor09_table3_ratios", "systor11_table1_ratios"]
+        originals = ["systor09_table3_ratios", "systor11_table1_ratios", DISAGREEMENTS]
         originals += [reference for reference, _, _ in BREAKEVEN_ORIGINALS.values()]
         if has_hpc14(self.study):
             originals += ["hpc14_table2_patterns", "hpc14_table3_write_only",
@@ -237,7 +238,8 @@ class Tree:
                       idle=f"{base}/idle/{self.study.primary.name}.json",
                       estimate=f"{base}/plan/estimate.json",
                       table3="paper/reference/systor09_table3_ratios.csv",
-                      table4="paper/reference/systor09_table4_breakeven_server.csv",
+                      breakeven_originals=[f"paper/reference/{reference}.csv" for
+                                           reference, _, _ in BREAKEVEN_ORIGINALS.values()],
                       original_design="paper/reference/systor09_design.csv",
                       summaries=[f"{self.root}/{t}/summary.csv" for t in self.testbeds])
         if self.study.crosscheck["codecs"]:

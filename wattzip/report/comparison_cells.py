@@ -59,12 +59,27 @@ def _ratio_agreement(row: Mapping, original: Mapping | None) -> agreement.Agreem
         original["display"], row["compression_ratio"])
 
 
-def ratio_rows(summary: list[dict], originals: Sequence[list[dict]]) -> list[dict]:
+def _contradicted(original: Iterable[Mapping], disagree: Mapping[tuple, str],
+                  metric: str | None = None) -> list[dict]:
+    """The original's rows, the cells another seed contradicts (`disagree`: by codec,
+    file type and metric) marked after their display_tex and carrying what it says."""
+    out = []
+    for row in original:
+        note = disagree.get((row["codec"], row["file_type"], metric or row["metric"]))
+        out.append({**row, "display_tex": row["display_tex"]
+                    + legends.SEED_DISAGREEMENT_TEX, "disagreement": note} if note
+                   else dict(row))
+    return out
+
+
+def ratio_rows(summary: list[dict], originals: Sequence[list[dict]],
+               disagree: Mapping[tuple, str] | None = None) -> list[dict]:
     """The compressed writes' ratios, each with its agreement's mark beside the first
-    original's that has it (agreement: None where no original has it)."""
+    original's that has it (agreement: None where no original has it), the original's
+    marked where another seed contradicts it (`disagree`: by codec, file type and CR)."""
     paper: dict[tuple, Mapping] = {}
     for table in originals:
-        for row in table:
+        for row in _contradicted(table, disagree or {}, "CR"):
             paper.setdefault((row["codec"], row["file_type"]), row)
     out = []
     for r in summary:
@@ -78,13 +93,23 @@ def ratio_rows(summary: list[dict], originals: Sequence[list[dict]]) -> list[dic
                         r["compression_ratio_tex"] + (agreed.mark_tex if agreed else ""),
                         original["display_tex"] if original else None),
                     "agreements": [agreed] if agreed else [],
+                    "disagreements": [original["disagreement"]]
+                    if original and original.get("disagreement") else [],
                     "simulated": r.get("simulated") == "true"})
     return out
 
 
+def disagreements_of(cells: Iterable[Mapping]) -> list[str]:
+    """What another seed says of each original's cell a table sets (ratio_rows,
+    breakeven_rows)."""
+    return [d for cell in cells for d in cell.get("disagreements", [])]
+
+
 def ratio_note(cells: Sequence[Mapping]) -> str:
-    """The ratio table's note: what its cells are, the agreements' legend and count."""
-    return legends.note(RATIO_NOTE, legends.agreement_marks(agreements_of(cells)))
+    """The ratio table's note: what its cells are, the agreements' legend and count, and
+    the seeds' disagreements on its originals."""
+    return legends.note(RATIO_NOTE, legends.agreement_marks(agreements_of(cells)),
+                        legends.seed_disagreements(disagreements_of(cells)))
 
 
 def agreements_of(cells: Iterable[Mapping]) -> list[agreement.Agreement]:
@@ -111,17 +136,25 @@ def _marked(breakeven: Iterable[Mapping], original: Iterable[Mapping],
 
 
 def breakeven_rows(breakeven: list[dict], summary: list[dict], original: list[dict],
-                   metrics: Sequence[str]) -> list[dict]:
+                   metrics: Sequence[str],
+                   disagree: Mapping[tuple, str] | None = None) -> list[dict]:
     """Each compressing codec's pair of break-even cells as the analysis set them (cell_tex:
     with its dagger where an estimated verdict depends on the model), beside the
-    original's pair."""
+    original's pair, marked where another seed contradicts it (`disagree`: by codec, file
+    type and metric)."""
     marked, agreed = _marked(breakeven, original, metrics)
     mine = _pairs(marked, "cell_tex", metrics)
-    paper = _pairs(original, "display_tex", metrics)
+    contradicted = _contradicted(original, disagree or {})
+    paper = _pairs(contradicted, "display_tex", metrics)
+    said = {}
+    for row in contradicted:
+        if row.get("disagreement") and row["metric"] in metrics:
+            said.setdefault((row["codec"], row["file_type"]), []).append(row["disagreement"])
     tools = _tools(r for r in summary if r["codec"] != "plain")
     return [{"codec": codec, **tools[codec], "file_type": file_type,
              "cell": beside_original(cell, paper.get((codec, file_type))),
              "agreements": agreed.get((codec, file_type), []),
+             "disagreements": said.get((codec, file_type), []),
              "simulated": breakeven[0].get("simulated") == "true"}
             for (codec, file_type), cell in sorted(mine.items()) if codec in tools]
 
@@ -137,6 +170,7 @@ def breakeven_note(breakeven: list[dict], metrics: Sequence[str], original: str,
                         rf"original ({tex(original)}) in parentheses.",
                         legends.breakeven_marks(levels),
                         legends.agreement_marks(agreements_of(cells)),
+                        legends.seed_disagreements(disagreements_of(cells)),
                         legends.estimated_cells(estimated))
 
 

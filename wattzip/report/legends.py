@@ -12,6 +12,7 @@ from wattzip.latex import tex
 from wattzip.resources import label
 
 ESTIMATED_VERDICT_TEX = r"$^{\ast}$"  # a claim's verdict that rests on estimated energy
+SEED_DISAGREEMENT_TEX = r"$^{\S}$"  # an original's cell another seed contradicts
 
 ESTIMATED = rf"\textbf{{{tex(label('estimated'))}}}."  # the figures' subtitle's words
 MODEL_DEPENDENT = (rf"{MODEL_DEPENDENT_TEX}: decided otherwise at the coefficient table's "
@@ -37,6 +38,15 @@ def agreement_marks(agreements: list[Agreement]) -> list[str]:
     if not agreements:
         return []
     return [LEGEND_TEX, f"Here {count_text(agreements)} with the original."]
+
+
+def seed_disagreements(notes: list[str]) -> list[str]:
+    """The legend of the originals' cells another seed contradicts, each with what the
+    other says (wattzip.analysis.reference.disagreement_notes); none where none is."""
+    if not notes:
+        return []
+    return [rf"{SEED_DISAGREEMENT_TEX} The seeds disagree on the original's cell: "
+            + "; ".join(tex(n) for n in dict.fromkeys(notes)) + "."]
 
 
 def estimated_energy(estimated: bool) -> list[str]:

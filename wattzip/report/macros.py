@@ -17,7 +17,9 @@ from wattzip.analysis.robustness import median_abs_error_pct
 from wattzip.errors import RecordError
 from wattzip.latex import display_tex, fixed_tex, tex
 from wattzip.meters.coefficients import extremes
+from wattzip.model.layout import BREAKEVEN_ORIGINALS
 from wattzip.records import measured_span
+from wattzip.report import legends
 from wattzip.report.tables import ReportTables
 from wattzip.run_record import count_failed
 from wattzip.units import parse_size
@@ -46,23 +48,33 @@ def compression_ratio(t: ReportTables, file_type: str, codec: str) -> str:
     return "--"
 
 
+AGREEMENT_MACROS = {"server": "AgreementTableFour", "desktop": "AgreementTableFive",
+                    "slides_server": "AgreementSlidesServer",
+                    "slides_desktop": "AgreementSlidesDesktop",
+                    "slides_laptop": "AgreementSlidesLaptop"}  # by layout.BREAKEVEN_ORIGINALS
+
+
 def agreement_counts(t: ReportTables) -> dict[str, str]:
-    """How many of SYSTOR '09 Table 3's and Table 4's cells this testbed's agree with in
-    magnitude and in kind (wattzip.analysis.agreement), as the tables mark them."""
+    """How many of SYSTOR '09 Table 3's cells and of each break-even original's (Tables 4
+    and 5, the talk's slides) this testbed's agree with in magnitude and in kind
+    (wattzip.analysis.agreement), as the tables mark them."""
     ratios = {(s["file_type"], s["codec"]): s for s in t.summary
               if s["op"] == "compress-write" and int(s["n"]) > 0}
     cells = {(b["file_type"], b["codec"], b["metric"]): b for b in t.breakeven}
     table3 = [ratio_agreement(r["display"], ratios[(r["file_type"], r["codec"])]
                               ["compression_ratio"])
               for r in t.table3 if (r["file_type"], r["codec"]) in ratios]
-    table4 = []
-    for r in t.table4:
-        b = cells.get((r["file_type"], r["codec"], r["metric"]))
-        if b is not None:
-            table4.append(breakeven_agreement(r["display"], b["kind"], b["value"], b["lo"],
-                                              b["hi"], b["decided"]))
-    return {"AgreementTableThree": tex(count_text(table3)),
-            "AgreementTableFour": tex(count_text(table4))}
+    out = {"AgreementTableThree": tex(count_text(table3)),
+           "SeedDisagreementMark": legends.SEED_DISAGREEMENT_TEX}
+    for original, (reference, _, _) in BREAKEVEN_ORIGINALS.items():
+        agreed = []
+        for r in t.breakeven_originals[reference]:
+            b = cells.get((r["file_type"], r["codec"], r["metric"]))
+            if b is not None:
+                agreed.append(breakeven_agreement(r["display"], b["kind"], b["value"],
+                                                  b["lo"], b["hi"], b["decided"]))
+        out[AGREEMENT_MACROS[original]] = tex(count_text(agreed))
+    return out
 
 
 def throughput_mib_s(t: ReportTables, op: str) -> str:

@@ -42,7 +42,8 @@ class ReportTables:
     manifest: dict
     estimate: dict
     table3: list[dict]
-    table4: list[dict]
+    # the break-even originals by their names (layout.BREAKEVEN_ORIGINALS' tables)
+    breakeven_originals: dict[str, list[dict]]
     original_design: dict[str, dict]  # the original's design by quantity (value, display)
 
     @classmethod
@@ -63,7 +64,8 @@ class ReportTables:
             manifest=_json(inputs["manifest"]),
             estimate=_json(inputs["estimate"]),
             table3=read_reference(inputs["table3"])[1],
-            table4=read_reference(inputs["table4"])[1],
+            breakeven_originals={Path(p).stem: read_reference(p)[1]
+                                 for p in inputs["breakeven_originals"]},
             original_design={r["quantity"]: r for r in
                              read_reference(inputs["original_design"])[1]},
         )
@@ -73,6 +75,11 @@ class ReportTables:
                               f"tables ({sorted(settings)}) are not all of the primary "
                               f"setting {primary}")
         return tables
+
+    @property
+    def table4(self) -> list[dict]:
+        """SYSTOR '09 Table 4 (server), the original the text quotes most."""
+        return self.breakeven_originals["systor09_table4_breakeven_server"]
 
     @property
     def estimated(self) -> bool:

@@ -18,7 +18,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from wattzip.analysis.reference import read_with_tex
+from wattzip.analysis.reference import (
+    DISAGREEMENTS,
+    disagreement_notes,
+    read_reference,
+    read_with_tex,
+)
 from wattzip.model import layout
 from wattzip.records import write_text_atomically
 from wattzip.report import comparison_cells, hpc14_cells, text_cells
@@ -112,12 +117,24 @@ def by_file_type(cells: list[dict], cell_align: str, note: str) -> list[str]:
     return tabular(["Tool", *types], body, "l" + cell_align * len(types), note)
 
 
+def disagreements(inputs: Mapping, table: str) -> dict[tuple, str]:
+    """The seeds' disagreements on one original table's cells (by codec, file type and
+    metric), read from the tables they name (each an input by its name)."""
+    _, declared = read_reference(inputs[DISAGREEMENTS])
+    names = {d[k] for d in declared if d["source_table"] == table
+             for k in ("source_table", "other_table")}
+    return disagreement_notes(declared, {n: read_reference(inputs[n])[1] for n in names},
+                              table)
+
+
 def ratios(inputs: Mapping) -> Table:
     """The compressed writes' ratios beside SYSTOR '09 Table 3 (SYSTOR '11 Table 1 where
     levels ran)."""
-    originals = [read_with_tex(inputs["systor09_table3_ratios"]),
-                 read_with_tex(inputs["systor11_table1_ratios"])]
-    cells = comparison_cells.ratio_rows(primary_rows(inputs["summary"]), originals)
+    names = ["systor09_table3_ratios", "systor11_table1_ratios"]
+    originals = [read_with_tex(inputs[name]) for name in names]
+    disagree = {k: v for name in reversed(names) for k, v in disagreements(inputs,
+                                                                           name).items()}
+    cells = comparison_cells.ratio_rows(primary_rows(inputs["summary"]), originals, disagree)
     return Table(by_file_type(cells, "r", comparison_cells.ratio_note(cells)),
                  _simulated(cells))
 
@@ -127,7 +144,8 @@ def breakeven(inputs: Mapping, original: str) -> Table:
     reference, metrics, title = layout.BREAKEVEN_ORIGINALS[original]
     table = primary_rows(inputs["breakeven"])
     cells = comparison_cells.breakeven_rows(table, rows(inputs["summary"]),
-                                            read_with_tex(inputs[reference]), metrics)
+                                            read_with_tex(inputs[reference]), metrics,
+                                            disagreements(inputs, reference))
     note = comparison_cells.breakeven_note(table, metrics, title, cells)
     return Table(by_file_type(cells, "c", note), _simulated(cells))
 
