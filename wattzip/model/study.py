@@ -20,6 +20,7 @@ from wattzip.analysis.claims.registry import kinds_read
 from wattzip.analysis.stopping import METRICS as JUDGED_METRICS
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
+from wattzip.machine.emulated import EmulatedMachine
 from wattzip.measure import spec as specs
 from wattzip.measure.idle import first_look
 from wattzip.model.config import merge_configs, validate, with_defaults
@@ -57,6 +58,7 @@ class Study:
         # Refused when the config is read, like the design's other contradictions.
         self.idle_first_look = first_look(c["idle"]["count"], c["idle"]["min_count"])
         self.duty = self._duty()
+        self.machine = EmulatedMachine.of(c["machine"])
         self.settings = self._settings()
         self.primary, self.primary_rule = self._primary()
 
@@ -302,7 +304,10 @@ class Study:
         its medium placed on the testbed (wattzip.measure.spec)."""
         s = self.settings[setting]
         return {"setting": {"name": s.name, **s.machine_factors()},
-                "medium": s.placed_medium_on(self.testbeds[testbed])}
+                "medium": s.placed_medium_on(self.testbeds[testbed]),
+                # The emulated machine (config machine:), in the spec only when emulated.
+                **({"machine": dict(self.config["machine"])} if self.machine.emulated
+                   else {})}
 
     def job_spec(self, job: Job) -> dict:
         """Everything one measurement job needs of the study, and nothing else: its
