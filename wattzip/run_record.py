@@ -268,6 +268,7 @@ NUMERIC_COLUMNS = frozenset({
     "cpus", "package_temp_start_c", "package_temp_end_c", "cpu_freq_mhz", "throttle_events",
     "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
     "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
+    "machine_cpus", "machine_memory_bytes",
     "schema_version",
 })
 BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io",

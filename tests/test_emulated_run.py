@@ -1,0 +1,93 @@
+"""A job measured on the emulated machine (config machine:): its measured command sees one
+CPU and the memory limit from inside, its output is flushed by unmounting an ext2 image,
+and afterwards every cgroup, CPU and mount is as it was. Real cgroups, a real loop-mounted
+ext2 image; the SIGKILL case is test_machine.py's."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from wattzip import meters, records
+from wattzip.machine import media
+from wattzip.machine.emulated import EmulatedMachine
+from wattzip.measure import repeats
+from wattzip.workload import codec_registry
+
+from .test_runner import make_job
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (cgroups, mounts)")
+MEMORY = 256 * 2**20
+
+# Run inside the measured region as the codec's compressor: what the command sees of its
+# CPUs and of its memory cgroup's limit (v1 memory.limit_in_bytes, v2 memory.max), then
+# gzip as the codec would.
+PROBE = """
+import json, os, subprocess, sys
+cpus = sorted(os.sched_getaffinity(0))
+nproc = int(subprocess.run(["nproc"], capture_output=True, text=True).stdout)
+for line in open("/proc/self/cgroup").read().splitlines():
+    number, controllers, path = line.split(":", 2)
+    if "memory" in controllers.split(","):
+        limit = open(f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes").read()
+        break
+    if number == "0" and os.path.exists(f"/sys/fs/cgroup{path}/memory.max"):
+        limit = open(f"/sys/fs/cgroup{path}/memory.max").read()
+with open(sys.argv[1], "a") as seen:
+    seen.write(json.dumps({"cpus": cpus, "nproc": nproc, "memory_cgroup": path,
+                           "limit": int(limit)}) + "\\n")
+os.execvp("gzip", ["gzip", "-1", "-c"])
+"""
+
+
+def probe_codec(tmp_path: Path) -> codec_registry.Codec:
+    script = tmp_path / "probe-gzip"
+    script.write_text(f"#!{sys.executable}\n{PROBE}")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    seen = tmp_path / "seen.jsonl"
+    wrapper = tmp_path / "probe"
+    wrapper.write_text(f"#!/bin/sh\nexec {script} {seen}\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    return dataclasses.replace(codec_registry.get("gz-1"), name="gz-probe",
+                               compress=(str(wrapper),))
+
+
+def machine_state() -> dict:
+    """What the job may change and must leave as it was: the CPUs online, this process's
+    cgroups, every wattzip-* cgroup, every mount."""
+    cgroups = sorted(str(p) for root in Path("/sys/fs/cgroup").iterdir() if root.is_dir()
+                     for p in root.rglob("wattzip-*"))
+    return {"online": Path("/sys/devices/system/cpu/online").read_text(),
+            "own": Path("/proc/self/cgroup").read_text(), "cgroups": cgroups,
+            "mounts": Path("/proc/self/mounts").read_text()}
+
+
+def test_a_job_on_the_emulated_machine_sees_one_cpu_and_its_memory_limit(
+        small_inputs, tmp_path):
+    medium = media.Medium(name="ext2", kind="image", path=str(tmp_path / "ext2"),
+                          size="64MiB", fs="ext2", flush="unmount")
+    job = make_job(small_inputs, tmp_path, "gz-1", medium=medium, min_repeats=1,
+                   max_repeats=1, threads=1,
+                   machine=EmulatedMachine(cpus=1, memory_bytes=MEMORY))
+    job.codec = probe_codec(tmp_path)
+    meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20,
+                                                  model_max_power_w=60, interval_s=0.05))
+    before = machine_state()
+    repeats.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
+    runs = records.read_jsonl([tmp_path / "j.jsonl"])
+    assert [r["op"] for r in runs] == ["compress-write", "decompress-read"]
+    assert all(r["verified"] for r in runs)
+    (seen,) = [json.loads(line) for line in (tmp_path / "seen.jsonl").read_text().splitlines()]
+    assert seen["cpus"] == [min(os.sched_getaffinity(0))] and seen["nproc"] == 1
+    assert seen["limit"] == MEMORY and os.path.basename(seen["memory_cgroup"]).startswith(
+        "wattzip-")
+    write = runs[0]
+    assert (write["machine_cpus"], write["machine_memory_bytes"]) == (1, MEMORY)
+    assert write["flush"] == "unmount" and write["target_fs"] == "ext2"
+    assert machine_state() == before
