@@ -173,3 +173,45 @@ def test_the_paper_s_disk_is_its_data_sheet_s_rate():
     with pytest.raises(ConfigError, match="ST373207LW"):
         throttle.parse_bandwidth("ST000")
     assert os.path.basename(throttle.bandwidth_label("ST373207LW")) == "ST373207LW"
+
+
+def test_the_report_states_the_emulated_machine_beside_the_real_one_and_the_paper_s():
+    from wattzip.analysis.reference import read_reference
+    from wattzip.machine import system
+    from wattzip.model import layout
+    from wattzip.report import macros
+
+    design = {r["quantity"]: r for r in read_reference(
+        REPO / "paper/reference/systor09_design.csv")[1]}
+    params = layout.report_params(paper(), ["local"], "rehearsal", "figures")
+    text = macros.machine_against_original(params["emulated_machine"], design)
+    assert text.startswith("The measured tools ran on an emulated machine, 1 CPU (a cpuset), "
+                           "1GiB of memory, page cache included")
+    assert "the paper's server ran one processor unit (the maxcpus = 1 boot parameter)" in text
+    assert "saw the whole machine" in macros.machine_against_original("", design)
+    rows = {r["key"]: r["value"] for r in system.provenance_rows(
+        {"emulated_machine": params["emulated_machine"], "memory_bytes": 2**33})}
+    assert rows["memory"] == "8.0 GiB" and rows["emulated machine"].startswith("1 CPU")
+    assert "real machine's" in rows["emulated machine"]
+    settings = paper().settings_rows()
+    assert {s["machine"] for s in settings} == {params["emulated_machine"]}
+
+
+def test_each_departure_from_the_paper_s_setup_is_stated():
+    assert paper().departures() == []
+    config = paper().config
+    changed = paper(file_size="256MiB", machine={**config["machine"], "cpus": None},
+                    meter={**config["meter"], "require_whole_machine": False},
+                    idle={**config["idle"], "min_count": 3})
+    assert changed.departures() == [
+        "file_size: 256MiB (the paper's setup: 2GiB)",
+        "machine.cpus: null (the paper's setup: 1)",
+        "meter.require_whole_machine: false (the paper's setup: true)",
+        "idle.min_count: 3 (the paper's setup: 10)"]
+    # Places are no setup; a study that claims no paper's setup states none.
+    assert paper(target_dir="/srv/elsewhere", input_dir="/srv/in").departures() == []
+    assert paper(paper_setup=None, file_size="1MiB").departures() == []
+    from wattzip.report import macros
+
+    assert macros.departures(None, []) == ""
+    assert "without a departure" in macros.departures("config/paper.yaml", [])

@@ -29,6 +29,39 @@ from wattzip.model.scope import CellScope
 from wattzip.model.testbed import FACTORS, DutyCycleWorkload, Setting, Testbed, medium_fields
 from wattzip.workload import codec_registry
 
+# Keys of a paper's setup overlay that name places, not the setup (Study.departures).
+PLACES = ("study", "testbed", "testbeds", "target_dir", "input_dir", "paper_setup")
+MEDIUM_PLACES = ("path", "image", "device")
+_ABSENT = object()
+
+
+def _leaves(tree: dict, prefix: str = "") -> list[tuple[str, object]]:
+    """A config's values by dotted key, mappings walked into, lists taken whole."""
+    out = []
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            out += _leaves(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
+def _at(config: dict, key: str):
+    for part in key.split("."):
+        if not isinstance(config, dict) or part not in config:
+            return _ABSENT
+        config = config[part]
+    return config
+
+
+def _shown(value) -> str:
+    if value is _ABSENT:
+        return "left out"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) \
+        else str(value)
+
 
 class Study:
     """The merged, validated config as one typed object."""
@@ -132,6 +165,22 @@ class Study:
             for testbed in self.testbeds.values():
                 s.medium_on(testbed)
         return settings
+
+    def departures(self) -> list[str]:
+        """Each value of the merged config that differs from the paper's setup, for a key
+        its overlay (config `paper_setup`) sets, as "key: value (the paper's setup:
+        value)"; places and names (PLACES, a medium's path) are no setup."""
+        if not self.config["paper_setup"]:
+            return []
+        setup = merge_configs([self.config["paper_setup"]])  # the overlay alone
+        out = []
+        for key, paper in _leaves(setup):
+            if key.split(".")[0] in PLACES or key.rsplit(".", 1)[-1] in MEDIUM_PLACES:
+                continue
+            here = _at(self.config, key)
+            if here != paper:
+                out.append(f"{key}: {_shown(here)} (the paper's setup: {_shown(paper)})")
+        return out
 
     def _primary(self) -> tuple[Setting, str]:
         """The setting whose numbers stand for "the" setting in the report's single-setting
@@ -376,5 +425,6 @@ class Study:
         """settings.csv: one row per setting, one column per factor, the primary flagged."""
         duty = self.duty.describe() if self.duty else ""
         return [{**s.factors(), "bandwidth_bytes_per_s": s.bandwidth_bytes_per_s or "",
-                 "dutycycle": duty, "primary": "true" if s is self.primary else "false"}
+                 "dutycycle": duty, "machine": self.machine.describe(),
+                 "primary": "true" if s is self.primary else "false"}
                 for s in self.settings.values()]

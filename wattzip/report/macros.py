@@ -251,6 +251,27 @@ def file_size_against_original(size: str, design: Mapping[str, dict]) -> str:
     return f"The inputs are {size}, " + (paper + "." if ours == theirs else f"above {paper}.")
 
 
+def machine_against_original(emulated: str, design: Mapping[str, dict]) -> str:
+    """What the measured tools saw (the config's emulated machine, or the real one)
+    beside the original's server."""
+    paper = tex(f"the paper's server ran {design['cpus']['display']} and "
+                f"{design['ram_bytes']['display']} of RAM")
+    if emulated:
+        return (f"The measured tools ran on an emulated machine, {tex(emulated)}, inside "
+                "the real one of Table~\\ref{tab:provenance}; " + paper + ".")
+    return ("The measured tools saw the whole machine of Table~\\ref{tab:provenance}; "
+            + paper + ".")
+
+
+def departures(setup: str | None, found: list[str]) -> str:
+    """Each departure from the paper's setup the study made (Study.departures)."""
+    if not setup:
+        return ""
+    if not found:
+        return f"The study ran the paper's setup ({setup}) without a departure."
+    return (f"Departures from the paper's setup ({setup}): " + "; ".join(found) + ".")
+
+
 def _original_macros(t: ReportTables, params: Mapping) -> dict:
     """The original's design as the paper states it (paper/reference/systor09_design.csv)."""
     design = t.original_design
@@ -261,6 +282,8 @@ def _original_macros(t: ReportTables, params: Mapping) -> dict:
                             f"{design['ci_target']['display']}"),
         "PaperIdle": tex(design["idle"]["display"]),
         "FileSizeAgainstPaper": tex(file_size_against_original(params["file_size"], design)),
+        "MachineAgainstPaper": machine_against_original(params["emulated_machine"], design),
+        "PaperDepartures": tex(departures(params["paper_setup"], params["departures"])),
     }
 
 
