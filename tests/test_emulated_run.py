@@ -20,6 +20,7 @@ from wattzip.machine.emulated import EmulatedMachine
 from wattzip.measure import repeats
 from wattzip.workload import codec_registry
 
+from .job_files import wattzip_job
 from .test_runner import make_job
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (cgroups, mounts)")
@@ -90,4 +91,20 @@ def test_a_job_on_the_emulated_machine_sees_one_cpu_and_its_memory_limit(
     write = runs[0]
     assert (write["machine_cpus"], write["machine_memory_bytes"]) == (1, MEMORY)
     assert write["flush"] == "unmount" and write["target_fs"] == "ext2"
+    assert machine_state() == before
+
+
+def test_wattzip_job_takes_the_emulated_machine_from_its_spec(job_files):
+    """The spec the study model writes carries the config's machine: `wattzip job` runs
+    the tools on it and every run record states it as the kernel held it."""
+    spec = json.loads(job_files["--spec"].read_text())
+    spec["machine"] = {"cpus": 1, "memory": "256MiB", "hotplug": False,
+                       "min_file_to_memory": 0}
+    job_files["--spec"].write_text(json.dumps(spec))
+    before = machine_state()
+    done = wattzip_job(job_files)
+    assert done.returncode == 0, done.stderr
+    runs = records.read_jsonl([job_files["--out"]])
+    assert runs and {(r["machine_cpus"], r["machine_memory_bytes"], r["threads"])
+                     for r in runs} == {(1, MEMORY, 1)}
     assert machine_state() == before
