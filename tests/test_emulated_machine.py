@@ -215,3 +215,15 @@ def test_each_departure_from_the_paper_s_setup_is_stated():
 
     assert macros.departures(None, []) == ""
     assert "without a departure" in macros.departures("config/paper.yaml", [])
+
+
+def test_the_claims_table_says_not_comparable_and_shows_the_numbers():
+    from wattzip.report import text_cells
+
+    (row,) = text_cells.claim_rows([{
+        "claim": "c", "source": "s", "setting": "all", "primary": "true", "estimated": "false",
+        "verdict": "not comparable: the meter sees the CPU package and DRAM, not the disk",
+        "evidence": "gz-1 saves 12 kJ"}])
+    assert row["verdict"] == r"\emph{not comparable}"
+    assert row["evidence"] == ("the meter sees the CPU package and DRAM, not the disk. "
+                               "gz-1 saves 12 kJ")

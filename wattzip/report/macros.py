@@ -19,6 +19,7 @@ from wattzip.latex import display_tex, fixed_tex, tex
 from wattzip.meters.coefficients import extremes
 from wattzip.records import measured_span
 from wattzip.report.tables import ReportTables
+from wattzip.report.text_cells import NOT_COMPARABLE
 from wattzip.run_record import count_failed
 from wattzip.units import parse_size
 
@@ -138,9 +139,14 @@ def measured_dates(first: dt.datetime | None, last: dt.datetime | None) -> str:
 
 def claim_counts(t: ReportTables) -> dict[str, int]:
     verdicts = [c["verdict"] for c in t.claims]
+    apart = sum(v.startswith(NOT_COMPARABLE) for v in verdicts)
     return {"ClaimsTotal": len(verdicts), "ClaimsHold": verdicts.count("holds"),
             "ClaimsRefuted": verdicts.count("refuted"),
-            "ClaimsUntestable": sum(v.startswith("not testable") for v in verdicts)}
+            "ClaimsUntestable": sum(v.startswith("not testable") for v in verdicts),
+            # Energy claims a meter that sees no disk cannot set beside the papers'.
+            "ClaimsNotComparable": (f" {apart} energy claim{'s are' if apart != 1 else ' is'}"
+                                    " not comparable with the papers': the meter sees no "
+                                    "disk.") if apart else ""}
 
 
 def crosscheck(t: ReportTables) -> dict[str, str]:
