@@ -53,7 +53,7 @@ PARAMS = {"testbed": "tiny", "primary": PRIMARY, "primary_rule": "the first of t
           "testbeds": ["tiny"], "descriptions": {"tiny": "a test box"},
           "stage": "results", "study": "tiny", "study_description": "",
           "fig_dir": "../../figures/tiny/tiny", "emulated_machine": "", "paper_setup": None,
-          "departures": []}
+          "departures": [], "primary_flush": "fsync"}
 
 
 @pytest.fixture(scope="module")

@@ -269,6 +269,16 @@ def machine_against_original(emulated: str, design: Mapping[str, dict]) -> str:
             + paper + ".")
 
 
+def flush_against_original(flush: str) -> str:
+    """How the primary setting's writes reached the device, beside the paper's unmount."""
+    if flush == "unmount":
+        return ("the target's filesystem has been unmounted, which writes the file out to "
+                "the device, as the paper unmounted its partition at the end of each "
+                "iteration")
+    return ("the written file has been flushed to the device by fsync (the paper unmounted "
+            "the partition instead)")
+
+
 def departures(setup: str | None, found: list[str]) -> str:
     """Each departure from the paper's setup the study made (Study.departures)."""
     if not setup:
@@ -290,6 +300,7 @@ def _original_macros(t: ReportTables, params: Mapping) -> dict:
         "FileSizeAgainstPaper": tex(file_size_against_original(params["file_size"], design)),
         "MachineAgainstPaper": machine_against_original(params["emulated_machine"], design),
         "PaperDepartures": tex(departures(params["paper_setup"], params["departures"])),
+        "FlushAgainstPaper": tex(flush_against_original(params["primary_flush"])),
     }
 
 
