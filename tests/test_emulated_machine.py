@@ -141,10 +141,17 @@ def paper(**changes) -> Study:
 
 
 def test_the_paper_overlay_refuses_a_file_the_page_cache_would_hold():
-    assert checks.machine_problems(paper()) == []
-    (problem,) = checks.machine_problems(paper(file_size="1GiB"))
+    study = paper()
+    assert checks.machine_problems(study.config["machine"], study.file_size_bytes) == []
+    (problem,) = checks.machine_problems(study.config["machine"], 2**30)
     assert "below 2 x the emulated machine's memory (1GiB" in problem
     assert "I/O could hide in it" in problem and "min_file_to_memory: 0" in problem
+    assert problem in checks.design_problems(paper(file_size="1GiB"), "local")
+    from wattzip.model import preflight
+
+    settings = paper(file_size="1GiB").preflight_settings("local")
+    with pytest.raises(preflight.PreflightError, match="page cache would hold"):
+        preflight.run([], settings, 2**30, 1, {}, "/nonexistent", [])
 
 
 def test_the_paper_overlay_emulates_one_cpu_and_1_gib_in_every_spec():

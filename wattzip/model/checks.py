@@ -7,8 +7,11 @@ design that cannot work stops before the first input is generated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from wattzip import meters, units
 from wattzip.errors import ConfigError
+from wattzip.machine.emulated import EmulatedMachine
 from wattzip.machine.media import Medium
 from wattzip.measure import spec as specs
 from wattzip.measure.free_space import space_needed
@@ -67,12 +70,13 @@ def meter_problems(testbed: str, meter: dict) -> list[str]:
     return out
 
 
-def machine_problems(study: Study) -> list[str]:
-    """The emulated machine's memory against the file size (config machine:)."""
-    ratio, memory = study.config["machine"]["min_file_to_memory"], study.machine.memory_bytes
-    if not ratio or memory is None or study.file_size_bytes >= ratio * memory:
+def machine_problems(machine: Mapping, file_size_bytes: int) -> list[str]:
+    """The emulated machine's memory (config machine:) against the file size."""
+    ratio = machine.get("min_file_to_memory") or 0
+    memory = EmulatedMachine.of(machine).memory_bytes
+    if not ratio or memory is None or file_size_bytes >= ratio * memory:
         return []
-    return [f"file_size {units.format_size(study.file_size_bytes)} is below "
+    return [f"file_size {units.format_size(file_size_bytes)} is below "
             f"{ratio:g} x the emulated machine's memory ({units.format_size(memory)}, "
             "machine.min_file_to_memory): the page cache would hold the file, and I/O could "
             "hide in it instead of reaching the disk (SYSTOR '09 wrote 2 GB files on 1 GB "
@@ -84,7 +88,8 @@ def design_problems(study: Study, testbed: str) -> list[str]:
     """Everything the design of one testbed gets wrong, each problem in a sentence."""
     codecs = list(dict.fromkeys(
         study.codecs + [c for c in (study.duty.codecs if study.duty else ()) if c != "plain"]))
-    problems = meter_problems(testbed, study.testbeds[testbed].meter) + machine_problems(study)
+    problems = (meter_problems(testbed, study.testbeds[testbed].meter)
+                + machine_problems(study.config["machine"], study.file_size_bytes))
     for name, setting in study.preflight_settings(testbed).items():
         spec = setting["medium"]
         problems += medium_problems(name, spec, codecs)

@@ -418,7 +418,8 @@ class Study:
         for name, s in self.settings.items():
             m = s.placed_medium_on(self.testbeds[testbed])
             out[name] = {"medium": m, "target_dir": m["path"], **s.machine_factors(),
-                         "copies": s.copies, "bandwidth": s.bandwidth}
+                         "copies": s.copies, "bandwidth": s.bandwidth,
+                         "machine": self.config["machine"]}
         return out
 
     def settings_rows(self) -> list[dict]:
