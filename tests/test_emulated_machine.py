@@ -127,6 +127,13 @@ def test_hotplug_takes_the_other_cpus_offline_and_brings_them_back(tmp_path, mon
     assert [(cpus / f"cpu{n}" / "online").read_text().strip() for n in (1, 2, 3)] == [
         "1", "1", "0"]
     assert journal == []
+    said = []
+    machine_1 = EmulatedMachine(cpus=1, hotplug=True)
+    first = min(os.sched_getaffinity(0))
+    with emulated.hotplugged(machine_1, said.append, str(tmp_path)):
+        assert (cpus / "cpu2" / "online").read_text() == "0\n"
+    assert (cpus / "cpu2" / "online").read_text().strip() == "1" and first == 0
+    assert "touches the whole machine" in said[0]
 
 
 def test_the_undo_writes_only_a_cpu_s_online_switch_under_sys(tmp_path):

@@ -19,7 +19,7 @@ import contextlib
 import glob
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,11 +116,15 @@ def others_offline(keep: list[int], sysfs: str = SYSFS) -> Iterator[list[int]]:
 
 
 @contextlib.contextmanager
-def hotplugged(emulated: EmulatedMachine | None, sysfs: str = SYSFS) -> Iterator[None]:
+def hotplugged(emulated: EmulatedMachine | None, log: Callable[[str], None],
+               sysfs: str = SYSFS) -> Iterator[None]:
     """The other CPUs offline for a job or an idle calibration when the config asks for
-    hotplug; the machine as it is otherwise."""
+    hotplug, said in the log; the machine as it is otherwise."""
     if emulated is None or not emulated.hotplug:
         yield
         return
-    with others_offline(choose_cpus(emulated.cpus), sysfs):
+    with others_offline(choose_cpus(emulated.cpus), sysfs) as taken:
+        log(f"machine.hotplug: CPU(s) {','.join(map(str, taken)) or 'none'} offline until "
+            "this command ends; this touches the whole machine (every user's processes "
+            "lose them meanwhile)")
         yield

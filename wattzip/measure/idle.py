@@ -300,7 +300,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
         # unmounted mount point, which is usually the root disk.
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
-        with (hotplugged(emulated),
+        with (hotplugged(emulated, log),
               factor_changes.applied(disk, machine_factors or {})):
             if reason is None:
                 reason = _measure_windows(meter, seconds, rule, windows, max_other_load,

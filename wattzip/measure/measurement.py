@@ -262,7 +262,7 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
                                                 job.duty.phases if job.duty else 1,
                                                 medium.inputs == "on-medium"),
                 medium.image, units.parse_size(medium.size) if medium.image else 0)
-            with (emulation.hotplugged(job.machine),
+            with (emulation.hotplugged(job.machine, log),
                   factor_changes.applied(medium.scheduler_disk(), machine_factors)):
                 # The job's loop between two reference measurements (wattzip.measure.drift).
                 summary, runs = drift.checked_job(job, meter, journal, log)
