@@ -59,18 +59,18 @@ def probe_codec(tmp_path: Path) -> codec_registry.Codec:
                                compress=(str(wrapper),))
 
 
-def machine_state() -> dict:
-    """What the job may change and must leave as it was: the CPUs online, this process's
-    cgroups, every wattzip-* cgroup, every mount."""
-    cgroups = sorted(str(p) for root in Path("/sys/fs/cgroup").iterdir() if root.is_dir()
-                     for p in root.rglob("wattzip-*"))
+def machine_state(folder: Path) -> dict:
+    """What the job may change and must leave as it was, of what this test owns (other
+    sessions mount and make cgroups on this machine meanwhile): the CPUs online, this
+    process's cgroups, the mounts under the test's folder."""
+    mounts = [line for line in Path("/proc/self/mounts").read_text().splitlines()
+              if str(folder) in line]
     return {"online": Path("/sys/devices/system/cpu/online").read_text(),
-            "own": Path("/proc/self/cgroup").read_text(), "cgroups": cgroups,
-            "mounts": Path("/proc/self/mounts").read_text()}
+            "own": Path("/proc/self/cgroup").read_text(), "mounts": mounts}
 
 
 def test_a_job_on_the_emulated_machine_sees_one_cpu_and_its_memory_limit(
-        small_inputs, tmp_path):
+        small_inputs, tmp_path, noted):
     medium = media.Medium(name="ext2", kind="image", path=str(tmp_path / "ext2"),
                           size="64MiB", fs="ext2", flush="unmount")
     job = make_job(small_inputs, tmp_path, "gz-1", medium=medium, min_repeats=1,
@@ -79,7 +79,7 @@ def test_a_job_on_the_emulated_machine_sees_one_cpu_and_its_memory_limit(
     job.codec = probe_codec(tmp_path)
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20,
                                                   model_max_power_w=60, interval_s=0.05))
-    before = machine_state()
+    before = machine_state(tmp_path)
     repeats.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     assert [r["op"] for r in runs] == ["compress-write", "decompress-read"]
@@ -91,7 +91,12 @@ def test_a_job_on_the_emulated_machine_sees_one_cpu_and_its_memory_limit(
     write = runs[0]
     assert (write["machine_cpus"], write["machine_memory_bytes"]) == (1, MEMORY)
     assert write["flush"] == "unmount" and write["target_fs"] == "ext2"
-    assert machine_state() == before
+    assert machine_state(tmp_path) == before
+    # Every cgroup the job made (one per v1 hierarchy, or v2's one) is gone, every mount too.
+    made = {kind: [target for k, target, _ in noted if k == kind] for kind in ("cgroup", "mount")}
+    assert len(made["cgroup"]) in (1, 2) and made["mount"]
+    assert not any(os.path.exists(c) for c in made["cgroup"])
+    assert not any(os.path.ismount(m) for m in made["mount"])
 
 
 def test_wattzip_job_takes_the_emulated_machine_from_its_spec(job_files):
@@ -101,10 +106,10 @@ def test_wattzip_job_takes_the_emulated_machine_from_its_spec(job_files):
     spec["machine"] = {"cpus": 1, "memory": "256MiB", "hotplug": False,
                        "min_file_to_memory": 0}
     job_files["--spec"].write_text(json.dumps(spec))
-    before = machine_state()
+    before = machine_state(job_files["--spec"].parent)
     done = wattzip_job(job_files)
     assert done.returncode == 0, done.stderr
     runs = records.read_jsonl([job_files["--out"]])
     assert runs and {(r["machine_cpus"], r["machine_memory_bytes"], r["threads"])
                      for r in runs} == {(1, MEMORY, 1)}
-    assert machine_state() == before
+    assert machine_state(job_files["--spec"].parent) == before
