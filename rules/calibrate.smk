@@ -52,9 +52,10 @@ rule provenance:
         medium=RULES.primary_medium,
         codecs=CODECS,
         meter=RULES.meter_config,
+        machine=RULES.machine_config,
         description=RULES.testbed_description,
     shell:
-        "wattzip provenance --meter-config {params.meter:q} "
+        "wattzip provenance --meter-config {params.meter:q} --machine {params.machine:q} "
         "--target-dir {params.target:q} --medium {params.medium:q} "
         "--codecs {params.codecs:q} "
         "--testbed {wildcards.testbed:q} --description {params.description:q} "

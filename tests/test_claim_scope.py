@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from wattzip.analysis.claims import load_claims
+
 from .test_analysis import cell, claims_by_id, dedupe_plain, paper_like_server
 
 pytestmark = pytest.mark.pure
@@ -96,3 +98,23 @@ def test_the_claims_table_names_the_conflict_of_a_claim_it_cannot_test():
     (cell,) = text_cells.claim_rows([{**row, "primary": "true"}])
     assert "not testable here" in cell["verdict"]
     assert "Cannot hold on the same runs as level" in cell["evidence"]
+
+
+def test_energy_claims_of_a_meter_that_sees_no_disk_are_not_comparable():
+    """The papers' energy is the whole machine's at the wall: with RAPL's package and DRAM
+    an energy claim says it is not comparable, with what it would say and its numbers
+    beside it; a claim of time alone is decided as before."""
+    wall = claims_by_id(paper_like_server())
+    rapl = claims_by_id([{**r, "meter_source": "powercap", "meter_scope": "package+dram"}
+                         for r in paper_like_server()])
+    about_energy = {c.id for c in load_claims() if c.energy}
+    decided = [i for i, c in wall.items() if c["verdict"] in ("holds", "refuted")]
+    energy = [i for i in decided if i in about_energy]
+    assert energy and len(energy) < len(decided)
+    for claim_id in energy:
+        assert rapl[claim_id]["verdict"] == ("not comparable: the meter sees the CPU package "
+                                             "and DRAM, not the disk (the papers measured "
+                                             "the whole machine at the wall)")
+        assert rapl[claim_id]["evidence"] == wall[claim_id]["evidence"]
+        assert f"it would be: {wall[claim_id]['verdict']}" in rapl[claim_id]["note"]
+    assert all(rapl[i]["verdict"] == wall[i]["verdict"] for i in decided if i not in energy)

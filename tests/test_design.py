@@ -127,7 +127,7 @@ def test_the_primary_setting_is_every_factor_at_its_first_listed_value(order):
     rows = s.settings_rows()
     assert [r["setting"] for r in rows if r["primary"] == "true"] == [s.primary.name]
     assert set(rows[0]) == {"setting", *[f for f in FACTORS if f != "bandwidth"],
-                            "bandwidth_bytes_per_s", "dutycycle", "primary"}
+                            "bandwidth_bytes_per_s", "dutycycle", "machine", "primary"}
 
 
 def test_the_config_can_name_the_primary_setting():

@@ -50,6 +50,32 @@ def test_set_during_the_job_and_restored_after(sysfs):
     assert governors(root) == ["schedutil", "schedutil"]
 
 
+def test_the_highest_and_lowest_frequencies_are_pinned_and_restored(sysfs):
+    """SYSTOR '11's highest and lowest CPU frequencies, as values of the governor factor:
+    each CPU's scaling limits pinned to its cpuinfo range's end, the value in effect read
+    back, and every limit restored after."""
+    root, _ = sysfs
+    folders = sorted(root.glob("devices/system/cpu/cpu*/cpufreq"))
+    for d in folders:
+        for name, khz in (("cpuinfo_min_freq", 800000), ("cpuinfo_max_freq", 2400000),
+                          ("scaling_min_freq", 800000), ("scaling_max_freq", 2000000)):
+            (d / name).write_text(f"{khz}\n")
+
+    def limits():
+        return [(int((d / "scaling_min_freq").read_text()),
+                 int((d / "scaling_max_freq").read_text())) for d in folders]
+
+    with factor_changes.applied(None, {"governor": "lowest"}, sysfs=str(root)) as effect:
+        assert effect["governor"] == "lowest" and limits() == [(800000, 800000)] * 2
+    with factor_changes.applied(None, {"governor": "highest"}, sysfs=str(root)) as effect:
+        assert effect["governor"] == "highest" and limits() == [(2400000, 2400000)] * 2
+    assert limits() == [(800000, 2000000)] * 2
+    assert factors.in_effect(None, str(root))["governor"] == "schedutil"
+    (folders[1] / "cpuinfo_min_freq").unlink()
+    with pytest.raises(FactorError, match="no cpuinfo_max_freq or cpuinfo_min_freq"):
+        factors.check(None, {"governor": "lowest"}, str(root))
+
+
 def test_restored_even_when_the_job_fails(sysfs):
     root, sched = sysfs
     with pytest.raises(RuntimeError), factor_changes.applied("vdz", {"io_scheduler": "none"},
@@ -121,7 +147,8 @@ def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monke
                                  ["none", "kyber"], "none")
     monkeypatch.setitem(factors.MACHINE_FACTORS, "log_scheduler", factors.MachineFactor(
         lambda disk, value, s: factors.check_io_scheduler("vdy", value, s),
-        lambda disk, s: [factors._scheduler_file("vdy", s)], factors.scheduler_of,
+        lambda disk, s, value: [(factors._scheduler_file("vdy", s), value)],
+        factors.scheduler_of,
         lambda disk, s: factors.current_io_scheduler("vdy", s), factors.SCHEDULER_FILES))
     parser = argparse.ArgumentParser()
     flags.add_setting_options(parser)
@@ -153,7 +180,7 @@ def test_a_new_machine_factor_s_files_are_restored_and_its_value_in_effect_is_a_
     read_ahead = root / "block" / "vdz" / "queue" / "read_ahead_kb"
     read_ahead.write_text("128\n")
     entry = factors.MachineFactor(
-        lambda disk, value, s: None, lambda disk, s: [read_ahead],
+        lambda disk, value, s: None, lambda disk, s, value: [(read_ahead, value)],
         lambda path: path.read_text().strip(), lambda disk, s: read_ahead.read_text().strip(),
         re.compile(r"(^|/)block/[^/]+/queue/read_ahead_kb$"))
     leftover = machine.note("sysfs", str(read_ahead), "128")

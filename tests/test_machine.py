@@ -152,6 +152,33 @@ def test_a_killed_job_s_cgroup_is_removed(tmp_path):
     assert not cgroup.exists()
 
 
+def test_a_killed_job_s_emulated_machine_is_undone(tmp_path, monkeypatch):
+    """The emulated machine's cgroups (a cpuset and a memory limit, under this process's
+    own) and its hotplug (on a fake sysfs: taking a real CPU away would reach every
+    session on this machine) stay after a SIGKILL and are undone by `wattzip restore`."""
+    monkeypatch.setenv(undoers.FAKE_SYSFS_ENV, str(tmp_path))  # where restore may write
+    online = tmp_path / "devices" / "system" / "cpu" / "cpu1" / "online"
+    online.parent.mkdir(parents=True)
+    online.write_text("1\n")
+    proc = holder(f"""
+        from wattzip.machine import emulated, throttle
+        offline = emulated.others_offline([0], {str(tmp_path)!r})
+        offline.__enter__()
+        t = throttle.Throttle([], None, cpus=[0], memory_bytes=2**30)
+        t.create()
+        inside = t.entered()
+        inside.__enter__()
+        open({str(tmp_path / "cgroups")!r}, "w").write(
+            "\\n".join(str(path) for _, _, path in t.groups.values()))
+    """, tmp_path / "ready")
+    cgroups = [Path(p) for p in (tmp_path / "cgroups").read_text().split()]
+    kill(proc)
+    assert len(cgroups) == 2 and all(c.exists() for c in cgroups)
+    assert online.read_text().strip() == "0"
+    restore()
+    assert not any(c.exists() for c in cgroups) and online.read_text().strip() == "1"
+
+
 def test_a_killed_job_s_processes_are_killed(tmp_path):
     proc = holder("""
         import subprocess

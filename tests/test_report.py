@@ -54,7 +54,8 @@ PARAMS = {"testbed": "tiny", "primary": PRIMARY, "primary_rule": "the first of t
           "emulated_input_layouts": ["on-medium"],
           "testbeds": ["tiny"], "descriptions": {"tiny": "a test box"},
           "stage": "results", "study": "tiny", "study_description": "",
-          "fig_dir": "../../figures/tiny/tiny"}
+          "fig_dir": "../../figures/tiny/tiny", "emulated_machine": "", "paper_setup": None,
+          "departures": [], "primary_flush": "fsync"}
 
 
 @pytest.fixture(scope="module")

@@ -98,7 +98,7 @@ def test_a_version_4_record_is_read_with_no_boot_or_wattzip_version(tmp_path):
     row = records.read_runs_csv(out)[0]
     assert row["schema_version"] == 4 and row["boot_id"] is None
     assert row["wattzip_version"] is None and row["hostname"] == "vm"
-    assert SCHEMA_VERSION == 7 and {"boot_id", "wattzip_version"} <= set(RUN_COLUMNS)
+    assert SCHEMA_VERSION == 8 and {"boot_id", "wattzip_version"} <= set(RUN_COLUMNS)
 
 
 def test_a_version_6_record_is_read_with_no_peak_memory(tmp_path):

@@ -24,8 +24,9 @@ from wattzip.errors import RecordError
 # estimated_energy_j, the model's estimate beside the meter's, was model_energy_j (read
 # under its new name); 7: peak_rss_bytes, the tools' peak resident memory, and
 # source_commit, source_dirty, source_digest, the code that measured, and the CPU's
-# state (package_temp_start_c ... throttle_events) (absent before).
-SCHEMA_VERSION = 7
+# state (package_temp_start_c ... throttle_events) (absent before); 8: machine_cpus and
+# machine_memory_bytes, the emulated machine (absent before).
+SCHEMA_VERSION = 8
 RENAMED = {"model_energy_j": "estimated_energy_j"}
 FACTOR_PREFIX = "factor_"
 # A machine factor's value in effect, read back (wattzip.machine.factors' table): a
@@ -127,6 +128,10 @@ class RunRecord:
     bandwidth_budget: str | None = None
     input_layout: str | None = None
     emulated_disk_bytes: int | None = None
+    # The emulated machine (config machine:) as the kernel held it for the job's cgroup:
+    # its CPUs and memory limit in bytes, page cache included (None: the machine as is).
+    machine_cpus: int | None = None
+    machine_memory_bytes: int | None = None
     hostname: str | None = None
     slurm_node: str | None = None
     slurm_job_id: str | None = None
@@ -263,6 +268,7 @@ NUMERIC_COLUMNS = frozenset({
     "cpus", "package_temp_start_c", "package_temp_end_c", "cpu_freq_mhz", "throttle_events",
     "output_bytes", "exit_code", "threads", "copies", "phases", "copy_buffer_bytes",
     "bandwidth_bytes_per_s", "bandwidth_applied_bytes_per_s", "emulated_disk_bytes",
+    "machine_cpus", "machine_memory_bytes",
     "schema_version",
 })
 BOOLEAN_COLUMNS = frozenset({"verified", "own_blocks", "tools_warmed", "loop_direct_io",

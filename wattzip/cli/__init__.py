@@ -284,6 +284,9 @@ def _add_provenance(sub) -> None:
     s.add_argument("--meter-config", metavar="JSON",
                    help="the testbed's `meter:` config as JSON (what the workflow passes), "
                         "in place of the meter flags")
+    s.add_argument("--machine", metavar="JSON",
+                   help="the config's `machine:` as JSON (what the workflow passes): the "
+                        "emulated machine, stated beside the real one")
     s.set_defaults(fn=commands.cmd_provenance)
 
 

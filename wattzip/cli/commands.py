@@ -10,6 +10,7 @@ import sys
 from wattzip import machine, meters, records, units
 from wattzip.errors import WattzipError
 from wattzip.machine import system, trust
+from wattzip.machine.emulated import EmulatedMachine
 from wattzip.measure import flags, provenance, spec
 from wattzip.measure.flags import log
 from wattzip.workload import codec_registry, inputs
@@ -172,6 +173,9 @@ def cmd_provenance(a) -> int:
     medium = spec.medium({"medium": spec.read_json(a.medium, "--medium")}) if a.medium else None
     info = provenance.testbed_provenance(a.target_dir, codec_registry.resolve(a.codecs), meter,
                                          a.testbed, a.description, medium)
+    # What the measured tools saw (config machine:), beside the real machine above.
+    info["emulated_machine"] = EmulatedMachine.of(
+        spec.read_json(a.machine, "--machine") if a.machine else None).describe()
     text = json.dumps(info, indent=2)
     if a.out:
         records.write_text_atomically(a.out, text + "\n")

@@ -34,9 +34,9 @@ def applied(disk: str | None, values: Mapping[str, str], sysfs: str = SYSFS
             value = values.get(name, KEEP)
             if value == KEEP:
                 continue
-            for path in factor.files(disk, sysfs):
+            for path, text in factor.writes(disk, sysfs, value):
                 made.append(machine.note("sysfs", str(path), factor.current(path)))
-                path.write_text(value)
+                path.write_text(text)
             effect[name] = factor.in_effect(disk, sysfs)
             if effect[name] != value:
                 raise FactorError(f"factor {name}={value}: {effect[name]} is in effect "

@@ -29,7 +29,11 @@ MODULES = "/lib/modules"
 # link into /sys/devices, cpuN/cpufreq one to cpufreq/policyN).
 SCHEDULER_FILES = re.compile(r"(^|/)block/[^/]+/queue/scheduler$")
 GOVERNOR_FILES = re.compile(r"^devices/system/cpu/(cpu[0-9]+/cpufreq|cpufreq/policy[0-9]+)"
-                            r"/scaling_governor$")
+                            r"/scaling_(governor|max_freq|min_freq)$")
+# SYSTOR '11's highest and lowest CPU frequencies as values of the governor factor: each
+# CPU's frequency pinned within its governor's range (scaling_min_freq and
+# scaling_max_freq at cpuinfo_max_freq, or scaling_max_freq at cpuinfo_min_freq).
+FREQUENCY_PINS = ("highest", "lowest")
 
 
 def _scheduler_file(disk: str, sysfs: str = SYSFS) -> Path:
@@ -70,13 +74,20 @@ def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS,
 
 def check_governor(value: str, sysfs: str = SYSFS) -> None:
     """Every CPU must offer the governor (CPUs of a hybrid or multi-socket machine may
-    offer different lists) and let it be written."""
+    offer different lists) and let it be written; a frequency pin (FREQUENCY_PINS), its
+    limits read and written."""
     if value == KEEP:
         return
     files = _governor_files(sysfs)
     if not files:
         raise FactorError(f"factor governor={value}: this machine has no cpufreq "
                           "(a VM or a container?); remove the factor or set it to 'keep'")
+    if value in FREQUENCY_PINS:
+        for path, _ in frequency_pins(value, sysfs):
+            if not _writable(path):
+                raise FactorError(f"factor governor={value}: {path} is missing or not "
+                                  "writable (run as root)")
+        return
     for path in files:
         cpu = path.parent.parent.name
         listed = path.with_name("scaling_available_governors")
@@ -143,6 +154,42 @@ def current_governor(path: Path) -> str:
     return path.read_text().strip()
 
 
+def frequency_pins(value: str, sysfs: str = SYSFS) -> list[tuple[Path, str]]:
+    """The files a frequency pin writes, in order, and what: "highest" raises each CPU's
+    scaling_max_freq, then its scaling_min_freq, to cpuinfo_max_freq; "lowest" lowers
+    scaling_max_freq to cpuinfo_min_freq (undone in the reverse order)."""
+    out = []
+    for governor in _governor_files(sysfs):
+        folder = governor.parent
+        try:
+            top = (folder / "cpuinfo_max_freq").read_text().strip()
+            bottom = (folder / "cpuinfo_min_freq").read_text().strip()
+        except OSError:
+            raise FactorError(f"factor governor={value}: {folder} has no cpuinfo_max_freq "
+                              "or cpuinfo_min_freq to pin the frequency to") from None
+        out += ([(folder / "scaling_max_freq", top), (folder / "scaling_min_freq", top)]
+                if value == "highest" else [(folder / "scaling_max_freq", bottom)])
+    return out
+
+
+def _governor_writes(disk: str | None, sysfs: str, value: str) -> list[tuple[Path, str]]:
+    if value in FREQUENCY_PINS:
+        return frequency_pins(value, sysfs)
+    return [(path, value) for path in _governor_files(sysfs)]
+
+
+def _pinned(sysfs: str = SYSFS) -> str | None:
+    """"highest" or "lowest" where every CPU's frequency is pinned so, else None."""
+    for value in FREQUENCY_PINS:
+        try:
+            pins = frequency_pins(value, sysfs)
+            if pins and all(path.read_text().strip() == want for path, want in pins):
+                return value
+        except (OSError, FactorError):
+            return None
+    return None
+
+
 @dataclass(frozen=True)
 class MachineFactor:
     """A factor that is a setting of this machine in sysfs: how a value is checked
@@ -153,7 +200,8 @@ class MachineFactor:
     whatever a journal names)."""
 
     check: Callable[[str | None, str, str], None]
-    files: Callable[[str | None, str], list[Path]]
+    # (disk, sysfs, value) -> the files setting the value writes, in order, and what.
+    writes: Callable[[str | None, str, str], list[tuple[Path, str]]]
     current: Callable[[Path], str]
     in_effect: Callable[[str | None, str], str | None]
     restorable: re.Pattern
@@ -182,11 +230,12 @@ def governors_in_effect(sysfs: str = SYSFS) -> str | None:
 
 MACHINE_FACTORS: dict[str, MachineFactor] = {
     "io_scheduler": MachineFactor(check_io_scheduler,
-                                  lambda disk, sysfs: [_scheduler_file(disk, sysfs)],
+                                  lambda disk, sysfs, value: [(_scheduler_file(disk, sysfs),
+                                                               value)],
                                   scheduler_of, _scheduler_in_effect, SCHEDULER_FILES),
     "governor": MachineFactor(lambda disk, value, sysfs: check_governor(value, sysfs),
-                              lambda disk, sysfs: _governor_files(sysfs),
-                              current_governor, lambda disk, sysfs: governors_in_effect(sysfs),
+                              _governor_writes, current_governor,
+                              lambda disk, sysfs: _pinned(sysfs) or governors_in_effect(sysfs),
                               GOVERNOR_FILES),
 }
 

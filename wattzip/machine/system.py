@@ -310,6 +310,9 @@ def provenance_rows(info: dict) -> list[dict]:
         ("testbed", info.get("testbed")), ("description", info.get("description")),
         ("CPU", f"{info.get('cpu_model')} ({info.get('cpu_count')} logical CPUs)"),
         ("memory", f"{(info.get('memory_bytes') or 0) / 2**30:.1f} GiB"),
+        *([("emulated machine", f"{info['emulated_machine']}: what the measured tools "
+            "saw (the CPU and memory above are the real machine's)")]
+          if info.get("emulated_machine") else []),
         ("kernel", info.get("kernel")), ("operating system", info.get("os")),
         ("virtualization", info.get("virtualization")),
         ("CPU governor", ", ".join(info.get("cpu_governors") or []) or "not readable (no cpufreq)"),

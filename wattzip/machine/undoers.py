@@ -23,6 +23,9 @@ from wattzip.machine import factors
 OWNER_ENV = "WATTZIP_OWNER"  # marks every process a wattzip command starts
 # A stand-in for /sys that the tests build (this VM has no cpufreq); root's own setting.
 FAKE_SYSFS_ENV = "WATTZIP_FAKE_SYSFS"
+# A CPU's hotplug switch, below /sys, that the emulated machine writes
+# (wattzip.machine.emulated: the CPUs beyond machine.cpus offline).
+CPU_ONLINE_FILES = re.compile(r"^devices/system/cpu/cpu[0-9]+/online$")
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess:
@@ -51,13 +54,15 @@ def _refuse(entry: dict, why: str) -> None:
 
 def _sysfs_file(entry: dict) -> Path:
     """The target, if it is a file a machine factor writes (wattzip.machine.factors'
-    table: a disk's scheduler, a CPU's governor), under /sys or the tests' own."""
+    table: a disk's scheduler, a CPU's governor) or the emulated machine's hotplug (a
+    CPU's online switch), under /sys or the tests' own."""
     roots = ["/sys", *filter(None, [os.environ.get(FAKE_SYSFS_ENV)])]
     for root in roots:
         rel = _below(entry["target"], root)
-        if rel and factors.written_by_a_factor(rel):
+        if rel and (factors.written_by_a_factor(rel) or CPU_ONLINE_FILES.search(rel)):
             return Path(root, rel)
-    _refuse(entry, "a file under /sys that a machine factor writes")
+    _refuse(entry, "a file under /sys that a machine factor or the emulated machine "
+            "writes")
     raise AssertionError  # unreachable
 
 

@@ -30,6 +30,7 @@ from wattzip import meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
 from wattzip.machine import MachineError, factor_changes, system, thermal, trust
+from wattzip.machine.emulated import EmulatedMachine, hotplugged
 from wattzip.measure import drift
 from wattzip.measure import spec as specs
 from wattzip.measure.disturbance import TICK, QuietLimits, busiest, load_share, process_jiffies
@@ -277,8 +278,10 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
               machine_factors: Mapping[str, str] | None = None, max_other_load: float = 0.1,
               quiet_wait_s: float = QuietLimits.wait_s, journal: str | None = None,
               log: Callable[[str], None] = print,
-              medium=None, drift_repeats: int = 0, testbed: str | None = None) -> dict:
-    """The idle calibration of one setting (its machine factors applied), as
+              medium=None, drift_repeats: int = 0, testbed: str | None = None,
+              emulated: EmulatedMachine | None = None) -> dict:
+    """The idle calibration of one setting (its machine factors applied, and the emulated
+    machine's other CPUs offline where it asks for hotplug), as
     the JSON the jobs read: mean, sd and interval of the windows measured (at least
     min_count, at most count, fewer once the interval is within ci_target of the mean),
     why they stopped, the meter that measured them and who did (`origin`); with
@@ -287,6 +290,8 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
     rule = StoppingRule(count, first_look(count, min_count), ci_target)
     trust.trusted_folder(target_dir, "the idle calibration's target folder")
     key = f"{meter.name}|{meter.scope}|{setting}|{seconds:g}"
+    if emulated is not None and emulated.hotplug:  # another machine's idle power
+        key += f"|{emulated.cpus} CPU(s) online"
     here = origin(meter, testbed)
     windows, stamps, temps, reason = _resume(journal, key, here, rule, seconds, log)
     phases_key = f"{key}|drift reference|{drift_repeats}"
@@ -295,7 +300,8 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
         # unmounted mount point, which is usually the root disk.
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
-        with factor_changes.applied(disk, machine_factors or {}):
+        with (hotplugged(emulated, log),
+              factor_changes.applied(disk, machine_factors or {})):
             if reason is None:
                 reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
                                           journal and (journal, {"key": key, **here}), log,
@@ -343,7 +349,8 @@ def calibrate_spec(meter: Meter, spec: Mapping, journal: str | None,
                      max_other_load=windows["max_other_load"],
                      quiet_wait_s=spec["quiet_wait_s"], journal=journal, log=log,
                      medium=medium, drift_repeats=spec["drift_repeats"],
-                     testbed=spec["testbed"])
+                     testbed=spec["testbed"],
+                     emulated=EmulatedMachine.of(spec.get("machine")))
 
 
 class QuietCheck:

@@ -4,6 +4,7 @@ the operations it times, where it stores their output and how that output is ver
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 
 from wattzip import records
 from wattzip.analysis.stopping import VerdictLooks
+from wattzip.machine.emulated import EmulatedMachine
 from wattzip.machine.media import Medium
 from wattzip.measure import runner
 from wattzip.measure.disturbance import DriftCheck, QuietLimits
@@ -62,6 +64,8 @@ class MeasurementJob:
     idle_windows: int | None = None
     # A disk of a chosen speed: the target's and the input's devices capped (None: as is).
     bandwidth_bytes_per_s: int | None = None
+    # The emulated machine's CPUs and memory (wattzip.machine.emulated; none: as is).
+    machine: EmulatedMachine = field(default_factory=EmulatedMachine)
     trace_dir: str | None = None
     copy_buffer_bytes: int = runner.DEFAULT_COPY_BUFFER
     # Each copy reads its own input file (made outside the region); [input_path] for one.
@@ -125,6 +129,8 @@ class MeasurementJob:
         if self.looks is not None:  # the verdict design's job holds its own plain arm
             ident["arms"] = ("codec, and pairs of its file type's shared plain arm"
                              if self.looks.plain_type else "plain and codec, interleaved")
+        if self.machine.emulated:
+            ident["machine"] = dataclasses.asdict(self.machine)
         if self.duty:
             ident["duty"] = vars(self.duty)
         if self.epoch:

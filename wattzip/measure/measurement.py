@@ -14,7 +14,9 @@ from wattzip import machine, meters, records, units
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import METRICS, VerdictLooks
 from wattzip.errors import WattzipError
+from wattzip.machine import emulated as emulation
 from wattzip.machine import factor_changes, system, throttle, trust
+from wattzip.machine.emulated import EmulatedMachine
 from wattzip.machine.media import Medium
 from wattzip.measure import drift, free_space, idle, repeats, runner
 from wattzip.measure import spec as specs
@@ -191,13 +193,16 @@ def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None
     Its numbers are typed as the job's key reads them, so that a spec whose config wrote
     `compute_s: 1` is the job a flag's 1.0 made."""
     repeats, setting, duty = spec["repeats"], spec["setting"], spec.get("duty")
+    emulated = EmulatedMachine.of(spec.get("machine"))
     return MeasurementJob(
         testbed=spec["testbed"], file_type=manifest["file_type"],
         input_path=manifest["path"], input_sha256=manifest["sha256"],
         input_bytes=manifest["size_bytes"], medium=medium, codec=codec,
         min_repeats=repeats["min"], max_repeats=repeats["max"],
         ci_target=repeats["ci_target"], copies=int(setting.get("copies", 1)),
-        threads=int(spec["threads"]) or len(os.sched_getaffinity(0)),  # the cores it is given
+        # The cores it is given: the emulated machine's, else its affinity's.
+        threads=int(spec["threads"]) or emulated.cpus or len(os.sched_getaffinity(0)),
+        machine=emulated,
         idle_power_w=calibration.power_w, idle_power_u_w=calibration.uncertainty_w,
         idle_windows=calibration.windows, trace_dir=given.trace_dir,
         copy_buffer_bytes=given.copy_buffer_bytes,
@@ -257,7 +262,8 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
                                                 job.duty.phases if job.duty else 1,
                                                 medium.inputs == "on-medium"),
                 medium.image, units.parse_size(medium.size) if medium.image else 0)
-            with factor_changes.applied(medium.scheduler_disk(), machine_factors):
+            with (emulation.hotplugged(job.machine, log),
+                  factor_changes.applied(medium.scheduler_disk(), machine_factors)):
                 # The job's loop between two reference measurements (wattzip.measure.drift).
                 summary, runs = drift.checked_job(job, meter, journal, log)
         finally:

@@ -207,8 +207,10 @@ def _set_up_medium(job: MeasurementJob, stack: contextlib.ExitStack) -> tuple[di
     # An emulated disk with one budget throttles itself (wattzip.machine.onedisk); otherwise
     # a block-I/O cgroup caps each device's reads and writes apart.
     shared = job.medium.shares_budget
+    # The job's cgroup also holds the emulated machine's CPUs and memory (config machine:).
     throttle = stack.enter_context(
-        throttled(devices, None if shared else job.bandwidth_bytes_per_s))
+        throttled(devices, None if shared else job.bandwidth_bytes_per_s, job.machine))
+    capped = throttle is not None and throttle.bytes_per_s is not None
     # What the kernel (or the emulated disk) holds, read back; throttled() refuses any
     # other value, and so does the check below for the emulated disk.
     if shared:
@@ -217,11 +219,15 @@ def _set_up_medium(job: MeasurementJob, stack: contextlib.ExitStack) -> tuple[di
             raise FactorError(f"bandwidth: the emulated disk holds {applied} B/s, not "
                               f"{job.bandwidth_bytes_per_s}")
     else:
-        applied = min(throttle.applied_bytes_per_s().values()) if throttle else None
+        applied = min(throttle.applied_bytes_per_s().values()) if capped else None
     medium_info["bandwidth_applied_bytes_per_s"] = applied
     medium_info["bandwidth_budget"] = (
         "one for reads and writes" if shared else
-        "each device's reads and writes apart" if throttle else None)
+        "each device's reads and writes apart" if capped else None)
+    # The emulated machine as the kernel holds it, read back (None: the machine as it is).
+    held = throttle.applied_machine() if throttle else {"cpus": None, "memory_bytes": None}
+    medium_info.update(machine_cpus=len(held["cpus"]) if held["cpus"] else None,
+                       machine_memory_bytes=held["memory_bytes"])
     return medium_info, devices, throttle
 
 

@@ -20,6 +20,8 @@ from wattzip.meters.base import (
     Reading,
     integrate_averages,
     integrate_power,
+    not_comparable,
+    sees_whole_machine,
 )
 from wattzip.meters.ipmi import IpmiMeter, parse_ipmi_dcmi, secret_on_command_line
 from wattzip.meters.model import ModelMeter, read_cpu_times
@@ -35,7 +37,7 @@ __all__ = [
     "TraceMeter", "WattsUpMeter", "discover_rapl_zones", "integrate_averages",
     "integrate_power", "measure_idle", "open_meter", "parse_ipmi_dcmi", "parse_perf_stat",
     "check_names", "probe_all", "read_cpu_times", "read_power_trace", "options_of",
-    "open_configured", "secret_on_command_line",
+    "open_configured", "secret_on_command_line", "not_comparable", "sees_whole_machine",
 ]
 
 METERS: dict[str, type[Meter]] = {
@@ -92,7 +94,8 @@ def options_of(meter: Mapping) -> MeterOptions:
 def open_configured(meter: Mapping, required_by: str = "config") -> Meter:
     """The meter a testbed's `meter:` config opens: the first usable of its order."""
     return open_meter(list(meter["order"]), options_of(meter),
-                      bool(meter.get("require_measured")), required_by)
+                      bool(meter.get("require_measured")), required_by,
+                      bool(meter.get("require_whole_machine")))
 
 
 def check_names(order: list[str]) -> None:
@@ -103,7 +106,7 @@ def check_names(order: list[str]) -> None:
 
 
 def open_meter(order: list[str], options: MeterOptions, require_measured: bool = False,
-               required_by: str = "config") -> Meter:
+               required_by: str = "config", require_whole_machine: bool = False) -> Meter:
     """The first usable meter of `order`; a clear error naming every reason otherwise."""
     check_names(order)
     reasons = []
@@ -112,11 +115,19 @@ def open_meter(order: list[str], options: MeterOptions, require_measured: bool =
         if require_measured and cls.method != "measured":
             reasons.append(f"{name}: gives {cls.method} energy, not measured")
             continue
+        if require_whole_machine and not sees_whole_machine(cls.scope):
+            reasons.append(f"{name}: sees {cls.scope}, not the whole machine")
+            continue
         reason = cls.probe(options)
         if reason is None:
             return cls(options)
         reasons.append(reason)
-    if require_measured:
+    if require_whole_machine:
+        hint = ("; this study requires a meter that sees the whole machine, as the papers' "
+                "did (meter.require_whole_machine: true): a WattsUp, IPMI's system power or "
+                "a wall logger (trace); set require_whole_machine: false to accept a narrower "
+                "one, whose energy claims are then not comparable with the papers'")
+    elif require_measured:
         hint = "; " + REQUIREMENT_HINTS[required_by]
     else:
         hint = "; for time only, without energy, use --meter none"

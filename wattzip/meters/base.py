@@ -18,6 +18,23 @@ from dataclasses import dataclass, field
 
 from wattzip.errors import MeterError
 
+# What a meter's scope sees, in the words its energy verdicts use (a run record's
+# meter_scope); a scope starting "wall" sees the whole machine, as the papers' meters
+# (a WattsUp at the wall) did, and its energy can be set beside theirs.
+SCOPE_SEES = {"package+dram": "the CPU package and DRAM", "package": "the CPU package",
+              "platform": "the processor's platform (RAPL psys)"}
+
+
+def sees_whole_machine(scope: str | None) -> bool:
+    """Whether a meter of this scope sees the whole machine (its power at the wall)."""
+    return bool(scope) and scope.startswith("wall")
+
+
+def not_comparable(scope: str) -> str:
+    """Why energy of a narrower meter cannot be set beside the papers' wall power."""
+    return (f"not comparable: the meter sees {SCOPE_SEES.get(scope, scope)}, not the disk "
+            "(the papers measured the whole machine at the wall)")
+
 
 @dataclass
 class MeterOptions:

@@ -7,8 +7,11 @@ design that cannot work stops before the first input is generated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from wattzip import meters, units
 from wattzip.errors import ConfigError
+from wattzip.machine.emulated import EmulatedMachine
 from wattzip.machine.media import Medium
 from wattzip.measure import spec as specs
 from wattzip.measure.free_space import space_needed
@@ -17,6 +20,9 @@ from wattzip.workload import codec_registry
 
 # The meters that measure (every backend but the estimated model and none).
 MEASURED_METERS = tuple(name for name, cls in meters.METERS.items() if cls.method == "measured")
+# The measuring meters that see the whole machine, as the papers' did.
+WHOLE_MACHINE = tuple(name for name in MEASURED_METERS
+                      if meters.sees_whole_machine(meters.METERS[name].scope))
 
 
 def medium_problems(name: str, spec: dict, codecs: list[str]) -> list[str]:
@@ -53,17 +59,37 @@ def meter_problems(testbed: str, meter: dict) -> list[str]:
         out.append(f"testbed {testbed}: meter.require_measured is set, but meter.order "
                    f"{meter['order']} names no measuring backend (one of "
                    f"{', '.join(MEASURED_METERS)})")
+    if meter.get("require_whole_machine") and not set(meter["order"]) & set(WHOLE_MACHINE):
+        out.append(f"testbed {testbed}: meter.require_whole_machine is set, but meter.order "
+                   f"{meter['order']} names no meter that sees the whole machine (one of "
+                   f"{', '.join(WHOLE_MACHINE)}); set require_whole_machine: false to accept "
+                   "a narrower one, whose energy claims are then not comparable")
     if meter.get("ipmi_command"):
         problem = meters.secret_on_command_line(meter["ipmi_command"].split())
         out += [f"testbed {testbed}: meter.ipmi_command: {problem}"] if problem else []
     return out
 
 
+def machine_problems(machine: Mapping, file_size_bytes: int) -> list[str]:
+    """The emulated machine's memory (config machine:) against the file size."""
+    ratio = machine.get("min_file_to_memory") or 0
+    memory = EmulatedMachine.of(machine).memory_bytes
+    if not ratio or memory is None or file_size_bytes >= ratio * memory:
+        return []
+    return [f"file_size {units.format_size(file_size_bytes)} is below "
+            f"{ratio:g} x the emulated machine's memory ({units.format_size(memory)}, "
+            "machine.min_file_to_memory): the page cache would hold the file, and I/O could "
+            "hide in it instead of reaching the disk (SYSTOR '09 wrote 2 GB files on 1 GB "
+            "of RAM for this reason); give a larger file_size, less machine.memory, or "
+            "machine.min_file_to_memory: 0 to accept it"]
+
+
 def design_problems(study: Study, testbed: str) -> list[str]:
     """Everything the design of one testbed gets wrong, each problem in a sentence."""
     codecs = list(dict.fromkeys(
         study.codecs + [c for c in (study.duty.codecs if study.duty else ()) if c != "plain"]))
-    problems = meter_problems(testbed, study.testbeds[testbed].meter)
+    problems = (meter_problems(testbed, study.testbeds[testbed].meter)
+                + machine_problems(study.config["machine"], study.file_size_bytes))
     for name, setting in study.preflight_settings(testbed).items():
         spec = setting["medium"]
         problems += medium_problems(name, spec, codecs)

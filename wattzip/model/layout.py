@@ -169,6 +169,9 @@ def report_params(study: Study, testbeds: list[str], stage: str, fig_dir: str) -
         "hpc14": has_hpc14(study), "testbeds": testbeds,
         "descriptions": {t: study.testbeds[t].description for t in study.testbeds},
         "primary": study.primary.name, "primary_rule": study.primary_rule,
+        "emulated_machine": study.machine.describe(),
+        "primary_flush": study.primary.medium_spec.get("flush", "fsync"),
+        "paper_setup": study.config["paper_setup"], "departures": study.departures(),
     }
 
 

@@ -109,6 +109,10 @@ class RuleLookups:
         """A testbed's `meter:` config as JSON (wattzip provenance --meter-config)."""
         return json.dumps(self.testbeds[wildcards.testbed].meter, sort_keys=True)
 
+    def machine_config(self, wildcards) -> str:
+        """The config's `machine:` as JSON (wattzip provenance --machine)."""
+        return json.dumps(self.study.config["machine"], sort_keys=True)
+
     def testbed_meter(self, wildcards) -> dict:
         return self.testbeds[wildcards.testbed].meter
 

@@ -15,6 +15,7 @@ import shutil
 from wattzip import meters
 from wattzip.errors import WattzipError
 from wattzip.machine import factors, system, throttle, trust
+from wattzip.machine.emulated import EmulatedMachine
 from wattzip.machine.media import Medium
 from wattzip.measure.free_space import check_free_space, space_needed
 from wattzip.model import checks
@@ -68,10 +69,14 @@ def check_setting(name: str, setting: dict, codecs: list[str], file_size: int,
                          parse_size(medium.size) if medium.image else 0)
         ceiling = medium.check_budget_reachable()  # an emulated disk delivers its budget
         factors.check(disk, {name: setting[name] for name in factors.MACHINE_FACTORS})
-        if rate is not None and not medium.shares_budget:  # try the cgroup throttle once
-            devices = {"target": system.block_device(target)["disk"],
-                       "input": system.block_device(input_dir)["disk"]}
-            with throttle.throttled(devices, rate):
+        # The job's cgroup tried once: the throttle, and the emulated machine's CPUs and
+        # memory (a v2 parent that delegates no cpuset or memory is named here).
+        emulated = EmulatedMachine.of(setting.get("machine"))
+        capped = rate is not None and not medium.shares_budget
+        if capped or emulated.emulated:
+            devices = ({"target": system.block_device(target)["disk"],
+                        "input": system.block_device(input_dir)["disk"]} if capped else {})
+            with throttle.throttled(devices, rate if capped else None, emulated):
                 pass
     except WattzipError as exc:
         raise PreflightError(f"setting {name}: {exc}") from exc
@@ -113,6 +118,11 @@ def run(codecs: list[str], settings: dict, file_size: int, duty_phases: int, met
         expect_host: str | None = None) -> dict:
     """Every check, in order; the report of what was found (rule preflight's output)."""
     system.check_host(expect_node, expect_host)
+    # The file the emulated machine's page cache would hold (checks: the rehearsal's too).
+    problems = [p for s in list(settings.values())[:1]
+                for p in checks.machine_problems(s.get("machine") or {}, file_size)]
+    if problems:
+        raise PreflightError("; ".join(problems))
     report = {"host": system.host_identity(), "codecs": check_codecs(codecs)}
     report["meter"] = check_meter(meter)
     check_input_dir(input_dir)

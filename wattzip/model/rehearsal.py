@@ -261,6 +261,7 @@ def _side_files(study: Study, testbed: str, out: Path, runs: list[dict],
         "hostname": "SIMULATED", "cpu_model": "SIMULATED testbed", "cpu_count": THREADS,
         "kernel": "SIMULATED", "os": "SIMULATED", "target_dir": t.target_dir,
         "tool_versions": {c: "simulated" for c in study.codecs}, "meter": meter,
+        "emulated_machine": study.machine.describe(),
         "note": SIMULATED_HOW,
     }
     prov_path = out / "provenance.json"

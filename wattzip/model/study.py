@@ -20,6 +20,7 @@ from wattzip.analysis.claims.registry import kinds_read
 from wattzip.analysis.stopping import METRICS as JUDGED_METRICS
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
+from wattzip.machine.emulated import EmulatedMachine
 from wattzip.measure import spec as specs
 from wattzip.measure.idle import first_look
 from wattzip.model.config import merge_configs, validate, with_defaults
@@ -27,6 +28,39 @@ from wattzip.model.jobs import RESULTS, STAGES, Job, RepeatPlan
 from wattzip.model.scope import CellScope
 from wattzip.model.testbed import FACTORS, DutyCycleWorkload, Setting, Testbed, medium_fields
 from wattzip.workload import codec_registry
+
+# Keys of a paper's setup overlay that name places, not the setup (Study.departures).
+PLACES = ("study", "testbed", "testbeds", "target_dir", "input_dir", "paper_setup")
+MEDIUM_PLACES = ("path", "image", "device")
+_ABSENT = object()
+
+
+def _leaves(tree: dict, prefix: str = "") -> list[tuple[str, object]]:
+    """A config's values by dotted key, mappings walked into, lists taken whole."""
+    out = []
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            out += _leaves(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
+def _at(config: dict, key: str):
+    for part in key.split("."):
+        if not isinstance(config, dict) or part not in config:
+            return _ABSENT
+        config = config[part]
+    return config
+
+
+def _shown(value) -> str:
+    if value is _ABSENT:
+        return "left out"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) \
+        else str(value)
 
 
 class Study:
@@ -57,6 +91,7 @@ class Study:
         # Refused when the config is read, like the design's other contradictions.
         self.idle_first_look = first_look(c["idle"]["count"], c["idle"]["min_count"])
         self.duty = self._duty()
+        self.machine = EmulatedMachine.of(c["machine"])
         self.settings = self._settings()
         self.primary, self.primary_rule = self._primary()
 
@@ -130,6 +165,22 @@ class Study:
             for testbed in self.testbeds.values():
                 s.medium_on(testbed)
         return settings
+
+    def departures(self) -> list[str]:
+        """Each value of the merged config that differs from the paper's setup, for a key
+        its overlay (config `paper_setup`) sets, as "key: value (the paper's setup:
+        value)"; places and names (PLACES, a medium's path) are no setup."""
+        if not self.config["paper_setup"]:
+            return []
+        setup = merge_configs([self.config["paper_setup"]])  # the overlay alone
+        out = []
+        for key, paper in _leaves(setup):
+            if key.split(".")[0] in PLACES or key.rsplit(".", 1)[-1] in MEDIUM_PLACES:
+                continue
+            here = _at(self.config, key)
+            if here != paper:
+                out.append(f"{key}: {_shown(here)} (the paper's setup: {_shown(paper)})")
+        return out
 
     def _primary(self) -> tuple[Setting, str]:
         """The setting whose numbers stand for "the" setting in the report's single-setting
@@ -302,7 +353,10 @@ class Study:
         its medium placed on the testbed (wattzip.measure.spec)."""
         s = self.settings[setting]
         return {"setting": {"name": s.name, **s.machine_factors()},
-                "medium": s.placed_medium_on(self.testbeds[testbed])}
+                "medium": s.placed_medium_on(self.testbeds[testbed]),
+                # The emulated machine (config machine:), in the spec only when emulated.
+                **({"machine": dict(self.config["machine"])} if self.machine.emulated
+                   else {})}
 
     def job_spec(self, job: Job) -> dict:
         """Everything one measurement job needs of the study, and nothing else: its
@@ -364,12 +418,14 @@ class Study:
         for name, s in self.settings.items():
             m = s.placed_medium_on(self.testbeds[testbed])
             out[name] = {"medium": m, "target_dir": m["path"], **s.machine_factors(),
-                         "copies": s.copies, "bandwidth": s.bandwidth}
+                         "copies": s.copies, "bandwidth": s.bandwidth,
+                         "machine": self.config["machine"]}
         return out
 
     def settings_rows(self) -> list[dict]:
         """settings.csv: one row per setting, one column per factor, the primary flagged."""
         duty = self.duty.describe() if self.duty else ""
         return [{**s.factors(), "bandwidth_bytes_per_s": s.bandwidth_bytes_per_s or "",
-                 "dutycycle": duty, "primary": "true" if s is self.primary else "false"}
+                 "dutycycle": duty, "machine": self.machine.describe(),
+                 "primary": "true" if s is self.primary else "false"}
                 for s in self.settings.values()]

@@ -21,6 +21,7 @@ from wattzip.model.layout import BREAKEVEN_ORIGINALS
 from wattzip.records import measured_span
 from wattzip.report import legends
 from wattzip.report.tables import ReportTables
+from wattzip.report.text_cells import NOT_COMPARABLE
 from wattzip.run_record import count_failed
 from wattzip.units import parse_size
 from wattzip.workload import codec_registry
@@ -151,9 +152,14 @@ def measured_dates(first: dt.datetime | None, last: dt.datetime | None) -> str:
 
 def claim_counts(t: ReportTables) -> dict[str, int]:
     verdicts = [c["verdict"] for c in t.claims]
+    apart = sum(v.startswith(NOT_COMPARABLE) for v in verdicts)
     return {"ClaimsTotal": len(verdicts), "ClaimsHold": verdicts.count("holds"),
             "ClaimsRefuted": verdicts.count("refuted"),
-            "ClaimsUntestable": sum(v.startswith("not testable") for v in verdicts)}
+            "ClaimsUntestable": sum(v.startswith("not testable") for v in verdicts),
+            # Energy claims a meter that sees no disk cannot set beside the papers'.
+            "ClaimsNotComparable": (f" {apart} energy claim{'s are' if apart != 1 else ' is'}"
+                                    " not comparable with the papers': the meter sees no "
+                                    "disk.") if apart else ""}
 
 
 def crosscheck(t: ReportTables) -> dict[str, str]:
@@ -273,6 +279,37 @@ def file_size_against_original(size: str, design: Mapping[str, dict]) -> str:
     return f"The inputs are {size}, " + (paper + "." if ours == theirs else f"above {paper}.")
 
 
+def machine_against_original(emulated: str, design: Mapping[str, dict]) -> str:
+    """What the measured tools saw (the config's emulated machine, or the real one)
+    beside the original's server."""
+    paper = tex(f"the paper's server ran {design['cpus']['display']} and "
+                f"{design['ram_bytes']['display']} of RAM")
+    if emulated:
+        return (f"The measured tools ran on an emulated machine, {tex(emulated)}, inside "
+                "the real one of Table~\\ref{tab:provenance}; " + paper + ".")
+    return ("The measured tools saw the whole machine of Table~\\ref{tab:provenance}; "
+            + paper + ".")
+
+
+def flush_against_original(flush: str) -> str:
+    """How the primary setting's writes reached the device, beside the paper's unmount."""
+    if flush == "unmount":
+        return ("the target's filesystem has been unmounted, which writes the file out to "
+                "the device, as the paper unmounted its partition at the end of each "
+                "iteration")
+    return ("the written file has been flushed to the device by fsync (the paper unmounted "
+            "the partition instead)")
+
+
+def departures(setup: str | None, found: list[str]) -> str:
+    """Each departure from the paper's setup the study made (Study.departures)."""
+    if not setup:
+        return ""
+    if not found:
+        return f"The study ran the paper's setup ({setup}) without a departure."
+    return (f"Departures from the paper's setup ({setup}): " + "; ".join(found) + ".")
+
+
 def _original_macros(t: ReportTables, params: Mapping) -> dict:
     """The original's design as the paper states it (paper/reference/systor09_design.csv)."""
     design = t.original_design
@@ -283,6 +320,9 @@ def _original_macros(t: ReportTables, params: Mapping) -> dict:
                             f"{design['ci_target']['display']}"),
         "PaperIdle": tex(design["idle"]["display"]),
         "FileSizeAgainstPaper": tex(file_size_against_original(params["file_size"], design)),
+        "MachineAgainstPaper": machine_against_original(params["emulated_machine"], design),
+        "PaperDepartures": tex(departures(params["paper_setup"], params["departures"])),
+        "FlushAgainstPaper": tex(flush_against_original(params["primary_flush"])),
     }
 
 

@@ -35,7 +35,7 @@ def abstract(t: ReportTables, params: Mapping) -> str:
         "Energy and time correlate with $R = \\EnergyTimeR$ over all runs. Of the original "
         "papers' \\ClaimsTotal{} claims checked, \\ClaimsHold{} hold here, "
         "\\ClaimsRefuted{} are refuted and \\ClaimsUntestable{} cannot be tested on this "
-        "testbed.",
+        "testbed.\\ClaimsNotComparable",
     ]
     # disturbance says it in plain text (a column name holds an underscore); the budget in LaTeX
     lines += [tex(disturbance.describe(t.runs)), uncertainty.describe_dominant(t.summary)]

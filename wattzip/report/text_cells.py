@@ -10,6 +10,7 @@ from wattzip.latex import tex
 from wattzip.report import legends
 
 UNTESTABLE = "not testable here"
+NOT_COMPARABLE = "not comparable"  # energy a narrower meter than the papers' saw
 
 
 def _verdict(row: Mapping) -> tuple[str, str]:
@@ -20,8 +21,11 @@ def _verdict(row: Mapping) -> tuple[str, str]:
         # the reason, and a conflict with another claim, which stands in the evidence
         verdict, evidence = UNTESTABLE, " ".join(
             p for p in (verdict.removeprefix(f"{UNTESTABLE}: "), row.get("conflict")) if p)
+    elif verdict.startswith(NOT_COMPARABLE):  # why, before the numbers it still shows
+        verdict, evidence = NOT_COMPARABLE, " ".join(
+            p for p in (verdict.removeprefix(f"{NOT_COMPARABLE}: ") + ".", evidence) if p)
     shown = rf"\textbf{{{verdict}}}" if verdict in ("holds", "refuted") else \
-        rf"\emph{{{UNTESTABLE}}}"
+        rf"\emph{{{verdict if verdict == NOT_COMPARABLE else UNTESTABLE}}}"
     if row["estimated"] == "true":
         shown += legends.ESTIMATED_VERDICT_TEX
     if row.get("model_robustness"):

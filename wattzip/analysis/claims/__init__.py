@@ -11,6 +11,7 @@ from wattzip.analysis.claims.evidence import Evidence, _cell_name
 from wattzip.analysis.claims.registry import CHECKS, Claim, Outcome, check, load_claims
 from wattzip.analysis.claims.systor11 import sysid_fits
 from wattzip.analysis.family import holm
+from wattzip.meters.base import not_comparable
 from wattzip.resources import ReferenceDir
 from wattzip.stats import fit_percent
 
@@ -111,6 +112,12 @@ def _row(claim: Claim, out: Outcome, ev: Evidence) -> dict:
                      + "; ".join(out.undecided))
     verdict = ("holds" if out.ok else "refuted") if out.ok is not None else (
         f"not testable here: {out.why}")
+    # Energy a narrower meter saw (RAPL) is not the papers' wall power: the claim is not
+    # decided against them, and what it would have said stays beside its evidence.
+    narrower = ev.narrower_scope() if claim.energy and out.ok is not None else None
+    if narrower:
+        notes.append(f"on this meter's energy it would be: {verdict}")
+        verdict = not_comparable(narrower)
     conflict = (f"(Cannot hold on the same runs as {claim.conflicts['with']}: "
                 f"{claim.conflicts['why']}.)" if claim.conflicts else "")
     # said beside the verdict, whatever it is

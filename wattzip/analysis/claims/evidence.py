@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims.registry import Claim, Outcome
 from wattzip.analysis.reference import read_reference
+from wattzip.meters.base import sees_whole_machine
 from wattzip.records import FACTOR_COLUMNS
 from wattzip.resources import ReferenceDir, reference_file
 from wattzip.stats import Interval, welch_interval
@@ -136,10 +137,20 @@ class Evidence:
     def reference(self, name: str) -> list[dict]:
         return read_reference(reference_file(f"{name}.csv", self.reference_dir))[1]
 
-    def estimated(self) -> bool:
+    def _rows(self) -> list[dict]:
         rows = self.summary if self.setting is None else self.in_setting(self.summary)
-        return any(r.get("meter_method") == "estimated"
-                   for r in rows if r["testbed"] == self.testbed)
+        return [r for r in rows if r["testbed"] == self.testbed]
+
+    def estimated(self) -> bool:
+        return any(r.get("meter_method") == "estimated" for r in self._rows())
+
+    def narrower_scope(self) -> str | None:
+        """The scope of a meter that saw less than the whole machine (RAPL's CPU package
+        and DRAM), if one measured the runs read: the papers' energy was whole-machine
+        power at the wall, so such energy cannot be set beside theirs."""
+        return next((r["meter_scope"] for r in self._rows() if r.get("meter_scope")
+                     and r.get("meter_method") == "measured"
+                     and not sees_whole_machine(r["meter_scope"])), None)
 
 
 def factor_settings(ev: Evidence, factor: str) -> dict[str, str]:
