@@ -149,16 +149,23 @@ def pytest_collection_finish(session):
 
 
 def _shared_fixture(item) -> str | None:
+    """The group of a test that uses an expensive shared fixture of the tests': a session's
+    fixture by its name (before a module's, which may be made from it: the module's tests
+    then join the session fixture's worker), else the module's."""
     info = getattr(item, "_fixtureinfo", None)
+    module = None
     for name in getattr(item, "fixturenames", ()):
         defs = info.name2fixturedefs.get(name) if info else None
         if not defs or name in CHEAP_SHARED:
             continue
         fixture = defs[-1]
-        if fixture.scope in ("session", "package", "module") and getattr(
-                fixture.func, "__module__", "").startswith("tests."):
-            return name if fixture.scope != "module" else item.module.__name__
-    return None
+        if not getattr(fixture.func, "__module__", "").startswith("tests."):
+            continue
+        if fixture.scope in ("session", "package"):
+            return name
+        if fixture.scope == "module":
+            module = item.module.__name__
+    return module
 
 
 def _suite_locks(config) -> Path | None:

@@ -14,7 +14,7 @@ import pytest
 from wattzip.analysis.reference import read_reference
 from wattzip.resources import reference_file
 
-from .test_workflow import read_csv, snakemake, workflow_copy
+from .test_workflow import read_csv
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted(p.name for p in (REPO / "benchmarks").glob("*.py")
@@ -65,6 +65,7 @@ def documented_commands() -> list[tuple[str, str, list[str]]]:
     return found
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("doc, script, args", documented_commands())
 def test_every_documented_command_line_parses(doc, script, args):
     """The flags the docs show are the script's: each line parses (paths not looked for)."""
@@ -78,11 +79,13 @@ def bench(script: str, *args, cwd=REPO, check: bool = True) -> subprocess.Comple
                           cwd=cwd, capture_output=True, text=True, check=check)
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_every_benchmark_reads_its_command_line(script):
     assert bench(script, "--help").stdout.startswith(f"usage: {script}")
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("script", sorted(MISSING))
 def test_a_wrong_path_is_named_not_a_traceback(script, tmp_path):
     proc = bench(script, *MISSING[script], cwd=tmp_path, check=False)
@@ -90,6 +93,7 @@ def test_a_wrong_path_is_named_not_a_traceback(script, tmp_path):
     assert re.search(r"error: argument \S+: no such (file|folder)", proc.stderr), proc.stderr
 
 
+@pytest.mark.pure
 def test_ratios_beside_table_3(small_inputs, tmp_path):
     """Run from elsewhere than the clone: the original's values are the package's."""
     path = small_inputs["text"][0]
@@ -102,12 +106,14 @@ def test_ratios_beside_table_3(small_inputs, tmp_path):
         assert original == paper[codec] and float(ratio) > 1 and tool in ("gzip", "lzop")
 
 
+@pytest.mark.pure
 def test_an_unknown_codec_is_a_usage_error(tmp_path):
     proc = bench("ratios.py", REPO / "README.md", "gz-1", "gzip-1", cwd=tmp_path, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "error: unknown codec or codec set 'gzip-1'" in proc.stderr, proc.stderr
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("script, args", [
     ("coverage_budget.py", ["--studies", "20"]),
     ("coverage_moderated.py", ["--studies", "2"]),
@@ -118,7 +124,7 @@ def test_the_simulations_run_small(script, args):
 
 
 @pytest.mark.parametrize("script, args, said", [
-    ("harness.py", ["--input", "README.md", "--pairs", "1"],
+    ("harness.py", ["--input", "README.md", "--pairs", "1", "--sampling-seconds", "1"],
      r"ratio A/B median [\d.]+ .*\n.*sampler model at 10 Hz: [\d.]+% of one core"),
     ("bench_overhead.py", ["--runs", "2", "--rounds", "1", "--size", "1MiB"],
      r"\| `gzip -1 -c TEXT` \|( [\d.]+ \|){7}"),
@@ -159,39 +165,7 @@ def own_times(out: str) -> list[float]:
                                          out, re.M)]
 
 
-DRIFT_CHECKED = """
-drift: {repeats: 3}
-factors: {bandwidth: [unlimited]}
-crosscheck: {codecs: []}
-"""
-
-
-@pytest.mark.workflow
-def test_drift_pairs_reads_the_study_s_journals(tmp_path):
-    """docs/statistics.md's command: each job's measurement (a drifted job's two), on the
-    tiny study's one setting with the drift check on (tests/data/tiny.yaml has it off)."""
-    study = workflow_copy(tmp_path / "wf")
-    (study / "drift.yaml").write_text(DRIFT_CHECKED)
-    snakemake(study, targets=["runs.csv"], overlays=[study / "drift.yaml"])
-    every_run = read_csv(study / "results/tiny/tiny/runs.csv")
-    jobs, drifted = ({(r["setting"], r["file_type"], r["codec"]) for r in every_run
-                      if r["disturbed"].startswith(start)} for start in ("", "drift: "))
-    out = bench("drift_pairs.py", "--journal", study / "results/tiny/tiny/journal").stdout
-    n = len(jobs) + len(drifted)
-    assert out.startswith(f"{n} measured jobs;")
-    jobs_judged = r"Welch's interval \d+ of {0} .*, by them pooled with .* job read (\d+) of {0} "
-    across = re.search("^across a job .*" + jobs_judged.format(n), out, re.M)  # as the jobs did:
-    warned = {(r["setting"], r["file_type"], r["codec"]) for r in every_run if r["drift_warning"]}
-    assert across and int(across[1]) == len(drifted) + len(warned), out
-    first = {}
-    for r in every_run:  # each measurement (a drifted job's two) by its first run
-        m = (r["setting"], r["file_type"], r["codec"], r["disturbed"].startswith("drift: "))
-        first[m] = min(first.get(m, r["started_at"]), r["started_at"])
-    order = [m[0] for m in sorted(first, key=first.get)]
-    same = sum(a == b for a, b in zip(order, order[1:], strict=False))  # one setting's pairs
-    assert re.search(rf"^back to back, .*Welch's interval \d+ of {same} \(", out, re.M), out
-
-
+@pytest.mark.pure
 @pytest.mark.workflow
 def test_the_before_and_after_benchmarks_find_no_change_against_head(tmp_path):
     """What a refactoring is checked with (docs/benchmarks.md), run to the end in
@@ -212,14 +186,11 @@ def test_the_before_and_after_benchmarks_find_no_change_against_head(tmp_path):
 
 
 @pytest.mark.workflow
-def test_the_plan_s_accuracy_and_a_design_run_on_the_tiny_study(tmp_path):
-    """plan_accuracy.py and designs.py, which each run a whole study in a fresh copy of the
-    workflow, on the tiny study at its smallest: the plan beside the wall time, and the
-    moderated design's own line."""
+def test_the_plan_s_accuracy_on_the_tiny_study(tmp_path):
+    """plan_accuracy.py, which runs a whole study in a fresh copy of the workflow, on the
+    tiny study at its smallest: the plan beside the wall time. (designs.py:
+    tests/test_benchmarks_moderated.py.)"""
     config = ["--configfile", "config.yaml", "tests/data/tiny.yaml"]
     out = bench("plan_accuracy.py", *config, "tests/data/one-setting.yaml",
                 "--out", tmp_path / "plan").stdout
     assert re.search(r"wall: plan \d+-\d+ s, study \d+ s, study / plan [\d.]+", out), out
-    out = bench("designs.py", "--designs", "moderated", "--moderated-looks", "2,3", *config,
-                "--file-size", "1MiB", "--out", tmp_path / "designs").stdout
-    assert re.search(r"\nmoderated +[\d.]+s +[\d.]+s +\d+ +\d+ +\d+ of 8 ", out), out

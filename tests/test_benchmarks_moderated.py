@@ -1,5 +1,6 @@
 """The benchmark scripts that read a finished moderated study, run to the end (as
-docs/benchmarks.md runs those it shows), on the tiny study under the moderated design: two settings
+docs/benchmarks.md runs those it shows), on the tiny study under the moderated design as
+benchmarks/designs.py measures it (its own line checked too): two settings
 (the bandwidth factor), so a script that reads one setting's journals is given, or picks,
 the primary setting's, and one that prices every cell keeps the settings apart."""
 
@@ -10,26 +11,38 @@ import re
 import pytest
 
 from .test_benchmarks import bench
-from .test_workflow import TINY, read_csv, snakemake, workflow_copy
+from .test_workflow import TINY, read_csv, snakemake
 
 pytestmark = pytest.mark.workflow
 
 RESULTS = "results/tiny/tiny"
+OVERLAY = "design.yaml"  # designs.py's: the design, its looks and the file size
 
 
 @pytest.fixture(scope="module")
-def moderated_study(tmp_path_factory):
-    """The tiny study measured under the moderated design, through its claims and plan."""
-    root = workflow_copy(tmp_path_factory.mktemp("moderated") / "wf")
-    overlay = root / "moderated.yaml"
-    overlay.write_text("repeats:\n  design: moderated\n")
-    snakemake(root, targets=["claims.csv", "breakeven.csv", "plan/estimate.json"],
-              overlays=[overlay])
-    return root
+def designs(tmp_path_factory):
+    """benchmarks/designs.py's moderated design alone, on the tiny study at 1 MiB: its
+    printed line, and the study it measured (through its claims, with its plan's pilot),
+    which the benchmarks below read."""
+    out = tmp_path_factory.mktemp("designs")
+    proc = bench("designs.py", "--designs", "moderated", "--moderated-looks", "2,3",
+                 "--configfile", "config.yaml", "tests/data/tiny.yaml", "--file-size", "1MiB",
+                 "--out", out)
+    return proc.stdout, out / "moderated"
+
+
+@pytest.fixture(scope="module")
+def moderated_study(designs):
+    return designs[1]
 
 
 def config(root):
-    return ["--configfile", "config.yaml", TINY, root / "moderated.yaml"]
+    return ["--configfile", "config.yaml", TINY, root / OVERLAY]
+
+
+def test_designs_prints_the_moderated_design_s_line(designs):
+    out, _ = designs
+    assert re.search(r"\nmoderated +[\d.]+s +[\d.]+s +\d+ +\d+ +\d+ of 8 ", out), out
 
 
 def primary(root) -> str:
@@ -123,7 +136,7 @@ def test_a_change_of_every_job_measures_them_all_again_in_one_invocation(moderat
     before = {p: p.stat().st_mtime_ns for p in jobs}
     overlay = tmp_path / "margin.yaml"
     overlay.write_text("verdict: {margin: 0.05}\n")
-    overlays = [root / "moderated.yaml", overlay]
+    overlays = [root / OVERLAY, overlay]
     targets = ["claims.csv", "breakeven.csv", "plan/estimate.json"]
     snakemake(root, targets=targets, overlays=overlays)
     stale = [str(p.relative_to(root)) for p in jobs if p.stat().st_mtime_ns == before[p]]

@@ -228,3 +228,34 @@ def test_the_workflow_refuses_min_count_above_count_when_it_is_read(tmp_path):
     assert proc.returncode != 0
     assert "idle.min_count (5) is above idle.count (3)" in proc.stderr + proc.stdout
     assert merge_configs([root / "config.yaml", overlay])["idle"]["min_count"] == 5
+
+
+def test_settings_that_differ_only_in_medium_share_the_drift_reference_s_phases(
+        tmp_path, windows, monkeypatch):
+    """The phases are the machine's (the reference runs from the page cache): a second
+    setting in the same state of the machine takes the first's from the journal beside
+    theirs; another governor is another state, measured anew."""
+    calls: list[dict] = []
+    monkeypatch.setattr(idle, "reference_phases", lambda meter, repeats, *a: calls.append(
+        repeats) or [[{"elapsed_s": 0.4 + len(calls), "energy_j": 2.0}] * repeats] * 6)
+    monkeypatch.setattr(idle.factor_changes, "applied", lambda disk, factors: _nothing())
+    windows(QUIET * 3)
+
+    def calibrate_setting(name, governor):
+        return idle.calibrate(FakeMeter(), count=3, seconds=0.01, setting=name,
+                              target_dir=str(tmp_path / "target"), min_count=3,
+                              ci_target=0.5, journal=str(tmp_path / f"{name}.jsonl"),
+                              log=lambda line: None, drift_repeats=2,
+                              machine_factors={"governor": governor, "io_scheduler": "keep"})
+
+    ext2, tmpfs = calibrate_setting("ext2", "keep"), calibrate_setting("tmpfs", "keep")
+    assert len(calls) == 1 and ext2["reference_phases"] == tmpfs["reference_phases"]
+    fast = calibrate_setting("fast", "performance")
+    assert len(calls) == 2 and fast["reference_phases"] != ext2["reference_phases"]
+    assert (tmp_path / idle.PHASES_JOURNAL).exists()
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()

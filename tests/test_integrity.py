@@ -161,7 +161,7 @@ def test_a_pilot_command_that_fails_is_an_error(tmp_path):
 
 def test_the_plan_adds_the_drift_check_s_reference_which_its_pilot_timed(tmp_path):
     """The pilot times the reference operation (real gzip, once per cache); the plan adds
-    it at both ends of every job and in each setting's calibration phases."""
+    it at both ends of every job and in the calibration phases of each state of the machine."""
     timed = plan.pilot(["zero"], [], tmp_path / "pilot.json")
     assert 0 < timed["reference"] < 60
     study = Study.from_files(["config.yaml"])

@@ -137,19 +137,13 @@ def test_a_killed_job_leaves_its_emulated_disk_to_the_next_command(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k", "k.img"]
 
 
-@pytest.fixture(scope="module")
-def text_64mib(tmp_path_factory):
-    path = tmp_path_factory.mktemp("input") / "text.bin"
-    entry = inputs.generate("text", 64 * MIB, path, seed=2009, progress=False)
-    return path, entry
-
-
 @needs_fuse
-def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib):
+def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path):
     """The paper's layout on a 30 MB/s emulated disk: a plain write reads and writes
-    128 MiB through one budget (about 4.5 s); gzip -1 writes a third of the bytes and is
-    clearly faster; with 5 repeats the T break-even of gz-1 on text is decided: always."""
-    path, entry = text_64mib
+    64 MiB through one budget (about 2.2 s); gzip -1 writes a third of the bytes and is
+    clearly faster; with 3 repeats the T break-even of gz-1 on text is decided: always."""
+    path = tmp_path / "text.bin"
+    entry = inputs.generate("text", 32 * MIB, path, seed=2009, progress=False)
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60,
                                                   interval_s=0.1))
     runs = []
@@ -159,7 +153,7 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
         job = MeasurementJob(testbed="t", file_type="text", input_path=str(path),
                              input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
                              medium=medium, codec=None if name == "plain" else codec(name),
-                             min_repeats=5, max_repeats=5, idle_power_w=20.0,
+                             min_repeats=3, max_repeats=3, idle_power_w=20.0,
                              bandwidth_bytes_per_s=RATE, factors={"setting": "laptop"})
         journal = tmp_path / f"{name}.jsonl"
         log = []
@@ -173,18 +167,18 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
 
     def mean_s(codec_name, op):
         times = [r["elapsed_s"] for r in runs if r["codec"] == codec_name and r["op"] == op]
-        assert len(times) == 5
+        assert len(times) == 3
         return sum(times) / len(times)
 
     # The bytes the emulated disk itself counted in each region: a plain write reads the
     # input and writes it (a copy that did less, a reflink, would show here); gzip -1
     # writes a third of them; a read reads what was stored.
     moved = {(r["codec"], r["op"]): r["emulated_disk_bytes"] for r in runs}
-    assert moved[("plain", "plain-write")] >= 2 * 64 * MIB
-    assert moved[("plain", "plain-read")] >= 64 * MIB
+    assert moved[("plain", "plain-write")] >= 2 * 32 * MIB
+    assert moved[("plain", "plain-read")] >= 32 * MIB
     assert moved[("gz-1", "compress-write")] < 0.7 * moved[("plain", "plain-write")]
     plain_write = mean_s("plain", "plain-write")
-    assert plain_write == pytest.approx(128 * MIB / RATE, rel=0.15)
+    assert plain_write == pytest.approx(64 * MIB / RATE, rel=0.15)
     assert mean_s("gz-1", "compress-write") < 0.8 * plain_write
     assert mean_s("gz-1", "decompress-read") < 0.8 * mean_s("plain", "plain-read")
     rows = [{**r, "testbed": "t", "setting": "laptop"} for r in runs]
@@ -194,9 +188,11 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path, text_64mib)
 
 
 @needs_fuse
-def test_a_budget_the_emulated_disk_cannot_deliver_is_refused(disk):
+def test_a_budget_the_emulated_disk_cannot_deliver_is_refused(disk, monkeypatch):
     """Its daemon's own limit (a few hundred MB/s here) is measured with the budget lifted:
-    30 MB/s is reachable, 50 GB/s is an error before anything is measured."""
+    30 MB/s is reachable, 50 GB/s is an error before anything is measured (after one try:
+    the tries a shared host's slow moment gets are the next test's)."""
+    monkeypatch.setattr(onedisk, "CEILING_TRIES", 1)
     rates = disk.check_budget_reachable()
     assert min(rates["read_bytes_per_s"], rates["write_bytes_per_s"]) > \
         onedisk.CEILING_MARGIN * RATE
@@ -220,12 +216,13 @@ def test_one_slow_moment_of_a_shared_host_does_not_refuse_a_budget(monkeypatch):
 
 
 @needs_fuse
-def test_a_budget_above_the_host_disk_s_cold_speed_is_refused(tmp_path):
+def test_a_budget_above_the_host_disk_s_cold_speed_is_refused(tmp_path, monkeypatch):
     """The host disk made slow for the daemon alone (a blkio cgroup capping its reads of
     the image at 10 MB/s): a 40 MB/s budget is refused, although the host's page cache
-    would serve the image's bytes far faster."""
+    would serve the image's bytes far faster (after one try, as above)."""
     from wattzip.machine import system, throttle
 
+    monkeypatch.setattr(onedisk, "CEILING_TRIES", 1)
     medium = media.Medium(name="server", kind="image", path=str(tmp_path / "ext2"),
                           size="256MiB", fs="ext2", inputs="on-medium")
     medium.share_budget(40_000_000)

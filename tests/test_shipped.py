@@ -1,7 +1,6 @@
-"""What the README offers, run as a user runs it: kick-the-tires measured for real, two
-studies on one machine giving two reports of that one testbed, the factors study (or
-the pre-flight's refusal of a scheduler the kernel lacks) and, with -m study, the
-default study."""
+"""What the README offers, run as a user runs it: kick-the-tires measured for real, the
+factors study (or the pre-flight's refusal of a scheduler the kernel lacks) and, with -m
+study, the default study. (Two studies on one machine: tests/test_primary_setting.py.)"""
 
 from __future__ import annotations
 
@@ -29,13 +28,20 @@ def pdf_text(path) -> str:
                           text=True, check=True).stdout
 
 
-def test_kick_the_tires_is_measured_end_to_end(tmp_path):
-    """The README's words: snakemake --cores all --configfile config/kick-the-tires.yaml."""
-    root = workflow_copy(tmp_path / "wf")
+@pytest.fixture(scope="module")
+def kick_the_tires(tmp_path_factory):
+    """The README's words: snakemake --cores all --configfile config/kick-the-tires.yaml,
+    measured once (the tests of its report and of the benchmarks that read it share it)."""
+    root = workflow_copy(tmp_path_factory.mktemp("kick-the-tires") / "wf")
     proc = subprocess.run([*SNAKEMAKE, "--cores", "all", "--configfile",
                            "config/kick-the-tires.yaml"], cwd=root, capture_output=True,
                           text=True, check=False)
     assert proc.returncode == 0, why_failed(proc, root)
+    return root
+
+
+def test_kick_the_tires_is_measured_end_to_end(kick_the_tires):
+    root = kick_the_tires
     study = root / "results" / "kick-the-tires"
     every = read_csv(study / "local" / "runs.csv")
     # a run disturbed by other load or by the machine's drift over its job is flagged
@@ -61,6 +67,35 @@ def test_kick_the_tires_is_measured_end_to_end(tmp_path):
     # docs/benchmarks.md's account of the pipeline's own time, on a study with duty cycles
     out = bench("pipeline_overhead.py", root, "--runs", "results/kick-the-tires/local/runs.csv")
     assert min(own_times(out.stdout)) >= 0, out.stdout
+
+
+def test_drift_pairs_reads_the_study_s_journals(kick_the_tires):
+    """docs/statistics.md's command, on kick-the-tires (the drift check on, two settings):
+    each job's measurement (a drifted job's two; the duty cycle's jobs too), and the
+    back-to-back pairs of one setting."""
+    tree = kick_the_tires / "results" / "kick-the-tires" / "local"
+    every_run = read_csv(tree / "runs.csv")
+
+    def job(r):
+        part = "dutycycle" if r["op"] == "write-compute" else r["file_type"]
+        return r["setting"], part, r["codec"]
+
+    jobs = {job(r) for r in every_run}
+    drifted = {job(r) for r in every_run if r["disturbed"].startswith("drift: ")}
+    out = bench("drift_pairs.py", "--journal", tree / "journal").stdout
+    n = len(jobs) + len(drifted)
+    assert out.startswith(f"{n} measured jobs;"), out
+    jobs_judged = r"Welch's interval \d+ of {0} .*, by them pooled with .* job read (\d+) of {0} "
+    across = re.search("^across a job .*" + jobs_judged.format(n), out, re.M)  # as the jobs did:
+    warned = {job(r) for r in every_run if r["drift_warning"]}
+    assert across and int(across[1]) == len(drifted) + len(warned), out
+    first = {}
+    for r in every_run:  # each measurement (a drifted job's two) by its first run
+        m = (*job(r), r["disturbed"].startswith("drift: "))
+        first[m] = min(first.get(m, r["started_at"]), r["started_at"])
+    order = [m[0] for m in sorted(first, key=first.get)]
+    same = sum(a == b for a, b in zip(order, order[1:], strict=False))  # one setting's pairs
+    assert re.search(rf"^back to back, .*Welch's interval \d+ of {same} \(", out, re.M), out
 
 
 def _with_spread(row, stem, digits, scale=1.0):
@@ -103,29 +138,6 @@ def assert_hpc14_prints_the_summary(study):
             f" & {energy / elapsed:.1f} & {_with_spread(duty, 'energy_j', 1)} & "
             f"{_against_off(duty, 'energy_vs_off', energy / float(duty_off['mean_energy_j']))}"
             " \\\\") in tex
-
-
-def test_two_studies_on_one_machine_give_two_reports_of_one_testbed(tmp_path):
-    root = workflow_copy(tmp_path / "wf")
-    for name in ("first", "second"):
-        overlay = root / f"{name}.yaml"
-        overlay.write_text(f"study: {{name: {name}}}\nfile_types: [text]\nfile_size: 1MiB\n"
-                           "codecs: [gz-1]\ncrosscheck: {codecs: []}\n"
-                           "idle: {count: 1, seconds: 0.2}\n"
-                           "repeats: {min: 2, max: 2, ci_target: 0.05}\n")
-        proc = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config.yaml",
-                               overlay.name], cwd=root, capture_output=True, text=True,
-                              check=False)
-        assert proc.returncode == 0, why_failed(proc, root)
-    for name in ("first", "second"):
-        tree = root / "results" / name
-        assert sorted(p.name for p in tree.iterdir() if (p / "runs.csv").exists()) == [
-            "local"]
-        listed = (tree / "generated" / "testbed_list.tex").read_text()
-        assert listed.count("\\\\") == 2  # the header and one testbed's row
-        assert "local" in listed
-        assert "testbeds.pdf" not in {p.name for p in (root / "figures" / name).iterdir()}
-        assert (tree / "paper.pdf").exists()
 
 
 def test_the_factors_study_runs_or_names_the_scheduler_this_kernel_lacks(tmp_path):

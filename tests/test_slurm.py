@@ -45,7 +45,7 @@ def cluster():
 
 
 STUDY_ARGV = [*SNAKEMAKE, "--profile", "profiles/slurm", "--slurm-status-command", "squeue",
-              "--slurm-init-seconds-before-status-checks", "2", "--jobs", "4",
+              "--slurm-init-seconds-before-status-checks", "1", "--jobs", "4",
               "--configfile", str(TINY), str(OVERLAY)]
 
 
@@ -119,7 +119,7 @@ def finished(runs):
 
 def test_each_testbed_was_measured_on_its_own_node(study):
     for testbed, node in (("node-a", "n1"), ("node-b", "n2")):
-        runs = expected_quiet_runs(finished(runs_of(study, testbed)), 6, 2)
+        runs = expected_quiet_runs(finished(runs_of(study, testbed)), 4, 2)
         assert {r["slurm_node"] for r in runs} == {node}
         assert all(r["slurm_job_id"] for r in runs)
 
@@ -180,6 +180,6 @@ def test_a_killed_study_resumes_with_no_run_lost_or_duplicated(down_killed_resum
     for testbed, node in (("node-a", "n1"), ("node-b", "n2")):
         runs = runs_of(root, testbed)
         # none lost, none twice (a run the kill cut short is in no journal)
-        expected_quiet_runs(finished(runs), 6, 2)
+        expected_quiet_runs(finished(runs), 4, 2)
         assert {r["slurm_node"] for r in runs} == {node}
         assert "no overlap" in (root / "results" / "tiny" / testbed / "overlap.txt").read_text()

@@ -199,10 +199,11 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
     root = workflow_copy(tmp_path / "wf")
     overlay = root / "verdict.yaml"
     overlay.write_text("repeats: {min: 2, max: 2, ci_target: 0.05, design: verdict, "
-                       "looks: [2, 3, 4]}\nverdict: {kind_metrics: [E]}\n")
+                       "looks: [2, 3, 4]}\nverdict: {kind_metrics: [E]}\n"
+                       "factors: {bandwidth: [unlimited]}\n")
     dry = snakemake(root, "-n", overlays=[overlay])
-    # 2 settings x 2 file types x 2 codecs, each repeat 2 arms x 2 operations, 2 to 4 times
-    assert "(each with its own plain arm) x 2 setting(s) = 8 measurement jobs, 64-128 " \
+    # 1 setting x 2 file types x 2 codecs, each repeat 2 arms x 2 operations, 2 to 4 times
+    assert "(each with its own plain arm) x 1 setting(s) = 4 measurement jobs, 32-64 " \
            "measured runs" in dry.stderr
     snakemake(root, targets=("runs", "breakeven.csv"), overlays=[overlay])
     assert not list((root / "results/tiny/tiny/runs").rglob("plain.jsonl")), "no baseline jobs"
@@ -214,7 +215,7 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
         codec = r["paired_with"] if r["codec"] == "plain" else r["codec"]
         assert codec in ("gz-1", "lzo-1"), "every plain run is paired with a codec's job"
         jobs.setdefault((r["setting"], r["file_type"], codec), []).append(r)
-    assert len(jobs) == 8
+    assert len(jobs) == 4
     looks = {}
     for (setting, ftype, codec), mine in jobs.items():
         quiet = quiet_runs(mine)

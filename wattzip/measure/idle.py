@@ -40,6 +40,10 @@ from wattzip.meters import Meter
 from wattzip.resources import schema_default
 
 NOISY_IDLE_WINDOWS = 3  # in a row: the machine is busy, not briefly disturbed
+# The drift reference's phases are the machine's, not a medium's: measured once per state
+# of the machine (the setting's machine factors) and journaled here, beside the settings'
+# own journals, so that settings differing only in medium or bandwidth share them.
+PHASES_JOURNAL = "drift-reference.jsonl"
 CONFIDENCE = 0.95  # overall, over all the looks
 
 
@@ -238,9 +242,10 @@ def reference_phases(meter: Meter, repeats: int, max_other_load: float, wait_s: 
 
 def _resumed_phases(journal: str | None, key: str, here: Mapping,
                     log: Callable[[str], None]) -> list | None:
-    """The drift reference's phases journaled by this calibration here (this host, boot
-    and meter), else None: measured again, they would judge the jobs' drift by another
-    noise than the one their runs were measured under."""
+    """The drift reference's phases journaled here (this host, boot and meter) in this
+    state of the machine, by this setting's calibration or by one of another setting with
+    the same machine factors, else None: measured again, they would judge the jobs' drift
+    by another noise than the one their runs were measured under."""
     entries = [e for e in records.read_journal(journal, key, ("key", "phases"))
                if _not_here(e, here) is None] if journal else []
     if entries:
@@ -294,8 +299,10 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         key += f"|{emulated.cpus} CPU(s) online"
     here = origin(meter, testbed)
     windows, stamps, temps, reason = _resume(journal, key, here, rule, seconds, log)
-    phases_key = f"{key}|drift reference|{drift_repeats}"
-    phases = _resumed_phases(journal, phases_key, here, log) if drift_repeats else None
+    state = json.dumps(dict(sorted((machine_factors or {}).items())))
+    phases_key = f"{meter.name}|{meter.scope}|{state}|drift reference|{drift_repeats}"
+    phases_journal = os.path.join(os.path.dirname(journal), PHASES_JOURNAL) if journal else None
+    phases = _resumed_phases(phases_journal, phases_key, here, log) if drift_repeats else None
     if reason is None or drift_repeats and phases is None:  # else all from the journal
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
         # unmounted mount point, which is usually the root disk.
@@ -309,9 +316,9 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
             if drift_repeats and phases is None:
                 phases = reference_phases(meter, drift_repeats, max_other_load,
                                           quiet_wait_s, log)
-                if journal:
-                    records.append_journal(journal, {"key": phases_key, "phases": phases,
-                                                     **here})
+                if phases_journal:
+                    records.append_journal(phases_journal, {"key": phases_key,
+                                                            "phases": phases, **here})
     # When the last window averaged ended: a calibration whose windows and phases all come
     # from the journal (run again after a kill, or with its spec rewritten, in the same
     # boot) is the calibration its jobs recorded, so their runs are not measured again.

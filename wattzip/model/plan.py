@@ -262,14 +262,15 @@ def estimate(study: Study, rates: dict) -> Estimate:
 
 def drift_check_s(study: Study, rates: dict, jobs: int) -> float:
     """The drift check's reference operation (wattzip.measure.drift): at both ends of every
-    job and in each setting's calibration phases, with the gaps between them; none without
-    the check. A job it measures again is not foreseen (docs/statistics.md)."""
+    job and in the calibration phases of each state of the machine (settings that differ
+    only in medium or bandwidth share them), with the gaps between them; none without the
+    check. A job it measures again is not foreseen (docs/statistics.md)."""
     repeats = study.config["drift"]["repeats"]
     if not repeats:
         return 0.0
-    settings = len(study.settings)
-    return (repeats * rates.get("reference", 0.0) * (2 * jobs + drift.PHASES * settings)
-            + (drift.PHASES - 1) * drift.PHASE_GAP_S * settings)
+    states = len({tuple(sorted(s.machine_factors().items())) for s in study.settings})
+    return (repeats * rates.get("reference", 0.0) * (2 * jobs + drift.PHASES * states)
+            + (drift.PHASES - 1) * drift.PHASE_GAP_S * states)
 
 
 # The options `wattzip plan` states side by side, in the order it states them.
