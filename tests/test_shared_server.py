@@ -31,13 +31,6 @@ from .test_machine import WATTZIP, fake_cpufreq, holder, kill, restore
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
 
-@pytest.fixture(autouse=True)
-def own_lock(monkeypatch):
-    """A lock of these tests' own: they change only their own folders and devices, and
-    must not wait for a study measuring beside them."""
-    monkeypatch.setenv(machine.LOCK_NAME_ENV, f"wattzip-test-{os.getpid()}")
-
-
 def run(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*WATTZIP, *argv], capture_output=True, text=True, check=False,
                           env={**os.environ, **(env or {})})
@@ -192,7 +185,7 @@ NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
 def test_an_unprivileged_user_can_neither_take_nor_fake_the_lock(tmp_path):
     """Today's abstract socket could be bound by anyone, holding every study off; the
     lock file lives where only root may go."""
-    name = os.environ[machine.LOCK_NAME_ENV]
+    name = machine.LOCK_NAME
     squatter = subprocess.Popen([*NOBODY, textwrap.dedent(f"""
         import socket, sys, time
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -212,6 +205,24 @@ def test_an_unprivileged_user_can_neither_take_nor_fake_the_lock(tmp_path):
     finally:
         squatter.kill()
         squatter.wait()
+
+
+def test_a_second_study_cannot_name_a_lock_of_its_own(tmp_path, monkeypatch):
+    """A study measuring (a real holder of the machine) and a second one started with
+    WATTZIP_LOCK_NAME set to a lock of its own: the second waits for the machine
+    like any other command, and gives up, so the two never measure at once."""
+    proc = holder("""
+        from wattzip import machine
+        held = machine.session("job", "first", "the first study")  # kept: the lock held
+        held.__enter__()
+    """, tmp_path / "ready")
+    try:
+        monkeypatch.setenv("WATTZIP_LOCK_NAME", "second-study")
+        with (pytest.raises(machine.MachineError, match="the machine is busy: pid"),
+              machine.session("job", "second", "the second study", wait_s=1)):
+            pass
+    finally:
+        kill(proc)
 
 
 def test_the_wattsup_port_opens_only_under_the_lock(tmp_path):
