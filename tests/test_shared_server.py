@@ -258,7 +258,8 @@ def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
         proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
                                  "--model-max-w", "2", "--count", "2", "--min-count", "2",
                                  "--seconds", "1", "--max-other-load", "1",
-                                 "--io-scheduler", "kyber", "--medium", "disk",
+                                 "--drift-repeats", "0", "--io-scheduler", "kyber",
+                                 "--medium", "disk",
                                  "--medium-kind", "block", "--medium-device", loop,
                                  "--target-dir", str(tmp_path / "mnt")],
                                 stderr=subprocess.PIPE, text=True)
@@ -272,6 +273,32 @@ def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
         assert factors.current_io_scheduler(os.path.basename(loop)) == "none"
     finally:
         subprocess.run(["losetup", "--detach", loop], check=False)
+
+
+def test_idle_on_an_emulated_disk_leaves_the_host_disk_s_scheduler_as_it_is(tmp_path):
+    """An emulated disk (an image holding its inputs, one budget): its jobs set the
+    scheduler of its loop device, which exists only while a job runs. The idle
+    calibration sets none: the host's disk under the image (the root disk here, every
+    user's) is not the jobs' device and keeps its scheduler throughout."""
+    from wattzip.machine import factors, system
+
+    host = system.scheduler_disk(str(tmp_path))
+    before = factors.current_io_scheduler(host)
+    other = next(s for s in factors.offered_io_schedulers(host) if s != before)
+    proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
+                             "--model-max-w", "2", "--count", "1", "--min-count", "1",
+                             "--seconds", "0.5", "--max-other-load", "1",
+                             "--drift-repeats", "0", "--io-scheduler", other,
+                             "--bandwidth", "30MB/s",
+                             "--medium", "disk", "--medium-kind", "image",
+                             "--medium-size", "16MiB", "--medium-inputs", "on-medium",
+                             "--target-dir", str(tmp_path / "mnt")],
+                            stderr=subprocess.PIPE, text=True)
+    while proc.poll() is None:
+        assert factors.current_io_scheduler(host) == before
+        time.sleep(0.02)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert "the emulated disk's loop device exists only while a job runs" in proc.stderr.read()
 
 
 def test_a_link_planted_at_a_partial_or_output_file_is_never_followed(tmp_path):
