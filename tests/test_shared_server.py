@@ -466,6 +466,69 @@ def test_the_throttle_s_cgroup_is_made_inside_the_caller_s_own():
         job.rmdir()
 
 
+def cgroup2_mount() -> Path | None:
+    """Where the kernel's cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or
+    /sys/fs/cgroup/unified beside v1's controllers), or None."""
+    for line in Path("/proc/mounts").read_text().splitlines():
+        _source, where, fstype, *_ = line.split()
+        if fstype == "cgroup2":
+            return Path(where)
+    return None
+
+
+@pytest.mark.skipif(cgroup2_mount() is None, reason="no cgroup v2 hierarchy mounted")
+def test_the_throttle_s_cgroup_goes_beside_the_caller_s_own_under_cgroup_v2():
+    """cgroup v2, real: a job in a cgroup of its own (job_<pid>/task_0, as a Slurm step's
+    or a systemd scope's leaf) gets the throttle's cgroup beside it, inside job_<pid>, and
+    comes back home after; where the parent cannot delegate io, the error names that
+    parent, and nothing is made. On a machine whose io controller is cgroup v1's (this
+    one's, v2 mounted empty beside it) io.max cannot be set: its devices are none, and the
+    io delegation is left out after its error was seen."""
+    from wattzip.machine import throttle
+
+    root = cgroup2_mount()
+    job = root / f"job_{os.getpid()}"
+    task = job / "task_0"
+    task.mkdir(parents=True)
+    has_io = "io" in (root / "cgroup.controllers").read_text().split()
+    try:
+        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+            import os
+            from wattzip.errors import FactorError
+            from wattzip.machine import throttle
+            open({str(task / "cgroup.procs")!r}, "w").write(str(os.getpid()))
+            t = throttle.Throttle([], 50_000_000, v1_root="/nonexistent",
+                                  v2_root={str(root)!r})
+            print(t.version, t.home, t.path)
+            if not {has_io!r}:
+                try:
+                    t.create()
+                except FactorError as exc:
+                    print("refused:", exc)
+                throttle._delegate_io = lambda parent: None
+            t.create()
+            try:
+                with t.entered():
+                    print("in:", open("/proc/self/cgroup").read().splitlines()[-1])
+                print("home:", open("/proc/self/cgroup").read().splitlines()[-1])
+            finally:
+                t.remove()
+        """)], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        said = proc.stdout.splitlines()
+        version, home, made = said[0].split()
+        assert (version, Path(home), Path(made).parent) == ("2", task, job), said
+        name = Path(made).name
+        assert said[-2:] == [f"in: 0::/{job.name}/{name}", f"home: 0::/{job.name}/task_0"]
+        if not has_io:
+            assert said[1].startswith(f"refused: bandwidth: the io controller cannot be "
+                                      f"enabled in {job} "), said
+        assert not Path(made).exists() and not list(root.glob(f"{throttle.PREFIX}*"))
+    finally:
+        task.rmdir()
+        job.rmdir()
+
+
 def bounded(code: str, timeout_s: float = 20) -> subprocess.CompletedProcess:
     """`code` run in a Python of its own, which must end within `timeout_s`: a wait with
     no bound (the old code's) is killed and fails the test instead of hanging it."""
