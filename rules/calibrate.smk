@@ -28,6 +28,7 @@ checkpoint preflight:
         input_dir=RULES.input_dir,
         input_files=RULES.input_files,
         expect=RULES.expect,
+        pinned=RULES.pinned_corpora,
     script:
         "../scripts/preflight.py"
 

@@ -2,7 +2,7 @@
 (wattzip.model.lookups.RuleLookups): a testbed's meter, which tables and
 figures each of the two trees holds, the rehearsal's (rehearsal/<study>/, SIMULATED,
 built first) and the measured one (results/<study>/, figures/<study>/). Glue only:
-what needs Snakemake's own objects (config, glob_wildcards, ancient, workflow.cores)."""
+what needs Snakemake's own objects (config, ancient, workflow.cores)."""
 
 import glob
 import sys
@@ -40,8 +40,7 @@ def copied_in_testbeds():
     named = config.get("compare_testbeds")
     if named is not None:
         return [t for t in named if t not in TESTBEDS]
-    found = glob_wildcards(f"{MEASURED}/{{testbed}}/runs.csv").testbed
-    return sorted(t for t in set(found) if "/" not in t and t not in TESTBEDS)
+    return layout.copied_in_testbeds(MEASURED, list(TESTBEDS), sys.stderr)
 
 
 with said_alone():

@@ -15,7 +15,7 @@ with open(snakemake.log[0], "w") as log:
         with machine.session("preflight", snakemake.wildcards.testbed, os.getcwd()):
             report = preflight.run(
                 p.codecs, p.settings, p.file_size, p.duty_phases, p.meter, p.input_dir,
-                p.input_files, p.expect["node"], p.expect["host"],
+                p.input_files, p.expect["node"], p.expect["host"], p.pinned,
             )
     except WattzipError as exc:
         print(f"preflight: {exc}", file=log, flush=True)

@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 # The tests journal their machine changes apart from a real study's journal (they hold
-# the machine-wide lock like any study, so they never measure beside one). A session
+# the machine's one lock like any study, so they never measure beside one: the lock
+# does not follow the state folder, docs/machine.md). A session
 # run inside another (a test of the tests' own options) uses the outer one's and leaves
 # it to it.
 OWN_STATE_DIR = "WATTZIP_STATE_DIR" not in os.environ

@@ -31,13 +31,6 @@ from .test_machine import WATTZIP, fake_cpufreq, holder, kill, restore
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
 
-@pytest.fixture(autouse=True)
-def own_lock(monkeypatch):
-    """A lock of these tests' own: they change only their own folders and devices, and
-    must not wait for a study measuring beside them."""
-    monkeypatch.setenv(machine.LOCK_NAME_ENV, f"wattzip-test-{os.getpid()}")
-
-
 def run(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*WATTZIP, *argv], capture_output=True, text=True, check=False,
                           env={**os.environ, **(env or {})})
@@ -192,7 +185,7 @@ NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
 def test_an_unprivileged_user_can_neither_take_nor_fake_the_lock(tmp_path):
     """Today's abstract socket could be bound by anyone, holding every study off; the
     lock file lives where only root may go."""
-    name = os.environ[machine.LOCK_NAME_ENV]
+    name = machine.LOCK_NAME
     squatter = subprocess.Popen([*NOBODY, textwrap.dedent(f"""
         import socket, sys, time
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -212,6 +205,24 @@ def test_an_unprivileged_user_can_neither_take_nor_fake_the_lock(tmp_path):
     finally:
         squatter.kill()
         squatter.wait()
+
+
+def test_a_second_study_cannot_name_a_lock_of_its_own(tmp_path, monkeypatch):
+    """A study measuring (a real holder of the machine) and a second one started with
+    WATTZIP_LOCK_NAME set to a lock of its own: the second waits for the machine
+    like any other command, and gives up, so the two never measure at once."""
+    proc = holder("""
+        from wattzip import machine
+        held = machine.session("job", "first", "the first study")  # kept: the lock held
+        held.__enter__()
+    """, tmp_path / "ready")
+    try:
+        monkeypatch.setenv("WATTZIP_LOCK_NAME", "second-study")
+        with (pytest.raises(machine.MachineError, match="the machine is busy: pid"),
+              machine.session("job", "second", "the second study", wait_s=1)):
+            pass
+    finally:
+        kill(proc)
 
 
 def test_the_wattsup_port_opens_only_under_the_lock(tmp_path):
@@ -247,7 +258,8 @@ def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
         proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
                                  "--model-max-w", "2", "--count", "2", "--min-count", "2",
                                  "--seconds", "1", "--max-other-load", "1",
-                                 "--io-scheduler", "kyber", "--medium", "disk",
+                                 "--drift-repeats", "0", "--io-scheduler", "kyber",
+                                 "--medium", "disk",
                                  "--medium-kind", "block", "--medium-device", loop,
                                  "--target-dir", str(tmp_path / "mnt")],
                                 stderr=subprocess.PIPE, text=True)
@@ -261,6 +273,32 @@ def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
         assert factors.current_io_scheduler(os.path.basename(loop)) == "none"
     finally:
         subprocess.run(["losetup", "--detach", loop], check=False)
+
+
+def test_idle_on_an_emulated_disk_leaves_the_host_disk_s_scheduler_as_it_is(tmp_path):
+    """An emulated disk (an image holding its inputs, one budget): its jobs set the
+    scheduler of its loop device, which exists only while a job runs. The idle
+    calibration sets none: the host's disk under the image (the root disk here, every
+    user's) is not the jobs' device and keeps its scheduler throughout."""
+    from wattzip.machine import factors, system
+
+    host = system.scheduler_disk(str(tmp_path))
+    before = factors.current_io_scheduler(host)
+    other = next(s for s in factors.offered_io_schedulers(host) if s != before)
+    proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
+                             "--model-max-w", "2", "--count", "1", "--min-count", "1",
+                             "--seconds", "0.5", "--max-other-load", "1",
+                             "--drift-repeats", "0", "--io-scheduler", other,
+                             "--bandwidth", "30MB/s",
+                             "--medium", "disk", "--medium-kind", "image",
+                             "--medium-size", "16MiB", "--medium-inputs", "on-medium",
+                             "--target-dir", str(tmp_path / "mnt")],
+                            stderr=subprocess.PIPE, text=True)
+    while proc.poll() is None:
+        assert factors.current_io_scheduler(host) == before
+        time.sleep(0.02)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert "the emulated disk's loop device exists only while a job runs" in proc.stderr.read()
 
 
 def test_a_link_planted_at_a_partial_or_output_file_is_never_followed(tmp_path):
@@ -425,6 +463,69 @@ def test_the_throttle_s_cgroup_is_made_inside_the_caller_s_own():
     finally:
         if not v1:
             task.rmdir()
+        job.rmdir()
+
+
+def cgroup2_mount() -> Path | None:
+    """Where the kernel's cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or
+    /sys/fs/cgroup/unified beside v1's controllers), or None."""
+    for line in Path("/proc/mounts").read_text().splitlines():
+        _source, where, fstype, *_ = line.split()
+        if fstype == "cgroup2":
+            return Path(where)
+    return None
+
+
+@pytest.mark.skipif(cgroup2_mount() is None, reason="no cgroup v2 hierarchy mounted")
+def test_the_throttle_s_cgroup_goes_beside_the_caller_s_own_under_cgroup_v2():
+    """cgroup v2, real: a job in a cgroup of its own (job_<pid>/task_0, as a Slurm step's
+    or a systemd scope's leaf) gets the throttle's cgroup beside it, inside job_<pid>, and
+    comes back home after; where the parent cannot delegate io, the error names that
+    parent, and nothing is made. On a machine whose io controller is cgroup v1's (this
+    one's, v2 mounted empty beside it) io.max cannot be set: its devices are none, and the
+    io delegation is left out after its error was seen."""
+    from wattzip.machine import throttle
+
+    root = cgroup2_mount()
+    job = root / f"job_{os.getpid()}"
+    task = job / "task_0"
+    task.mkdir(parents=True)
+    has_io = "io" in (root / "cgroup.controllers").read_text().split()
+    try:
+        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+            import os
+            from wattzip.errors import FactorError
+            from wattzip.machine import throttle
+            open({str(task / "cgroup.procs")!r}, "w").write(str(os.getpid()))
+            t = throttle.Throttle([], 50_000_000, v1_root="/nonexistent",
+                                  v2_root={str(root)!r})
+            print(t.version, t.home, t.path)
+            if not {has_io!r}:
+                try:
+                    t.create()
+                except FactorError as exc:
+                    print("refused:", exc)
+                throttle._delegate_io = lambda parent: None
+            t.create()
+            try:
+                with t.entered():
+                    print("in:", open("/proc/self/cgroup").read().splitlines()[-1])
+                print("home:", open("/proc/self/cgroup").read().splitlines()[-1])
+            finally:
+                t.remove()
+        """)], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        said = proc.stdout.splitlines()
+        version, home, made = said[0].split()
+        assert (version, Path(home), Path(made).parent) == ("2", task, job), said
+        name = Path(made).name
+        assert said[-2:] == [f"in: 0::/{job.name}/{name}", f"home: 0::/{job.name}/task_0"]
+        if not has_io:
+            assert said[1].startswith(f"refused: bandwidth: the io controller cannot be "
+                                      f"enabled in {job} "), said
+        assert not Path(made).exists() and not list(root.glob(f"{throttle.PREFIX}*"))
+    finally:
+        task.rmdir()
         job.rmdir()
 
 

@@ -264,6 +264,22 @@ def test_dry_run_tells_how_many_runs(tmp_path):
     assert "2 setting(s) = 12 measurement jobs, 48 measured runs" in proc.stderr
 
 
+def test_only_folders_whose_records_name_them_are_copied_in_testbeds(tmp_path):
+    """results/<study>/tiny.bak (a user's backup of the testbed's folder) holds a runs.csv
+    too: it is no testbed (its runs are tiny's) and the report does not ask for its
+    tables; a folder copied in from another machine, whose runs name it, is one."""
+    root = workflow_copy(tmp_path / "wf")
+    runs = "testbed,file_type,codec,op,repeat,verified\n{},text,gz-1,write,1,true\n"
+    for folder, testbed in (("tiny.bak", "tiny"), ("other", "other")):
+        (root / "results/tiny" / folder).mkdir(parents=True)
+        (root / "results/tiny" / folder / "runs.csv").write_text(runs.format(testbed))
+    proc = snakemake(root, "-n", targets=())
+    assert "results/tiny/tiny.bak/ is not a testbed's folder (its runs.csv names testbed " \
+           "tiny)" in proc.stderr
+    assert "results/tiny/tiny.bak/summary.csv" not in proc.stdout + proc.stderr
+    assert "results/tiny/other/summary.csv" in proc.stdout
+
+
 def test_bad_config_names_the_key(tmp_path):
     root = workflow_copy(tmp_path / "wf")
     proc = snakemake(root, "-n", "--config", "file_sise=1MiB", check=False)

@@ -119,7 +119,8 @@ def _add_measure(sub) -> None:
 
 def _add_gen(sub) -> None:
     s = sub.add_parser("gen", help="generate an input file of exact size and its manifest")
-    s.add_argument("type", help="zero, text, binary, random, urandom, repeated, mix-N, user")
+    s.add_argument("type", help="zero, text, binary, random, urandom, repeated, mix-N, user, "
+                                "silesia (pinned: its 12 files checked first)")
     s.add_argument("--size", help="e.g. 64MiB, 2GiB (user data: default all of it)")
     s.add_argument("--out", required=True)
     s.add_argument("--seed", type=int,
@@ -127,6 +128,10 @@ def _add_gen(sub) -> None:
                    help="seed of the random and mix-N generators (default: %(default)s, the "
                         "schema's)")
     s.add_argument("--source", action="append", help="source directory (repeatable)")
+    s.add_argument("--pinned", metavar="DECLARATION",
+                   help="user data pinned: a YAML declaration of its files (name, size, "
+                        "sha256), each checked before anything is read (wattzip.workload."
+                        "pinned)")
     s.add_argument("--manifest", help="manifest entry path (default: OUT.json)")
     s.add_argument("--quiet", action="store_true")
     flags.add_lock_option(s)

@@ -96,7 +96,7 @@ def cmd_gen(a) -> int:
     # measurement, so another study's runs or idle calibration never run beside it.
     with machine.session("gen", config=f"{os.getcwd()} ({a.type})", wait_s=a.lock_wait):
         entry = inputs.generate(a.type, size, a.out, seed=a.seed, sources=a.source,
-                                progress=not a.quiet)
+                                progress=not a.quiet, declared=a.pinned)
     inputs.write_manifest_entry(entry, manifest)
     log(f"wrote {entry['size_bytes']} bytes of {a.type} to {a.out} (sha256 {entry['sha256']})")
     return 0

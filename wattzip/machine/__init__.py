@@ -36,10 +36,9 @@ from pathlib import Path
 from wattzip.errors import MachineError
 from wattzip.machine import guard, trust
 from wattzip.machine.lock import (  # noqa: F401
-    DEFAULT_LOCK_NAME,
     DEFAULT_LOCK_WAIT_S,
     LOCK_DIR,
-    LOCK_NAME_ENV,
+    LOCK_NAME,
     MachineLock,
     untrusted,
 )

@@ -5,6 +5,10 @@ user can neither take it (as anyone could bind the abstract socket it was before
 write a holder's name into it, and the kernel frees it when its holder dies, however
 it dies. Every process that sees the same /run sees it: a container or chroot with a
 /run of its own does not.
+
+Its name is fixed: no setting names another lock, since a second lock is a second study
+measuring beside the first. The tests take this lock like any study (they change the
+machine); they journal apart (WATTZIP_STATE_DIR), but the lock never follows the journal.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import datetime as dt
 import fcntl
 import json
 import os
-import re
 import stat
 import sys
 import time
@@ -24,8 +27,7 @@ from pathlib import Path
 from wattzip.errors import MachineError
 from wattzip.machine.trust import untrusted
 
-LOCK_NAME_ENV = "WATTZIP_LOCK_NAME"
-DEFAULT_LOCK_NAME = "wattzip-machine"
+LOCK_NAME = "wattzip-machine"
 LOCK_DIR = "/run/wattzip"
 DEFAULT_LOCK_WAIT_S = 24 * 3600.0
 
@@ -43,10 +45,7 @@ class MachineLock:
     config, since when) into the file for whoever waits."""
 
     def __init__(self, what: str, testbed: str = "", config: str = ""):
-        self.name = os.environ.get(LOCK_NAME_ENV, DEFAULT_LOCK_NAME)
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", self.name):
-            raise MachineError(f"{LOCK_NAME_ENV}={self.name!r}: letters, digits, . - _ only")
-        self.path = Path(LOCK_DIR) / f"{self.name}.lock"
+        self.path = Path(LOCK_DIR) / f"{LOCK_NAME}.lock"
         self.info = {"pid": os.getpid(), "what": what, "testbed": testbed, "config": config,
                      "host": os.uname().nodename}
         self._fd: int | None = None

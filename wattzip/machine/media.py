@@ -145,7 +145,8 @@ class Medium:
         disk (attached), the loop device's own queue, the last before the budget; for
         another image, the disk under its file (or its folder, before it is made); for
         a block device, its disk, mounted or not; no disk for tmpfs; else the disk
-        under the path. The idle calibration asks before attaching, the jobs after."""
+        under the path. The idle calibration asks before attaching, the jobs after
+        (an emulated disk's idle calibration sets no scheduler: wattzip.measure.idle)."""
         if self._disk is not None and self._loop:
             return os.path.basename(self._loop)
         if self.kind == "tmpfs":

@@ -31,6 +31,7 @@ from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
 from wattzip.machine import MachineError, factor_changes, system, thermal, trust
 from wattzip.machine.emulated import EmulatedMachine, hotplugged
+from wattzip.machine.factors import KEEP
 from wattzip.measure import drift
 from wattzip.measure import spec as specs
 from wattzip.measure.disturbance import TICK, QuietLimits, busiest, load_share, process_jiffies
@@ -307,8 +308,16 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
         # unmounted mount point, which is usually the root disk.
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
-        with (hotplugged(emulated, log),
-              factor_changes.applied(disk, machine_factors or {})):
+        values = dict(machine_factors or {})
+        if medium is not None and medium.inputs == "on-medium":
+            # An emulated disk (wattzip.machine.onedisk): its jobs set the scheduler of its
+            # loop device, which does not exist now. The host's disk under the image is
+            # not theirs to set (other users' I/O goes there), and idle moves no bytes.
+            disk = None
+            if values.pop("io_scheduler", KEEP) != KEEP:
+                log("idle: the emulated disk's loop device exists only while a job runs: "
+                    "its jobs set its I/O scheduler; none is set here")
+        with hotplugged(emulated, log), factor_changes.applied(disk, values):
             if reason is None:
                 reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
                                           journal and (journal, {"key": key, **here}), log,

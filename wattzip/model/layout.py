@@ -108,6 +108,32 @@ def measured_outputs(study: Study) -> list[str]:
     return names + (["crosscheck.csv"] if study.crosscheck["codecs"] else [])
 
 
+def copied_in_testbeds(measured: str, own: list[str], out: TextIO) -> list[str]:
+    """Testbeds of this study whose runs were copied in beside this machine's: the
+    folders of `measured` (results/<study>/) whose runs.csv names that folder's testbed
+    in every record. Any other folder holding a runs.csv (a backup, `tb.bak`; a copy
+    renamed; a torn file) is no testbed: it is said, never reported."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(glob.escape(measured), "*", "runs.csv"))):
+        folder = os.path.dirname(path)
+        name = os.path.basename(folder)
+        if name in own:
+            continue
+        try:
+            with open(path, newline="") as f:
+                named = {row.get("testbed") for row in csv.DictReader(f)}
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            named = {f"none readable ({exc})"}
+        if named == {name}:
+            found.append(name)
+        else:
+            print(f"wattzip: {folder}/ is not a testbed's folder (its runs.csv names "
+                  f"testbed {', '.join(sorted(map(str, named))) or 'none'}): not reported. "
+                  "A testbed's runs copied in keep its name: results/<study>/<testbed>/",
+                  file=out)
+    return found
+
+
 def old_layout_folders(results: str, study: Study) -> list[str]:
     """Folders of results/ in the layout before studies had names: results/<name>/runs.csv."""
     return sorted(os.path.dirname(p) for p in glob.glob(f"{results}/*/runs.csv"))

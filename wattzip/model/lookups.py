@@ -18,6 +18,7 @@ from wattzip.machine import system
 from wattzip.model import layout
 from wattzip.model.jobs import Job
 from wattzip.model.study import Study
+from wattzip.workload import pinned
 
 
 class RuleLookups:
@@ -138,8 +139,18 @@ class RuleLookups:
         return self.study.settings_rows()
 
     def input_sources(self, wildcards) -> str:
+        """`wattzip gen`'s sources of a file type, and the declaration that pins them."""
         sources = self.config.get("sources", {}).get(wildcards.ftype, [])
-        return shlex.join(arg for source in sources for arg in ("--source", source))
+        declared = self.config.get("pinned", {}).get(wildcards.ftype)
+        return shlex.join([*(arg for source in sources for arg in ("--source", source)),
+                           *(["--pinned", declared] if declared else [])])
+
+    def pinned_corpora(self, wildcards=None) -> dict:
+        """The study's pinned file types (wattzip.workload.pinned), for the pre-flight: each
+        one's source folder and its declaration (None: the one wattzip ships)."""
+        sources, declared = self.config.get("sources", {}), self.config.get("pinned", {})
+        return {f: {"source": (sources.get(f) or [None])[0], "declared": declared.get(f)}
+                for f in self.study.file_types if f in pinned.SHIPPED or f in declared}
 
     def input_dir(self, wildcards) -> str:
         return self.testbeds[wildcards.testbed].input_dir

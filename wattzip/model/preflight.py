@@ -1,10 +1,11 @@
 """Check, before any measurement, everything that would otherwise fail mid-study.
 
 The host, the codec binaries, the energy meter (and whether it is a measured one when
-the study requires it), each setting's medium, factors and free space, and room for
-the inputs. The checks that need no machine (wattzip.model.checks) ran in the rehearsal
-already and run again here; the rest attach each medium once, as the jobs will, and
-undo it. Each failure is a PreflightError saying what to do.
+the study requires it), each setting's medium, factors and free space, a pinned corpus's
+files (wattzip.workload.pinned), and room for the inputs. The checks that need no
+machine (wattzip.model.checks) ran in the rehearsal already and run again here; the
+rest attach each medium once, as the jobs will, and undo it. Each failure is a
+PreflightError saying what to do.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from wattzip.machine.media import Medium
 from wattzip.measure.free_space import check_free_space, space_needed
 from wattzip.model import checks
 from wattzip.units import parse_size
-from wattzip.workload import codec_registry
+from wattzip.workload import codec_registry, inputs, pinned
 
 
 class PreflightError(WattzipError):
@@ -113,9 +114,25 @@ def check_inputs(input_dir: str, input_files: list[str], file_size: int,
     return {"dir": input_dir, "to_generate": len(missing)}
 
 
+def check_pinned(corpora: dict) -> dict:
+    """Each pinned file type's source holds its declared corpus, file by file (sizes and
+    sha256), before anything is measured: {file type: what was found}."""
+    found = {}
+    for file_type, pin in corpora.items():
+        try:
+            declared = inputs.declaration(file_type, pin["declared"])
+            if not pin["source"]:
+                raise PreflightError(f"file type {file_type}: give sources.{file_type}, the "
+                                     f"folder of the unpacked corpus {declared.name}")
+            found[file_type] = pinned.check(declared, pin["source"])
+        except WattzipError as exc:
+            raise PreflightError(f"file type {file_type}: {exc}") from exc
+    return found
+
+
 def run(codecs: list[str], settings: dict, file_size: int, duty_phases: int, meter: dict,
         input_dir: str, input_files: list[str], expect_node: str | None = None,
-        expect_host: str | None = None) -> dict:
+        expect_host: str | None = None, pinned_corpora: dict | None = None) -> dict:
     """Every check, in order; the report of what was found (rule preflight's output)."""
     system.check_host(expect_node, expect_host)
     # The file the emulated machine's page cache would hold (checks: the rehearsal's too).
@@ -124,6 +141,8 @@ def run(codecs: list[str], settings: dict, file_size: int, duty_phases: int, met
     if problems:
         raise PreflightError("; ".join(problems))
     report = {"host": system.host_identity(), "codecs": check_codecs(codecs)}
+    if pinned_corpora:
+        report["pinned"] = check_pinned(pinned_corpora)
     report["meter"] = check_meter(meter)
     check_input_dir(input_dir)
     report["settings"] = {name: check_setting(name, s, codecs, file_size, duty_phases,

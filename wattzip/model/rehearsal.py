@@ -60,7 +60,8 @@ def _steps(level: str) -> int:
 
 
 def _ratio(model: dict, file_type: str, level: str) -> float:
-    kind = {"repeated": "zero", "urandom": "random", "user": "text"}.get(file_type, file_type)
+    kind = {"repeated": "zero", "urandom": "random", "user": "text",
+            "silesia": "text"}.get(file_type, file_type)
     if kind.startswith("mix-"):  # N% highly compressible, the rest random
         share = int(kind.split("-")[1]) / 100
         return 1 / (share / model["ratio_text"] + (1 - share) / model["ratio_random"])

@@ -24,7 +24,7 @@ from pathlib import Path
 from wattzip import __version__, records
 from wattzip.errors import ConfigError
 from wattzip.machine import system, trust
-from wattzip.workload import corpus
+from wattzip.workload import corpus, pinned
 
 CHUNK = corpus.CHUNK
 IN_FLIGHT = 4  # chunks queued for hashing and writing: bounds the memory
@@ -46,13 +46,28 @@ def mix_fraction(file_type: str) -> float | None:
 
 
 def validate_type(file_type: str) -> None:
-    if (file_type in (*PAPER_TYPES, "urandom", "user", "repeated")
+    if (file_type in (*PAPER_TYPES, "urandom", "user", "repeated", *pinned.SHIPPED)
             or mix_fraction(file_type) is not None):
         return
     raise ConfigError(
         f"unknown file type {file_type!r}; valid: zero, text, binary, random, urandom, "
-        "repeated, user, mix-N (N% highly redundant blocks, e.g. mix-50)"
+        f"repeated, user, {', '.join(pinned.SHIPPED)}, mix-N (N% highly redundant blocks, "
+        "e.g. mix-50)"
     )
+
+
+def declaration(file_type: str, declared: str | None) -> pinned.Declaration | None:
+    """The corpus a file type's source must match (wattzip.workload.pinned): a shipped
+    one's (silesia), the user's declaration of their own data, or None (not pinned)."""
+    if file_type in pinned.SHIPPED:
+        if declared:
+            raise ConfigError(f"file type {file_type}: its declaration ships with wattzip "
+                              "and is not replaced; declare your own corpus for 'user'")
+        return pinned.shipped(file_type)
+    if declared and file_type != "user":
+        raise ConfigError(f"file type {file_type}: only 'user' data (or a shipped corpus) "
+                          "is pinned by a declaration")
+    return pinned.load(declared) if declared else None
 
 
 class GenerationProgress:
@@ -137,7 +152,13 @@ def _numpy_version() -> str:
     return np.__version__
 
 
-def _chunks_for(file_type: str, seed: int, sources: list[str] | None, describe: list):
+def _chunks_for(file_type: str, seed: int, sources: list[str] | None, describe: list,
+                corpus_pin: pinned.Declaration | None = None):
+    if corpus_pin is not None:
+        if not sources:
+            raise ConfigError(f"file type {file_type!r} needs a source: the folder of the "
+                              f"unpacked corpus {corpus_pin.name}")
+        return pinned.chunks(corpus_pin, sources[0], describe)
     frac = mix_fraction(file_type)
     if file_type == "zero":
         describe.append({"source": "zero bytes, written (not sparse)"})
@@ -200,15 +221,25 @@ def _write_hashed(chunks, size: int, fd: int, digest, bar) -> int:
 
 
 def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int = 1,
-             sources: list[str] | None = None, progress: bool = True) -> dict:
+             sources: list[str] | None = None, progress: bool = True,
+             declared: str | None = None) -> dict:
     """Write exactly `size` bytes of `file_type` to `out`; return its manifest entry.
 
     The file appears under its name only when complete (written to a temporary
     name, flushed, then renamed), so an interrupted generation leaves nothing
     that looks finished.  `size` None means all of a user's data. Its folder is made
     root's, or refused when another user could write it (wattzip.machine.trust).
+    A pinned corpus (silesia, or user data with a `declared` corpus) is checked file by
+    file first and taken whole (wattzip.workload.pinned).
     """
     validate_type(file_type)
+    corpus_pin = declaration(file_type, declared)
+    if corpus_pin is not None:
+        if size not in (None, corpus_pin.total):
+            raise ConfigError(f"file type {file_type}: the corpus {corpus_pin.name} is "
+                              f"measured whole, {corpus_pin.total} bytes; set file_size to "
+                              f"{corpus_pin.total}B, not {size} bytes")
+        size = corpus_pin.total
     if size is None:
         if file_type != "user":
             raise ConfigError(f"file type {file_type!r} needs a size")
@@ -234,8 +265,8 @@ def generate(file_type: str, size: int | None, out: str | os.PathLike, seed: int
                               f"file needs {size / 2**30:.2f} GiB. Free space or set "
                               "input_dir elsewhere")
         bar = GenerationProgress(f"gen {file_type}", size) if progress else None
-        written = _write_hashed(_chunks_for(file_type, seed, sources, describe), size, fd,
-                                digest, bar)
+        written = _write_hashed(_chunks_for(file_type, seed, sources, describe, corpus_pin),
+                                size, fd, digest, bar)
         if written < size:
             raise ConfigError(f"{file_type}: the sources gave {written} bytes, {size} needed")
         os.fsync(fd)
