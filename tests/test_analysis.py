@@ -344,7 +344,7 @@ def test_dvfs_verdict_on_the_model_is_not_a_verdict():
 
 def test_every_claim_is_declared_with_its_source_and_overlay():
     declared = claims.load_claims(REFERENCE)
-    assert {c.id for c in declared} == set(claims.CHECKS)
+    assert {c.check for c in declared} == set(claims.CHECKS)
     for c in declared:
         assert c.paper in ("SYSTOR '09", "SYSTOR '11", "HPC '14", "Koller 2008") and c.section \
             and c.overlay

@@ -16,7 +16,6 @@ import math
 from wattzip.analysis.analysis_options import percent
 from wattzip.analysis.claims.evidence import _all_of, _cell_name, _needs, _unmeasured
 from wattzip.analysis.claims.registry import Outcome, check
-from wattzip.analysis.claims.systor09 import same_kind
 from wattzip.analysis.ratio_to_off import OFF_OP, against
 
 
@@ -49,6 +48,7 @@ def _ratio_band(item: dict, p: dict) -> tuple[float, float, str]:
     return low, high, f"x{item['ratio']:g}"
 
 
+@check("energy_ratio_to_plain")
 def energy_ratio_to_plain(claim, ev):
     """Each named (file type, codec, operation) against plain's same operation, by
     Fieller's interval of the ratio of the mean energies, within the stated factor of the
@@ -82,6 +82,7 @@ def energy_ratio_to_plain(claim, ev):
                    rests_on=shown)
 
 
+@check("breakeven_value")
 def breakeven_value(claim, ev):
     """Each named cell's break-even of the paper's kind ("pays back from n on"), its range
     over the intervals' rectangle within the stated factor of the paper's n."""
@@ -119,6 +120,7 @@ def breakeven_value(claim, ev):
                    rests_on=[_cell_name(b) for b in cells])
 
 
+@check("power_independent")
 def power_independent(claim, ev):
     """Each codec's mean power (energy / time) in compress-write on the file type against
     plain write's, by Fieller's interval of the ratio of mean energy per second, within the
@@ -152,6 +154,7 @@ def power_independent(claim, ev):
                    rests_on=shown)
 
 
+@check("more_system_time")
 def more_system_time(claim, ev):
     """The named codecs' compress-write system time against every other codec's of the
     paper's on the file type, by Welch's interval of the difference of the means: holds
@@ -181,6 +184,7 @@ def more_system_time(claim, ev):
                    undecided=undecided, rests_on=shown)
 
 
+@check("more_energy_by_level")
 def more_energy_by_level(claim, ev):
     """One tool's compress-write energy against another's at each level both ran, by
     Welch's interval: holds when at least `share` of the levels are decidedly dearer for
@@ -210,6 +214,7 @@ def more_energy_by_level(claim, ev):
                    rests_on=shown)
 
 
+@check("no_ratio_gain")
 def no_ratio_gain(claim, ev):
     """The higher levels' compression ratios against the lowest's on the file type: holds
     when each measured one is within `within_share` of it, refuted when one is beyond (the
@@ -230,6 +235,7 @@ def no_ratio_gain(claim, ev):
                    rests_on=[base, *dict(higher)])
 
 
+@check("levels_flat_then_rising")
 def levels_flat_then_rising(claim, ev):
     """One tool's compress-write energy across levels: each `flat` level within
     `within_share` of the first's (Fieller's interval of the ratio of the means), and each
@@ -266,24 +272,7 @@ def levels_flat_then_rising(claim, ev):
                    undecided=undecided, rests_on=shown)
 
 
+@check("needs_hardware")
 def needs_hardware(claim, ev):
     """A statement that needs the original's hardware: not testable without it."""
     return Outcome(None, why=f"without {claim.parameters['needs_hardware']}")
-
-
-# Each claim of claims.yaml decided by one of these checks, by its id.
-check("gzip_more_than_lzop")(more_energy_by_level)
-for _id in ("lzo_text_saving_magnitude", "lzo9_zero_twice_write", "ppmd_energy_vs_plain",
-            "hpc_lz4_write_saving", "hpc_lz4_write_compute_saving"):
-    check(_id)(energy_ratio_to_plain)
-check("lzo_binary_breakeven")(breakeven_value)
-check("power_independent_of_algorithm")(power_independent)
-check("compress_system_time")(more_system_time)
-check("hpc_gzip_levels_no_ratio_gain")(no_ratio_gain)
-for _id in ("bzip2_levels_flat", "lzop_levels_flat_then_rising"):
-    check(_id)(levels_flat_then_rising)
-for _id in ("lzo_text_always_time", "ppmd_never_saves"):
-    check(_id)(same_kind)
-for _id in ("koller08_embedded_read_write", "koller08_desktop_e2compr_write",
-            "koller08_compr_overhead"):
-    check(_id)(needs_hardware)
