@@ -14,7 +14,7 @@ from scipy import stats
 
 from wattzip.analysis import cell_summary, claims, pareto, run_tables
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.analysis.breakeven import BreakEven, break_even, display, parse_display
+from wattzip.analysis.breakeven import BreakEven, break_even_of, display, parse_display
 from wattzip.analysis.reference import read_reference
 from wattzip.stats import fit_percent
 
@@ -77,7 +77,8 @@ def dedupe_plain(rows):
     ((100, 100, 50, 60), "never", math.nan),      # a free write, but every read costs more
 ])
 def test_break_even_kinds(m, kind, value):
-    be = break_even(*m)
+    m_w, m_c, m_r, m_d = m
+    be = break_even_of(m_c - m_w, m_r - m_d)
     assert be.kind == kind
     assert (math.isnan(be.value) and math.isnan(value)) or be.value == pytest.approx(value)
 

@@ -235,13 +235,6 @@ def idle_spec_of(a: argparse.Namespace) -> dict:
     return spec.check(given, spec.IDLE, "wattzip idle")
 
 
-def open_meter(a: argparse.Namespace) -> meters.Meter:
-    """The meter the flags name, saying when its energy is not measured."""
-    from wattzip.measure import measurement
-
-    return measurement.open_meter(meter_config_of(a), "flag", log)
-
-
 def add_lock_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lock-wait", type=seconds(0), default=machine.DEFAULT_LOCK_WAIT_S,
                    metavar="S", help="how long to wait for another wattzip command that "

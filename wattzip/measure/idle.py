@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from wattzip import meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
-from wattzip.machine import MachineError, factor_changes, system, thermal, trust
+from wattzip.machine import MachineError, factors, system, thermal, trust
 from wattzip.measure import drift
 from wattzip.measure import spec as specs
 from wattzip.measure.disturbance import TICK, QuietLimits, busiest, load_share, process_jiffies
@@ -295,7 +295,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
         # The device the jobs' I/O goes to (wattzip.machine.media), not the disk under an
         # unmounted mount point, which is usually the root disk.
         disk = medium.scheduler_disk() if medium else system.scheduler_disk(target_dir)
-        with factor_changes.applied(disk, machine_factors or {}):
+        with factors.applied(disk, machine_factors or {}):
             if reason is None:
                 reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
                                           journal and (journal, {"key": key, **here}), log,
