@@ -26,9 +26,8 @@ from wattzip.analysis.stopping import outliers
 from wattzip.analysis.verdicts import look_confidence
 from wattzip.bench import summary
 from wattzip.bench.commands import NO_SHELL, Command, argv_of, substitute
-from wattzip.bench.errors import CommandFailedError
 from wattzip.bench.progress import BenchProgress
-from wattzip.errors import MeterError, WattzipError
+from wattzip.errors import CommandFailedError, MeterError, WattzipError
 from wattzip.measure import runner
 from wattzip.meters import Meter
 from wattzip.resources import schema_default
