@@ -88,3 +88,27 @@ def test_a_codec_and_a_claim_are_added_from_data_alone(tmp_path):
     assert rows and {r["claim_id"] for r in rows} == {CLAIM["id"]}
     assert all(r["verdict"] for r in rows)
     assert rows[0]["rests_on"] == "random lzip-1 E"  # the new codec's cell decides it
+
+
+def test_a_setting_a_job_reads_is_declared_once_in_the_config_schema():
+    """The spec's keys that the config has are the config schema's (a $ref): its bounds
+    refuse a spec, and the code's defaults are its defaults."""
+    from wattzip.measure import spec as specs
+    from wattzip.measure.disturbance import DriftCheck, QuietLimits
+    from wattzip.meters import MeterOptions
+    from wattzip.model.study import Study
+    from wattzip.resources import schema_default
+
+    from .test_design import BASE
+
+    study = Study(BASE)
+    job = specs.check(study.job_spec(next(iter(study.jobs("tb")))), specs.JOB)
+    with pytest.raises(Exception, match=r"quiet.max_steal: 2 is greater than the maximum"):
+        specs.check({**job, "quiet": {**job["quiet"], "max_steal": 2}}, specs.JOB)
+    text = (REPO / "wattzip" / "data" / "spec.schema.yaml").read_text()
+    assert '$ref: "schema.yaml#/properties/quiet"' in text and "max_steal:" not in text
+    assert QuietLimits() == QuietLimits(**{k: schema_default(f"quiet.{k}") for k in (
+        "max_other_cpu", "max_steal", "wait_s", "max_heat_c")})
+    assert DriftCheck() == DriftCheck(schema_default("drift.repeats"),
+                                      schema_default("drift.max_change"))
+    assert MeterOptions().interval_s == schema_default("meter.interval_s")

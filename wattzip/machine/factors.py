@@ -65,7 +65,7 @@ def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS,
                     f"load it with 'modprobe {module}' (wattzip loads no module)")
         raise FactorError(f"factor io_scheduler={value}: {disk} offers only "
                           f"{', '.join(available)}{hint or did_you_mean(value, available)}")
-    if not _writable(path):
+    if not os.access(path, os.W_OK):
         raise FactorError(f"factor io_scheduler={value}: {path} is not writable (run as root)")
 
 
@@ -89,13 +89,10 @@ def check_governor(value: str, sysfs: str = SYSFS) -> None:
         if value not in available:
             raise FactorError(f"factor governor={value}: {cpu} offers only "
                               f"{', '.join(available)}{did_you_mean(value, available)}")
-        if not _writable(path):
+        if not os.access(path, os.W_OK):
             raise FactorError(f"factor governor={value}: {path} is not writable "
                               "(run as root)")
 
-
-def _writable(path: Path) -> bool:
-    return os.access(path, os.W_OK)
 
 
 def scheduler_module(name: str, modules: str = MODULES) -> str | None:
