@@ -15,7 +15,7 @@ from wattzip.machine import factors, media
 from wattzip.measure import spec
 from wattzip.resources import schema_default
 
-DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
+DEFAULT_METER_ORDER = ",".join(schema_default("meter.order"))
 
 
 class Parser(argparse.ArgumentParser):
