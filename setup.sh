@@ -9,9 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# The compressors: each codec family's `package:` in wattzip/data/codecs.yaml.
+mapfile -t codec_debs < <(sed -n 's/^ *package: *//p' wattzip/data/codecs.yaml | sort -u)
 debs=(
-  python3 python3-venv git
-  gzip lzop bzip2 ncompress 7zip zstd lz4 xz-utils brotli pigz pbzip2 lbzip2
+  python3 python3-venv git "${codec_debs[@]}"
   hyperfine linux-source-6.1 ipmitool linux-perf
   e2fsprogs xfsprogs btrfs-progs btrfs-compsize mount util-linux kmod libfuse3-3 fuse3
   r-base-core r-cran-data.table r-cran-ggplot2

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+from collections.abc import Callable, Sequence
 
 from wattzip.analysis import moderated, verdicts
 from wattzip.measure.interleaving import with_shared_plain
@@ -162,6 +163,21 @@ def shared_plain_study(rng, scenario: str, study: list[dict], grouped: bool = Tr
     return out
 
 
+def sequential(arms_at: Callable[[int], tuple], looks: Sequence[int], *,
+               reads_per_write: float, margin: float, confidence: float
+               ) -> tuple[verdicts.Verdict, int]:
+    """The planned-looks procedure on one cell: `arms_at(n)` gives the four arms' first n
+    runs; stop at the first look that decides, each look at alpha / len(looks) of the
+    overall `confidence`. Returns the verdict and the runs per arm it used."""
+    each = verdicts.look_confidence(confidence, len(looks))
+    for n in looks:
+        verdict = verdicts.decide(*arms_at(n), reads_per_write=reads_per_write, margin=margin,
+                         confidence=each)
+        if verdict.verdict != verdicts.UNDECIDED:
+            return verdict, n
+    return verdict, looks[-1]
+
+
 def welch_study(rng, scenario: str, study: list[dict]) -> list[dict]:
     """The verdict design on the same cells: each cell's own Welch interval."""
     span = 4 * WELCH_LOOKS[-1] * len(study) / 2
@@ -170,7 +186,7 @@ def welch_study(rng, scenario: str, study: list[dict]) -> list[dict]:
     for cell in study:
         runs, drift = measure(rng, cell, scenario, WELCH_LOOKS[-1], clock, span,
                               STEP if len(out) >= step else 1.0)
-        v, n = verdicts.sequential(lambda k, r=runs: (r["w"][:k], r["c"][:k], r["r"][:k],
+        v, n = sequential(lambda k, r=runs: (r["w"][:k], r["c"][:k], r["r"][:k],
                                                       r["d"][:k]), WELCH_LOOKS,
                                    reads_per_write=1.0, margin=MARGIN, confidence=0.95)
         clock[0] -= 4 * (WELCH_LOOKS[-1] - n)

@@ -1,5 +1,5 @@
 """The study's one model (wattzip.model.study) and the lookups its rules make in it
-(wattzip.model.lookups.RuleLookups): a testbed's meter, which tables and
+(wattzip.model.layout.RuleLookups): a testbed's meter, which tables and
 figures each of the two trees holds, the rehearsal's (rehearsal/<study>/, SIMULATED,
 built first) and the measured one (results/<study>/, figures/<study>/). Glue only:
 what needs Snakemake's own objects (config, ancient, workflow.cores)."""
@@ -9,15 +9,14 @@ import sys
 
 from wattzip.errors import said_alone
 from wattzip.model import layout
-from wattzip.model.lookups import RuleLookups
+from wattzip.model.layout import RuleLookups
 from wattzip.model.study import Study
 from wattzip.model.testbed import FACTORS
 
 # A user's error in the study (a codec, a medium, a factor, the cross-check) is its
 # message alone.
 with said_alone():
-    STUDY = Study.from_config(config)
-    layout.warn_old_layout("results", STUDY, sys.stderr)
+    STUDY = Study(config)
     TESTBEDS = STUDY.testbeds
     MEASURED, REHEARSED = STUDY.root("results"), STUDY.root("rehearsal")
     PRIMARY = STUDY.primary.name

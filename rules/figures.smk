@@ -32,8 +32,8 @@ rule figures_per_file_type:
         code=REPORT_CODE,
         figures={
             "time": {"script": "fig_time.R"},
-            "energy": {"script": "fig_energy.R"},
-            "et": {"script": "fig_et.R"},
+            "energy": {"script": "fig_energy.R", "wildcards": {"metric": "energy"}},
+            "et": {"script": "fig_energy.R", "wildcards": {"metric": "et"}},
         },
     script:
         "../scripts/figures.R"

@@ -192,24 +192,6 @@ file_type_summary <- function() {
   dt
 }
 
-# A total split into its active and passive shares (E, ET), as the paper draws them.
-# The active share of a total is E_active / E of the same runs.
-active_passive_plot <- function(dt, mean_col, hw_col, what, title) {
-  dt <- copy(dt)
-  dt[, total := get(mean_col)]
-  dt[, share := pmin(pmax(mean_energy_active_j / mean_energy_j, 0), 1)]
-  unit <- energy_unit(dt$total)
-  parts <- melt(
-    dt[, .(codec, op_class, active = total * share * unit$scale,
-           passive = total * (1 - share) * unit$scale)],
-    id.vars = c("codec", "op_class"), variable.name = "part"
-  )
-  totals <- dt[, .(codec, op_class, mean = total * unit$scale,
-                   hw = fifelse(is.na(get(hw_col)), 0, get(hw_col)) * unit$scale)]
-  stacked_bars(parts, totals, sprintf(what, unit$label), part_colours) +
-    labs(title = title, subtitle = estimated_subtitle(dt))
-}
-
 # A rehearsal's tables say so in their `simulated` column: whatever is drawn or set from
 # them says SIMULATED on itself, read from the data (not from where it is written).
 simulated_label <- honesty_label[["simulated"]]

@@ -20,7 +20,7 @@ def make(folder: Path, text_input: tuple[Path, dict]) -> dict[str, Path]:
     path, entry = text_input
     manifest = folder / "text.bin.json"
     manifest.write_text(json.dumps({**entry, "path": str(path)}))
-    study = Study.from_config({**BASE, "file_types": ["text"], "codecs": ["gz-1"],
+    study = Study({**BASE, "file_types": ["text"], "codecs": ["gz-1"],
                                "target_dir": "results/{testbed}/target",
                                "repeats": {"min": 2, "max": 2, "ci_target": 0.5},
                                "drift": {"repeats": 0}})

@@ -17,13 +17,14 @@ import pytest
 
 from wattzip import cli
 from wattzip.bench import command_line
-from wattzip.bench.errors import (
+from wattzip.bench.progress import BenchProgress
+from wattzip.errors import (
     CommandFailedError,
     EmptyCommandError,
     EmptyParameterRangeError,
+    MeterError,
+    WattzipError,
 )
-from wattzip.bench.progress import BenchProgress
-from wattzip.errors import MeterError, WattzipError
 from wattzip.measure.idle import QuietCheck
 from wattzip.measure.runner import cpu_busy_jiffies
 from wattzip.workload import inputs

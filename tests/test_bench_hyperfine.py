@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wattzip.bench import command_line
-from wattzip.bench.errors import CommandFailedError
+from wattzip.errors import CommandFailedError
 
 from .test_bench import bench, by_command, run_args
 

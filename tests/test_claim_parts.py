@@ -127,7 +127,7 @@ def test_every_break_even_cell_a_check_reads_is_declared_for_the_jobs_looks(monk
                          PAPER)
     for claim in claims.load_claims(REFERENCE):
         current.append(claim.id)
-        claims.CHECKS[claim.id](claim, ev)
+        claims.CHECKS[claim.check](claim, ev)
     assert {"lzo_text_always", "zero_saves", "text_breakeven_high"} <= set(read)
     by_id = {c.id: c for c in claims.load_claims(REFERENCE)}
     for claim_id, cells in read.items():

@@ -29,7 +29,7 @@ MEDIA = {"tmpfs": {"kind": "tmpfs", "path": "results/{testbed}/tmpfs", "size": "
 
 
 def study(**overrides) -> Study:
-    return Study.from_config({**BASE, **overrides})
+    return Study({**BASE, **overrides})
 
 
 def test_the_schema_defaults_are_the_only_defaults():
@@ -173,7 +173,7 @@ def test_every_shipped_config_builds_a_model():
     for overlay in sorted((REPO / "config").glob("*.yaml")):
         if overlay.name == "schema.yaml":
             continue
-        s = Study.from_config(merge_configs([REPO / "config.yaml", overlay]))
+        s = Study(merge_configs([REPO / "config.yaml", overlay]))
         assert s.primary.name in s.settings, overlay
 
 

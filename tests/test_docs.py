@@ -46,7 +46,7 @@ def test_the_readme_testbed_template_is_a_valid_study(tmp_path):
     (tmp_path / "my-testbed.yaml").write_text(template)
     config = merge_configs([REPO / "config.yaml", tmp_path / "my-testbed.yaml"])
     validate(config, load_schema())
-    study = Study.from_config(config)
+    study = Study(config)
     overlay = yaml.safe_load(template)
     assert set(study.testbeds) == {overlay["testbed"]["name"]}
     assert {s.medium for s in study.settings.values()} == set(overlay["factors"]["medium"])

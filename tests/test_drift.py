@@ -211,12 +211,12 @@ def test_the_report_states_the_drift_check_the_study_ran():
     """The jobs measured again are part of the design: the report's sentence gives the
     config's repeats and limit, or says that no drift was measured."""
     config = Study.from_files(["config.yaml"]).config
-    checked = layout.report_params(Study.from_config(config), ["local"], "results", "f")
+    checked = layout.report_params(Study(config), ["local"], "results", "f")
     assert ("gzip -6 of a fixed text of 8 MiB in the page cache), run 3 times before the "
             "job's first run and after its last") in checked["drift_check"]
     assert "by more than 5% (the drift check)" in checked["drift_check"]
     config["drift"] = {"repeats": 0, "max_change": 0.05}
-    assert repeat_design.drift_check(Study.from_config(config)).startswith("No drift check")
+    assert repeat_design.drift_check(Study(config)).startswith("No drift check")
     assert "drift\\_warning" in tex(checked["drift_check"])
 
 

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from wattzip.errors import FactorError
-from wattzip.machine import factor_changes, factors, undoers
+from wattzip.machine import factors, undoers
 
 
 class FakeSchedulerFile:
@@ -41,7 +41,7 @@ def governors(root):
 
 def test_set_during_the_job_and_restored_after(sysfs):
     root, sched = sysfs
-    with factor_changes.applied("vdz", {"io_scheduler": "bfq", "governor": "performance"},
+    with factors.applied("vdz", {"io_scheduler": "bfq", "governor": "performance"},
                          sysfs=str(root)):
         # the kernel would show the new choice in brackets; the fake holds what was written
         assert sched.path.read_text().strip() == "bfq"
@@ -65,9 +65,9 @@ def test_the_highest_and_lowest_frequencies_are_pinned_and_restored(sysfs):
         return [(int((d / "scaling_min_freq").read_text()),
                  int((d / "scaling_max_freq").read_text())) for d in folders]
 
-    with factor_changes.applied(None, {"governor": "lowest"}, sysfs=str(root)) as effect:
+    with factors.applied(None, {"governor": "lowest"}, sysfs=str(root)) as effect:
         assert effect["governor"] == "lowest" and limits() == [(800000, 800000)] * 2
-    with factor_changes.applied(None, {"governor": "highest"}, sysfs=str(root)) as effect:
+    with factors.applied(None, {"governor": "highest"}, sysfs=str(root)) as effect:
         assert effect["governor"] == "highest" and limits() == [(2400000, 2400000)] * 2
     assert limits() == [(800000, 2000000)] * 2
     assert factors.in_effect(None, str(root))["governor"] == "schedutil"
@@ -78,7 +78,7 @@ def test_the_highest_and_lowest_frequencies_are_pinned_and_restored(sysfs):
 
 def test_restored_even_when_the_job_fails(sysfs):
     root, sched = sysfs
-    with pytest.raises(RuntimeError), factor_changes.applied("vdz", {"io_scheduler": "none"},
+    with pytest.raises(RuntimeError), factors.applied("vdz", {"io_scheduler": "none"},
                                                          sysfs=str(root)):
         raise RuntimeError("a run died")
     assert sched.path.read_text().strip() == "mq-deadline"
@@ -87,7 +87,7 @@ def test_restored_even_when_the_job_fails(sysfs):
 def test_keep_touches_nothing(sysfs):
     root, sched = sysfs
     before = sched.path.read_text()
-    with factor_changes.applied("vdz", {"io_scheduler": "keep", "governor": "keep"},
+    with factors.applied("vdz", {"io_scheduler": "keep", "governor": "keep"},
                                 sysfs=str(root)):
         pass
     assert sched.path.read_text() == before
@@ -157,7 +157,7 @@ def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monke
     assert wanted == {"io_scheduler": "keep", "governor": "keep", "log_scheduler": "kyber"}
     with pytest.raises(FactorError, match="vdy offers only none, kyber"):
         factors.check("vdz", {"log_scheduler": "bfq"}, str(root))
-    with factor_changes.applied("vdz", wanted, sysfs=str(root)) as effect:
+    with factors.applied("vdz", wanted, sysfs=str(root)) as effect:
         assert effect["log_scheduler"] == "kyber" == log_disk.path.read_text()
         assert factors.in_effect("vdz", str(root))["log_scheduler"] == "kyber"
     assert factors.current_io_scheduler("vdy", str(root)) == "none"
@@ -189,7 +189,7 @@ def test_a_new_machine_factor_s_files_are_restored_and_its_value_in_effect_is_a_
         machine.undo([e for e in machine.pending() if e["id"] == leftover])
     machine.undone(leftover)  # what a user's `wattzip restore` would report, forgotten here
     monkeypatch.setitem(factors.MACHINE_FACTORS, "read_ahead", entry)
-    held = factor_changes.applied("vdz", {"read_ahead": "1024"}, sysfs=str(root))
+    held = factors.applied("vdz", {"read_ahead": "1024"}, sysfs=str(root))
     effect = held.__enter__()  # killed inside the job: never exited
     assert read_ahead.read_text() == "1024" == effect["read_ahead"]
     machine.undo([e for e in machine.pending() if e["target"] == str(read_ahead)])

@@ -60,7 +60,7 @@ def test_a_claim_over_many_cells_holds_only_if_the_family_does():
     breakeven = [breakeven_cell("gz-1", 0.001), breakeven_cell("gz-6", 0.04),
                  breakeven_cell("lzo-1", 0.03)]
     ev = Evidence("tb", "s", summary, breakeven, [], [], str(REFERENCE), AnalysisOptions())
-    alone = CHECKS[claim.id](claim, ev)
+    alone = CHECKS[claim.check](claim, ev)
     assert alone.ok is True  # three of three save: the per-cell reading
     out, stated = familywise(claim, ev, *checked(claim, ev))
     assert stated["family_cells"] == 3
@@ -83,7 +83,7 @@ def test_a_testbed_wide_claim_holds_its_cells_family_wise_too():
                   "setting": "slow", "dw": -1.0, "dr": 1.0}
                  for c, p in (("gz-1", 0.04), ("lzo-1", 0.03))]
     ev = Evidence("tb", None, summary, breakeven, [], [], str(REFERENCE), AnalysisOptions())
-    assert CHECKS[claim.id](claim, ev).ok is True  # each cell read at 95% alone
+    assert CHECKS[claim.check](claim, ev).ok is True  # each cell read at 95% alone
     out, stated = familywise(claim, ev, *checked(claim, ev))
     assert stated["familywise_confidence"] == "95% family-wise over 2 cells (Holm)"
     assert stated["holm_undecided"] == "text gz-1 T; text lzo-1 T"

@@ -238,7 +238,7 @@ def test_settings_that_differ_only_in_medium_share_the_drift_reference_s_phases(
     calls: list[dict] = []
     monkeypatch.setattr(idle, "reference_phases", lambda meter, repeats, *a: calls.append(
         repeats) or [[{"elapsed_s": 0.4 + len(calls), "energy_j": 2.0}] * repeats] * 6)
-    monkeypatch.setattr(idle.factor_changes, "applied", lambda disk, factors: _nothing())
+    monkeypatch.setattr(idle.factors, "applied", lambda disk, factors: _nothing())
     windows(QUIET * 3)
 
     def calibrate_setting(name, governor):

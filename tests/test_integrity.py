@@ -168,7 +168,7 @@ def test_the_plan_adds_the_drift_check_s_reference_which_its_pilot_timed(tmp_pat
     rates = {"reference": timed["reference"], **{f"gen|{t}": 1e-9 for t in study.file_types},
              **{f"{t}|{name}": {"write_s_per_byte": 1e-9, "read_s_per_byte": 1e-9}
                 for t in study.file_types for name in ["plain", *study.codecs]}}
-    off = Study.from_config({**study.config, "drift": {"repeats": 0, "max_change": 0.05}})
+    off = Study({**study.config, "drift": {"repeats": 0, "max_change": 0.05}})
     added = (plan.estimate(study, rates).overhead_min_s
              - plan.estimate(off, rates).overhead_min_s)
     jobs = len(study.jobs(study.first_testbed))
@@ -189,7 +189,7 @@ def test_the_plan_prices_idle_calibration_from_its_first_look_to_every_window():
     idle, settings = study.config["idle"], len(study.settings)
     assert (idle["count"], study.idle_first_look, idle["seconds"]) == (10, 3, 600)
     assert est.overhead_max_s - est.overhead_min_s == pytest.approx(7 * 600 * settings)
-    three = Study.from_config({**study.config, "idle": {**idle, "count": 3}})
+    three = Study({**study.config, "idle": {**idle, "count": 3}})
     assert plan.estimate(three, rates).overhead_max_s == pytest.approx(est.overhead_min_s)
     assert "at the fewest repeats and idle windows" in plan.describe(est)
 

@@ -1,4 +1,4 @@
-"""The rules' lookups (wattzip.model.lookups), as Snakemake calls them: with wildcards,
+"""The rules' lookups (wattzip.model.layout), as Snakemake calls them: with wildcards,
 and params functions with `input` too."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from wattzip.model.jobs import Job
-from wattzip.model.lookups import RuleLookups
+from wattzip.model.layout import RuleLookups
 from wattzip.model.study import Study
 
 from .test_design import BASE, MEDIA
@@ -26,7 +26,7 @@ class Wildcards(SimpleNamespace):
 
 def lookups(copied_in=()) -> RuleLookups:
     config = {**BASE, "factors": {"medium": MEDIA}}
-    return RuleLookups(Study.from_config(config), config, list(copied_in))
+    return RuleLookups(Study(config), config, list(copied_in))
 
 
 def test_a_job_spec_is_the_models_own_slice_of_the_study():
@@ -81,7 +81,7 @@ def test_a_testbed_s_slurm_options_reach_sbatch_s_shell_as_words(tmp_path):
     mark = tmp_path / "ran"
     config = {**BASE, "testbeds": [{"name": "tb", "slurm": {
         "nodelist": "n1", "extra": f"--time=1:00:00 --comment=$(touch {mark})"}}]}
-    extra = RuleLookups(Study.from_config(config), config, []).slurm["slurm_extra"](
+    extra = RuleLookups(Study(config), config, []).slurm["slurm_extra"](
         Wildcards(testbed="tb"))
     assert shlex.split(extra) == ["--exclusive", "--nodelist=n1", "--time=1:00:00",
                                   "--comment=$(touch", f"{mark})"]  # words, as typed

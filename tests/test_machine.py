@@ -22,7 +22,7 @@ import pytest
 
 from wattzip import machine
 from wattzip.errors import WattzipError
-from wattzip.machine import factor_changes, factors, system, undoers
+from wattzip.machine import factors, system, undoers
 
 from .real_machine import loops_of, mounted, other_schedulers
 
@@ -98,15 +98,15 @@ def test_a_killed_job_s_scheduler_on_the_real_disk_is_restored(tmp_path):
     original = factors.current_io_scheduler(disk)
     other, then = other_schedulers(disk, 2)
     proc = holder(f"""
-        from wattzip.machine import factor_changes
-        held = factor_changes.applied({disk!r}, {{'io_scheduler': {other!r}}})  # kept, not restored
+        from wattzip.machine import factors
+        held = factors.applied({disk!r}, {{'io_scheduler': {other!r}}})  # kept, not restored
         held.__enter__()
     """, tmp_path / "ready")
     kill(proc)
     assert factors.current_io_scheduler(disk) == other
     # The next job first undoes the leftover, so it reads the machine's own value as the
     # original, not the leftover, and puts that back at its end.
-    with machine.session("job"), factor_changes.applied(disk, {"io_scheduler": then}) as effect:
+    with machine.session("job"), factors.applied(disk, {"io_scheduler": then}) as effect:
         assert effect["io_scheduler"] == then
     assert factors.current_io_scheduler(disk) == original
 
@@ -126,8 +126,8 @@ def test_a_killed_job_s_governors_are_restored(tmp_path, monkeypatch):
     monkeypatch.setenv(undoers.FAKE_SYSFS_ENV, str(tmp_path))  # where restore may write
     files = fake_cpufreq(tmp_path)
     proc = holder(f"""
-        from wattzip.machine import factor_changes
-        held = factor_changes.applied(None, {{'governor': 'powersave'}}, sysfs={str(tmp_path)!r})
+        from wattzip.machine import factors
+        held = factors.applied(None, {{'governor': 'powersave'}}, sysfs={str(tmp_path)!r})
         held.__enter__()
     """, tmp_path / "ready")
     kill(proc)

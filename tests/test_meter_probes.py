@@ -30,8 +30,8 @@ def test_a_trace_must_be_a_power_log_in_a_zone_that_is_one(tmp_path):
     said = probe("trace", trace_path=str(log), trace_timezone="Mars/Base")
     assert "'Mars/Base' is not an IANA zone name" in said
     with pytest.raises(MeterError, match="Mars"):  # refused on opening, not after a run
-        meters.open_meter(["trace"], meters.MeterOptions(trace_path=str(log),
-                                                          trace_timezone="Mars/Base"))
+        meters.open_meter({"order": ["trace"], "trace_path": str(log),
+                           "trace_timezone": "Mars/Base"})
 
 
 def test_a_trace_deleted_during_a_run_is_a_meter_error(tmp_path):
@@ -44,8 +44,7 @@ def test_a_trace_deleted_during_a_run_is_a_meter_error(tmp_path):
 def test_powercap_root_and_ipmi_command_name_what_was_given(tmp_path):
     (tmp_path / "afile").write_text("x")
     with pytest.raises(MeterError, match="is not a folder"):
-        meters.open_meter(["powercap"], meters.MeterOptions(powercap_root=str(
-            tmp_path / "afile")))
+        meters.open_meter({"order": ["powercap"], "powercap_root": str(tmp_path / "afile")})
     said = probe("ipmi", ipmi_command=("/nonexistent/read-power",))
     assert "the command given to read power, is not found" in said
     assert "apt-get" not in said

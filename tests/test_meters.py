@@ -171,14 +171,14 @@ def test_model_coefficients_are_both_or_neither():
 
 
 def test_required_measured_meter_fails_instead_of_falling_back(tmp_path):
-    opts = meters.MeterOptions(powercap_root=str(tmp_path / "none"), model_idle_power_w=10,
-                               model_max_power_w=20)
-    assert meters.open_meter(["powercap", "model"], opts).name == "model"
+    config = {"order": ["powercap", "model"], "powercap_root": str(tmp_path / "none"),
+              "model": {"idle_power_w": 10, "max_power_w": 20}}
+    assert meters.open_meter(config).name == "model"
     with pytest.raises(MeterError, match="model: gives estimated energy, not measured; this "
                        "study requires a measured meter"):
-        meters.open_meter(["powercap", "model"], opts, require_measured=True)
+        meters.open_meter({**config, "require_measured": True})
     with pytest.raises(MeterError, match="leave out --require-measured"):
-        meters.open_meter(["model"], opts, require_measured=True, required_by="flag")
+        meters.open_meter({**config, "order": ["model"], "require_measured": True}, "flag")
 
 
 def test_idle_calibration_mean_and_spread(tmp_path):
@@ -260,14 +260,14 @@ def test_the_preflight_opens_the_configured_meter_as_its_jobs_read_it(tmp_path):
               "trace_path": str(trace), "trace_timezone": "Europe/Berlin",
               "ipmi_command": "ipmitool -I lanplus dcmi power reading",
               "model": {"idle_power_w": 40.0, "max_power_w": 90.0}}
-    meter = meters.open_configured(config)
+    meter = meters.open_meter(config)
     o = meter.options
     assert meter.name == "trace" and (o.trace_path, o.trace_timezone) == (str(trace),
                                                                            "Europe/Berlin")
     assert o.interval_s == 0.5 and o.trace_wait_s == meters.MeterOptions.trace_wait_s
     assert o.ipmi_command == ("ipmitool", "-I", "lanplus", "dcmi", "power", "reading")
     assert (o.model_idle_power_w, o.model_max_power_w) == (40.0, 90.0)
-    assert meters.open_configured({"order": ["model"], "require_measured": False}
+    assert meters.open_meter({"order": ["model"], "require_measured": False}
                                   ).options == meters.MeterOptions()
     with pytest.raises(MeterError, match="meter.require_measured: true"):
-        meters.open_configured({"order": ["model"], "require_measured": True})
+        meters.open_meter({"order": ["model"], "require_measured": True})

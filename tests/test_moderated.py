@@ -217,7 +217,7 @@ def test_the_analysis_gives_each_cell_the_verdict_its_job_stopped_on():
 def test_the_design_names_the_moderated_one():
     study = Study.from_files(["config.yaml"])
     config = {**study.config, "repeats": {**study.config["repeats"], "design": "moderated"}}
-    mod = Study.from_config(config)
+    mod = Study(config)
     assert mod.verdict_design and mod.moderated_design
     assert repeat_design.describe(mod).startswith(
         "the moderated design: planned looks at 2, 3, 4, 8")
@@ -239,7 +239,7 @@ def test_a_job_decides_the_kinds_the_claims_read():
             for j in base.jobs(base.first_testbed)} == {("T", "E")}
     assert repeat_design.describe(base).endswith("its break-even kinds in T and E")
     config = {**base.config, "verdict": {**base.config["verdict"], "kind_metrics": ["E"]}}
-    energy = Study.from_config(config)
+    energy = Study(config)
     kinds = {(j.file_type, j.codec): energy.job_spec(j)["looks"]["kinds"]
              for j in energy.jobs(energy.first_testbed)}
     assert kinds[("text", "gz-1")] == kinds[("text", "lzo-1")] == kinds[("text", "lzo-3")] \

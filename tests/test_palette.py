@@ -23,8 +23,8 @@ FIXTURE = next((REPO / "tests" / "data" / "fixture").rglob("summary.csv")).paren
 TEMPLATE_CODEC = "gz-1"
 # The figure scripts whose colours, shapes or line types tell codecs or tools apart.
 FIGURES = [("ratio", {}), ("tradeoff", {}), ("esav", {}), ("levels", {}),
-           ("energy", {"ftype": "text"}), ("time", {"ftype": "text"}),
-           ("et", {"ftype": "random"})]
+           ("energy", {"ftype": "text", "metric": "energy"}), ("time", {"ftype": "text"}),
+           ("et", {"ftype": "random", "metric": "et", "script": "energy"})]
 # Snakemake's R preamble in miniature: the slots the figure scripts read.
 WRAPPER = """
 setClass("Snakemake", representation(input = "list", output = "list", log = "list",
@@ -33,7 +33,7 @@ args <- commandArgs(trailingOnly = TRUE)
 snakemake <- new("Snakemake",
   input = list(summary = args[2], esav = args[3], breakeven = args[4]),
   output = list(args[5]), log = list(args[6]), params = list(),
-  wildcards = list(ftype = args[7], kind = args[8]))
+  wildcards = list(ftype = args[7], kind = args[8], metric = args[9]))
 source(args[1])
 """
 
@@ -100,8 +100,9 @@ def test_a_figure_draws_every_codec_of_the_registry(tables, kind, wildcards):
     (out / "wrapper.R").write_text(WRAPPER)
     pdf, log = out / f"{kind}.pdf", out / f"{kind}.log"
     proc = subprocess.run(
-        ["Rscript", out / "wrapper.R", f"scripts/fig_{kind}.R", tables["summary"],
-         tables["esav"], tables["breakeven"], pdf, log, wildcards.get("ftype", ""), kind],
+        ["Rscript", out / "wrapper.R", f"scripts/fig_{wildcards.get('script', kind)}.R",
+         tables["summary"], tables["esav"], tables["breakeven"], pdf, log,
+         wildcards.get("ftype", ""), kind, wildcards.get("metric", "")],
         cwd=REPO, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, (proc.stderr + log.read_text(errors="replace"))[-3000:]
     assert pdf.read_bytes()[:5] == b"%PDF-"

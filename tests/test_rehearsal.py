@@ -153,17 +153,6 @@ def test_the_rehearsal_runs_the_design_checks_that_need_no_machine(tmp_path):
     assert not (tmp_path / "runs.csv").exists()
 
 
-def test_old_layout_results_are_named_with_how_to_move_them(tmp_path):
-    root = workflow_copy(tmp_path / "wf")
-    old = root / "results" / "tiny"
-    old.mkdir(parents=True)
-    (old / "runs.csv").write_text(FIXTURE_RUNS.read_text())
-    proc = subprocess.run([*SNAKEMAKE, "-n", "--cores", "1", "--configfile", str(TINY)],
-                          cwd=root, capture_output=True, text=True, check=False)
-    assert "results/tiny/ holds results in the layout before studies had names" in proc.stderr
-    assert "mv results/tiny results/tiny.old/tiny" in proc.stderr
-
-
 def test_a_results_folder_copied_under_another_name_is_named(tmp_path):
     """Another machine's runs in a folder named for this one would be reported as this
     machine's: the analysis refuses them and says how to copy the folder."""

@@ -61,7 +61,7 @@ def test_the_repeat_design_says_only_what_its_runs_can_do(overlays, says, never)
     if overlays == ["config/paper.yaml"]:
         assert "one more for each run newly found an outlier (modified Z > 3.5" in text
     verdict = Study.from_files(["config.yaml"])
-    verdict = Study.from_config({**verdict.config, "repeats": {
+    verdict = Study({**verdict.config, "repeats": {
         **verdict.config["repeats"], "design": "verdict", "looks": [3, 5, 8]}})
     assert "going on to the next look for a run newly found an outlier" in \
         repeat_design.describe(verdict)

@@ -215,9 +215,8 @@ def test_a_simulated_run_says_the_scope_and_method_its_meter_says(tmp_path, orde
 
 
 def test_a_meter_opened_reports_its_class_scope_where_nothing_on_the_machine_narrows_it():
-    options = meters.MeterOptions()
     for name in ("model", "none"):
-        opened = meters.open_meter([name], options)
+        opened = meters.open_meter({"order": [name]})
         assert opened.scope == meters.METERS[name].scope != "unknown"
         opened.start()
         assert opened.stop().scope == opened.scope

@@ -135,7 +135,7 @@ def test_the_plan_counts_one_shared_plain_arm_per_setting_and_file_type():
     cells = len(study.settings) * len(study.file_types)
     assert len(plain) == cells
     assert {p.min for _, p in plain} == {len(study.codecs) + 1}
-    verdict = Study.from_config({**study.config,
+    verdict = Study({**study.config,
                                  "repeats": {**study.config["repeats"], "design": "verdict"}})
     own = [j for j, _ in plan.measured_arms(verdict, verdict.jobs(verdict.first_testbed))
            if j.codec == "plain"]

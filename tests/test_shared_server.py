@@ -382,8 +382,8 @@ def test_a_governor_whose_cpu_went_away_is_undone_and_blocks_nothing(tmp_path, m
     monkeypatch.setenv(undoers.FAKE_SYSFS_ENV, str(tmp_path))
     files = fake_cpufreq(tmp_path)
     proc = holder(f"""
-        from wattzip.machine import factor_changes
-        held = factor_changes.applied(None, {{'governor': 'powersave'}}, sysfs={str(tmp_path)!r})
+        from wattzip.machine import factors
+        held = factors.applied(None, {{'governor': 'powersave'}}, sysfs={str(tmp_path)!r})
         held.__enter__()
     """, tmp_path / "ready")
     kill(proc)

@@ -32,7 +32,7 @@ def test_a_spec_carries_the_config_s_own_meter_and_names(monkeypatch, tmp_path):
     """Nothing is translated on the way: the meter is the testbed's `meter:` as the config
     holds it (its defaults filled in), the looks the config's verdict values."""
     monkeypatch.chdir(tmp_path)
-    study = Study.from_config({**BASE, "meter": {"order": ["trace", "model"],
+    study = Study({**BASE, "meter": {"order": ["trace", "model"],
                                                  "trace_path": "/var/log/power.csv"},
                                "repeats": {**BASE["repeats"], "design": "verdict"},
                                "verdict": {"margin": 0.03}})
@@ -71,12 +71,13 @@ def test_a_spec_and_the_flags_for_it_make_jobs_of_one_key_whatever_the_numbers_t
     """A config's `compute_s: 1` is a whole number in the spec and 1.0 from a flag: the job
     is the same job (its key), so an upgrade of how the spec is written measures nothing
     again."""
+    from wattzip import meters
     from wattzip.cli import build_parser
     from wattzip.measure import flags, measurement
     from wattzip.workload import codec_registry
 
     monkeypatch.chdir(tmp_path)
-    study = Study.from_config({**BASE, "file_types": ["text"], "dutycycle": {
+    study = Study({**BASE, "file_types": ["text"], "dutycycle": {
         "phases": 2, "compute_s": 1, "file_type": "text", "codecs": ["gz-1"]}})
     from_model = study.job_spec(next(j for j in study.jobs("tb") if j.file_type == "dutycycle"))
     assert from_model["duty"]["compute_s"] == 1 and isinstance(from_model["duty"]["compute_s"],
@@ -88,7 +89,7 @@ def test_a_spec_and_the_flags_for_it_make_jobs_of_one_key_whatever_the_numbers_t
         from_model["medium"]["path"], "--duty-phases", "2", "--duty-compute-s", "1",
         "--drift-pool", from_model["drift"]["pool"]])
     from_flags = flags.job_spec_of(a)
-    meter = measurement.open_meter(from_model["meter"], "config", lambda _: None)
+    meter = meters.open_meter(from_model["meter"])
     calibration = measurement.idle_calibration(meter, None, None)
     given = measurement.Invocation(manifest="m", journal="j", out="o")
     _, entry = small_inputs["text"]

@@ -32,8 +32,11 @@ def test_wrong_decisions_stay_under_five_percent_whichever_look_stops(cv, truth)
     trials, wrong, undecided = 400, 0, 0
     for _ in range(trials):
         runs = arms(rng, truth, cv, 8)
-        verdict, _ = verdicts.sequential(lambda n, runs=runs: [a[:n] for a in runs],
-                                         (3, 5, 8), confidence=0.95, **RULES)
+        for n in (3, 5, 8):  # stop at the first look that decides
+            verdict = verdicts.decide(*[a[:n] for a in runs], **RULES,
+                                      confidence=verdicts.look_confidence(0.95, 3))
+            if verdict.verdict != verdicts.UNDECIDED:
+                break
         wrong_side = {verdicts.COSTS} if truth > 0 else {verdicts.SAVES} if truth < 0 else {
             verdicts.SAVES, verdicts.COSTS}
         wrong += verdict.verdict in wrong_side

@@ -32,6 +32,19 @@ class MachineError(WattzipError):
     """The machine could not be locked, changed, or put back as it was."""
 
 
+class EmptyCommandError(WattzipError):
+    """A command of `wattzip bench` (or a hook) is empty, or only blanks."""
+
+
+class CommandFailedError(WattzipError):
+    """A command `wattzip bench` runs or a hook exited with a non-zero code."""
+
+
+class EmptyParameterRangeError(WattzipError):
+    """A --parameter-scan or --parameter-list of `wattzip bench` gives no value to
+    substitute."""
+
+
 def did_you_mean(word: object, known) -> str:
     """"; did you mean X?" naming the known word closest to `word`, or "" when none is
     close: what a typo of a key, a value or a codec name is told (difflib's ratio)."""

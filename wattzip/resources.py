@@ -53,11 +53,6 @@ def label(name: str) -> str:
     return {row["label"]: row["text"] for row in csv.DictReader(io.StringIO(text))}[name]
 
 
-def schema_text() -> str:
-    """config/schema.yaml as the package ships it."""
-    return (data() / "schema.yaml").read_text(encoding="utf-8")
-
-
 def load_package_yaml(text: str):
     """One of the package's own YAML files, parsed by libyaml where PyYAML has it: the same
     data as yaml.safe_load, about 8x faster. Every wattzip command reads the schema, so
@@ -68,7 +63,7 @@ def load_package_yaml(text: str):
 @functools.cache
 def _shipped_schema() -> dict:
     """The package's schema, parsed once per process (read-only: callers get copies)."""
-    return load_package_yaml(schema_text())
+    return load_package_yaml((data() / "schema.yaml").read_text(encoding="utf-8"))
 
 
 def load_schema(path: str | Path | None = None) -> dict:

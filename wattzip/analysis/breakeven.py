@@ -31,11 +31,6 @@ class BreakEven:
     value: float  # n_be for at_least / at_most, NaN otherwise
 
 
-def break_even(m_w: float, m_c: float, m_r: float, m_d: float) -> BreakEven:
-    """n_be from the four operations' means of one metric."""
-    return break_even_of(m_c - m_w, m_r - m_d)
-
-
 def break_even_of(dw: float, dr: float) -> BreakEven:
     """dw = M_c - M_w is the extra cost of one compressed write, dr = M_r - M_d the
     saving of one compressed read. Compression pays off at n reads per write when

@@ -22,7 +22,7 @@ reaches zero.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wattzip.analysis.uncertainty import widen
@@ -89,18 +89,3 @@ def judge(iv: Interval, baseline: float, margin: float, runs: int) -> Verdict:
         if target > 0:
             more = max(1, math.ceil(runs * (half / target) ** 2) - runs)
     return Verdict(verdict, iv.estimate, iv.lo, iv.hi, baseline, more, iv.df)
-
-
-def sequential(arms_at: Callable[[int], tuple], looks: Sequence[int], *,
-               reads_per_write: float, margin: float, confidence: float
-               ) -> tuple[Verdict, int]:
-    """The planned-looks procedure on one cell: `arms_at(n)` gives the four arms' first n
-    runs; stop at the first look that decides, each look at alpha / len(looks) of the
-    overall `confidence`. Returns the verdict and the runs per arm it used."""
-    each = look_confidence(confidence, len(looks))
-    for n in looks:
-        verdict = decide(*arms_at(n), reads_per_write=reads_per_write, margin=margin,
-                         confidence=each)
-        if verdict.verdict != UNDECIDED:
-            return verdict, n
-    return verdict, looks[-1]

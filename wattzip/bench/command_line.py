@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from wattzip import __version__, machine, records
+from wattzip import __version__, machine, meters, records
 from wattzip.bench import commands, export, report, summary
 from wattzip.bench.loop import TARGET_SECONDS, Bench, Plan
 from wattzip.bench.progress import BenchProgress
@@ -345,7 +345,7 @@ def run(a: argparse.Namespace) -> int:
     progress = progress_of(a)
     with machine.session("bench", config=f"{os.getcwd()} ({len(plan.commands)} commands)",
                          wait_s=a.lock_wait):
-        meter = flags.open_meter(a)
+        meter = meters.open_meter(flags.meter_config_of(a), "flag", flags.log)
         try:
             idle_w, idle_how = idle_of(a, meter, progress.line)
             plan.idle_power_w = idle_w

@@ -12,8 +12,7 @@ import shlex
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from wattzip.bench.errors import EmptyCommandError, EmptyParameterRangeError
-from wattzip.errors import WattzipError
+from wattzip.errors import EmptyCommandError, EmptyParameterRangeError, WattzipError
 
 NO_SHELL = "none"
 

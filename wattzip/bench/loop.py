@@ -26,9 +26,8 @@ from wattzip.analysis.stopping import outliers
 from wattzip.analysis.verdicts import look_confidence
 from wattzip.bench import summary
 from wattzip.bench.commands import NO_SHELL, Command, argv_of, substitute
-from wattzip.bench.errors import CommandFailedError
 from wattzip.bench.progress import BenchProgress
-from wattzip.errors import MeterError, WattzipError
+from wattzip.errors import CommandFailedError, MeterError, WattzipError
 from wattzip.measure import runner
 from wattzip.meters import Meter
 from wattzip.resources import schema_default
@@ -68,21 +67,15 @@ class Plan:
 
     def output_for(self, index: int) -> str | None:
         """Where command `index`'s standard output goes: None for /dev/null."""
-        where = self._hook_for(self.outputs, index)
+        where = self.hook_for(self.outputs, index)
         return None if where in (None, "null") else where
 
     def shows_output(self, index: int) -> bool:
         return self.output_for(index) == "inherit"
 
-    def prepare_for(self, index: int) -> str | None:
-        """hyperfine's rule: one --prepare for all commands, or one per command line."""
-        return self._hook_for(self.prepare, index)
-
-    def conclude_for(self, index: int) -> str | None:
-        """--conclude, by --prepare's rule."""
-        return self._hook_for(self.conclude, index)
-
-    def _hook_for(self, hooks: list[str], index: int) -> str | None:
+    def hook_for(self, hooks: list[str], index: int) -> str | None:
+        """hyperfine's rule for --prepare, --conclude and --output: one for all commands,
+        or one per command line."""
         if not hooks:
             return None
         if len(hooks) == 1:
@@ -164,12 +157,12 @@ class Bench:
     def warmup(self, index: int) -> None:
         command = self.plan.commands[index]
         for _ in range(self.plan.warmup):
-            self.hook(self.plan.prepare_for(index), "prepare", command)
+            self.hook(self.plan.hook_for(self.plan.prepare, index), "prepare", command)
             out = None if self.plan.shows_output(index) else subprocess.DEVNULL
             with open(self.plan.input or os.devnull, "rb") as stdin:
                 proc = subprocess.run(command.argv(self.plan.shell), stdin=stdin,
                                       stdout=out, stderr=subprocess.PIPE, check=False)
-            self.hook(self.plan.conclude_for(index), "conclude", command)
+            self.hook(self.plan.hook_for(self.plan.conclude, index), "conclude", command)
             if self.plan.failing(proc.returncode):
                 raise self.failed(command, proc.returncode, "a warm-up run",
                                   proc.stderr.decode(errors="replace").strip()[-500:])
@@ -183,7 +176,7 @@ class Bench:
     def measure(self, index: int) -> dict:
         """One timed, metered run of command `index`; its record joins the results."""
         command, plan = self.plan.commands[index], self.plan
-        self.hook(plan.prepare_for(index), "prepare", command)
+        self.hook(plan.hook_for(plan.prepare, index), "prepare", command)
         argv = command.argv(plan.shell)
         cache = self.drop_caches(index, argv)
         with tempfile.TemporaryDirectory(prefix="wattzip-bench-") as tmp:
@@ -191,7 +184,7 @@ class Bench:
             stdout = os.path.join(tmp, "stdout") if where in ("inherit", "pipe") else where
             op = runner.Operation("bench", [argv], [plan.input or os.devnull], [stdout])
             result = runner.measure(op, self.meter, plan.idle_power_w)
-            self.hook(plan.conclude_for(index), "conclude", command)
+            self.hook(plan.hook_for(plan.conclude, index), "conclude", command)
             if where == "inherit":  # shown after the run, outside the region
                 with open(stdout, "rb") as f:
                     sys.stdout.buffer.write(f.read())

@@ -3,6 +3,7 @@ the energy beside the time, then every command against the reference."""
 
 from __future__ import annotations
 
+from wattzip.bench.summary import ratio_text
 from wattzip.meters import Meter
 
 
@@ -73,16 +74,6 @@ def result_block(number: int, result: dict, method: str,
     return lines
 
 
-def ratio_text(cell: dict | None) -> str:
-    if cell is None:
-        return "-"
-    if cell.get("one_run"):
-        return f"{cell['ratio']:.3f} [no interval from one run]"
-    if cell["ratio_lo"] is None:
-        return f"{cell['ratio']:.3f} [interval unbounded]"
-    return f"{cell['ratio']:.3f} [{cell['ratio_lo']:.3f}, {cell['ratio_hi']:.3f}]"
-
-
 def comparison_lines(rows: list[dict], method: str) -> list[str]:
     if not rows:
         return []
@@ -91,7 +82,7 @@ def comparison_lines(rows: list[dict], method: str) -> list[str]:
              f"{100 * conf:.4g}% interval; verdicts within ±{rows[0]['margin']:.0%}):"]
     for row in rows:
         lines.append(f"  {row['command']}")
-        lines.append(f"    time   × {ratio_text(row['time'])}: "
+        lines.append(f"    time   × {ratio_text(row['time']) if row['time'] else '-'}: "
                      f"{row['time']['verdict_text'] if row['time'] else '-'}")
         if row["energy"]:
             label = " ESTIMATED" if method == "estimated" else ""

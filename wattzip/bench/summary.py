@@ -102,6 +102,16 @@ def ratio_interval(x: Sequence[float], ref: Sequence[float],
     return (ratio, None, None) if bounds is None else (ratio, *bounds)
 
 
+def ratio_text(cell: dict, places: int = 3) -> str:
+    """A compared metric's ratio with its interval, as the terminal and the tables say it."""
+    ratio = f"{cell['ratio']:.{places}f}"
+    if cell.get("one_run"):
+        return f"{ratio} [no interval from one run]"
+    if cell["ratio_lo"] is None:
+        return f"{ratio} [interval unbounded]"
+    return f"{ratio} [{cell['ratio_lo']:.{places}f}, {cell['ratio_hi']:.{places}f}]"
+
+
 def compare(runs: list[dict], ref_runs: list[dict], metric: str, margin: float,
             confidence: float) -> dict | None:
     """One metric of one pair: the ratio with its interval, and the verdict on the

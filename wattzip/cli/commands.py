@@ -43,7 +43,7 @@ def cmd_meters(a) -> int:
 
 
 def cmd_idle(a) -> int:
-    from wattzip.measure import idle, measurement
+    from wattzip.measure import idle
 
     idle_spec = spec.read(a.spec, spec.IDLE) if a.spec else flags.idle_spec_of(a)
     system.check_host(*spec.expected(idle_spec))
@@ -51,8 +51,7 @@ def cmd_idle(a) -> int:
     setting = idle_spec["setting"]["name"]
     with machine.session("idle", idle_spec["testbed"] or "", f"{os.getcwd()} ({setting})",
                          wait_s=a.lock_wait):
-        meter = measurement.open_meter(idle_spec["meter"], "config" if a.spec else "flag",
-                                       log)
+        meter = meters.open_meter(idle_spec["meter"], "config" if a.spec else "flag", log)
         try:
             out = idle.calibrate_spec(meter, idle_spec, a.journal, log)
         finally:
@@ -75,7 +74,7 @@ def cmd_measure(a) -> int:
         raise WattzipError("nothing to measure: give the command after --, e.g. "
                            "wattzip measure -- gzip -c big.txt")
     with machine.session("measure", config=" ".join(a.command), wait_s=a.lock_wait):
-        meter = flags.open_meter(a)
+        meter = meters.open_meter(flags.meter_config_of(a), "flag", log)
         try:
             record = measurement.measure_command(a.command, meter, a.op, a.stdin, a.stdout,
                                                  a.idle_power)
@@ -158,15 +157,15 @@ def cmd_check_overlap(a) -> int:
 
 
 def cmd_provenance(a) -> int:
-    from wattzip.measure import measurement
 
     # A meter is opened (a port, a BMC queried) only under the machine's lock, as root:
     # never beside a study measuring with it.
     with _held_as_root("provenance", a.testbed, a.lock_wait):
         try:
-            meter = (measurement.open_meter(spec.read_json(a.meter_config, "--meter-config"),
-                                            "config", log)
-                     if a.meter_config else flags.open_meter(a))
+            meter = (meters.open_meter(spec.read_json(a.meter_config, "--meter-config"),
+                                       "config", log)
+                     if a.meter_config else meters.open_meter(flags.meter_config_of(a), "flag",
+                                                              log))
             meter.close()
         except WattzipError as exc:
             meter = exc  # recorded as the meter's error
@@ -231,7 +230,7 @@ def cmd_plan(a) -> int:
     from wattzip.model.config import config_from_file, study_files
     from wattzip.model.study import Study
 
-    study = (Study.from_config(config_from_file(a.config_file)) if a.config_file
+    study = (Study(config_from_file(a.config_file)) if a.config_file
              else Study.from_files(study_files(a.configfile)))
     text = plan.run(study, a.cache, a.out, a.lock_wait, progress=None if a.quiet else log)
     print(text)
@@ -243,7 +242,7 @@ def cmd_simulate(a) -> int:
     from wattzip.model.config import config_from_file
     from wattzip.model.study import Study
 
-    study = Study.from_config(config_from_file(a.config_file))
+    study = Study(config_from_file(a.config_file))
     written = rehearsal.synthesize(study, a.testbed or study.first_testbed, a.runs)
     log(f"SIMULATED runs of study {study.name} on testbed {a.testbed}: {written}")
     return 0

@@ -2,21 +2,22 @@
 
 Each is checked before any measurement (a factor this machine cannot set is an
 error naming it), set before a job's runs and restored after them
-(wattzip.machine.factor_changes). MACHINE_FACTORS holds one entry per factor: the
-jobs, the idle calibration, the pre-flight, the run records and the files the undoers
-may restore take every factor from it, so a new one is an entry here. This module
-journals nothing, so that the undoers can read the table.
+(`applied`, under the journal of wattzip.machine). MACHINE_FACTORS holds one entry per
+factor: the jobs, the idle calibration, the pre-flight, the run records and the files the
+undoers may restore take every factor from it, so a new one is an entry here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from wattzip import machine  # the journal (its undoers read MACHINE_FACTORS at undo time)
 from wattzip.errors import FactorError, did_you_mean
 
 KEEP = "keep"  # the factor value that means "leave the machine as it is"
@@ -68,7 +69,7 @@ def check_io_scheduler(disk: str | None, value: str, sysfs: str = SYSFS,
                     f"load it with 'modprobe {module}' (wattzip loads no module)")
         raise FactorError(f"factor io_scheduler={value}: {disk} offers only "
                           f"{', '.join(available)}{hint or did_you_mean(value, available)}")
-    if not _writable(path):
+    if not os.access(path, os.W_OK):
         raise FactorError(f"factor io_scheduler={value}: {path} is not writable (run as root)")
 
 
@@ -84,7 +85,7 @@ def check_governor(value: str, sysfs: str = SYSFS) -> None:
                           "(a VM or a container?); remove the factor or set it to 'keep'")
     if value in FREQUENCY_PINS:
         for path, _ in frequency_pins(value, sysfs):
-            if not _writable(path):
+            if not os.access(path, os.W_OK):
                 raise FactorError(f"factor governor={value}: {path} is missing or not "
                                   "writable (run as root)")
         return
@@ -99,13 +100,10 @@ def check_governor(value: str, sysfs: str = SYSFS) -> None:
         if value not in available:
             raise FactorError(f"factor governor={value}: {cpu} offers only "
                               f"{', '.join(available)}{did_you_mean(value, available)}")
-        if not _writable(path):
+        if not os.access(path, os.W_OK):
             raise FactorError(f"factor governor={value}: {path} is not writable "
                               "(run as root)")
 
-
-def _writable(path: Path) -> bool:
-    return os.access(path, os.W_OK)
 
 
 def scheduler_module(name: str, modules: str = MODULES) -> str | None:
@@ -243,3 +241,34 @@ MACHINE_FACTORS: dict[str, MachineFactor] = {
 def written_by_a_factor(rel: str) -> bool:
     """Whether a file below /sys (relative, links resolved) is one a machine factor writes."""
     return any(f.restorable.search(rel) for f in MACHINE_FACTORS.values())
+
+
+@contextlib.contextmanager
+def applied(disk: str | None, values: Mapping[str, str], sysfs: str = SYSFS
+            ) -> Iterator[dict]:
+    """Set the machine factors' `values` (MACHINE_FACTORS' names; "keep" or left out:
+    as the machine is) for the duration of a job, then restore what was there.
+
+    Each change is journaled machine-wide before it is made (wattzip.machine), so a
+    job killed before it could restore is undone by the next wattzip command; a
+    restore that fails is an error naming what stayed changed. Yields what is in
+    effect, read back: {"io_scheduler": ..., "governor": ...}.
+    """
+    check(disk, values, sysfs)
+    made: list[str] = []
+    effect = in_effect(disk, sysfs)
+    try:
+        for name, factor in MACHINE_FACTORS.items():
+            value = values.get(name, KEEP)
+            if value == KEEP:
+                continue
+            for path, text in factor.writes(disk, sysfs, value):
+                made.append(machine.note("sysfs", str(path), factor.current(path)))
+                path.write_text(text)
+            effect[name] = factor.in_effect(disk, sysfs)
+            if effect[name] != value:
+                raise FactorError(f"factor {name}={value}: {effect[name]} is in effect "
+                                  "after switching")
+        yield effect
+    finally:
+        machine.undo([e for e in machine.pending() if e["id"] in made])

@@ -152,9 +152,10 @@ def load_share(cpu_s: float, elapsed_s: float, cpus: int) -> float:
 class QuietLimits:
     """How much of the machine others may use during a run (config `quiet:`)."""
 
-    max_other_cpu: float = 0.05
-    max_steal: float = 0.05
-    wait_s: float = 600.0  # how long a busy machine is waited for before it is refused
+    # the schema's defaults (config quiet.*), declared there once
+    max_other_cpu: float = schema_default("quiet.max_other_cpu")
+    max_steal: float = schema_default("quiet.max_steal")
+    wait_s: float = schema_default("quiet.wait_s")  # how long a busy machine is waited for
     # What other processes' load is: their user time (a run's own flushing, loop and
     # compression threads are kernel time), or also their kernel time (idle windows,
     # where any busy CPU is load: wattzip.measure.idle.QuietCheck counts it so).
@@ -274,8 +275,8 @@ class DriftCheck:
     """The reference operation's repeats and the change that counts as drift
     (wattzip.measure.drift; config `drift:`)."""
 
-    repeats: int = 3
-    max_change: float = 0.05
+    repeats: int = schema_default("drift.repeats")
+    max_change: float = schema_default("drift.max_change")
     # The reference's phases at the setting's idle calibration: its noise between phases.
     phases: tuple = field(default=(), compare=False)
     # A study's journal folder: its setting's back-to-back pairs join the phases.

@@ -15,7 +15,7 @@ from wattzip.machine import factors, media
 from wattzip.measure import spec
 from wattzip.resources import schema_default
 
-DEFAULT_METER_ORDER = "powercap,perf,ipmi,wattsup,trace,model"
+DEFAULT_METER_ORDER = ",".join(schema_default("meter.order"))
 
 
 class Parser(argparse.ArgumentParser):
@@ -233,13 +233,6 @@ def idle_spec_of(a: argparse.Namespace) -> dict:
         "drift_repeats": a.drift_repeats,
     }
     return spec.check(given, spec.IDLE, "wattzip idle")
-
-
-def open_meter(a: argparse.Namespace) -> meters.Meter:
-    """The meter the flags name, saying when its energy is not measured."""
-    from wattzip.measure import measurement
-
-    return measurement.open_meter(meter_config_of(a), "flag", log)
 
 
 def add_lock_option(p: argparse.ArgumentParser) -> None:

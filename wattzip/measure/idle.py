@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from wattzip import meters, records, stats
 from wattzip.analysis import verdicts
 from wattzip.errors import ConfigError
-from wattzip.machine import MachineError, factor_changes, system, thermal, trust
+from wattzip.machine import MachineError, factors, system, thermal, trust
 from wattzip.machine.emulated import EmulatedMachine, hotplugged
 from wattzip.machine.factors import KEEP
 from wattzip.measure import drift
@@ -317,7 +317,7 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
             if values.pop("io_scheduler", KEEP) != KEEP:
                 log("idle: the emulated disk's loop device exists only while a job runs: "
                     "its jobs set its I/O scheduler; none is set here")
-        with hotplugged(emulated, log), factor_changes.applied(disk, values):
+        with hotplugged(emulated, log), factors.applied(disk, values):
             if reason is None:
                 reason = _measure_windows(meter, seconds, rule, windows, max_other_load,
                                           journal and (journal, {"key": key, **here}), log,

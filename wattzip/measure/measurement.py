@@ -15,7 +15,7 @@ from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import METRICS, VerdictLooks
 from wattzip.errors import WattzipError
 from wattzip.machine import emulated as emulation
-from wattzip.machine import factor_changes, system, throttle, trust
+from wattzip.machine import factors, system, throttle, trust
 from wattzip.machine.emulated import EmulatedMachine
 from wattzip.machine.media import Medium
 from wattzip.measure import drift, free_space, idle, repeats, runner
@@ -133,17 +133,6 @@ def verdict_looks(looks: Mapping | None, own_journal: str | None = None,
                         kind_metrics=tuple(m for m in METRICS if m in looks["kinds"]))
 
 
-def open_meter(meter: Mapping, required_by: str, log: Callable[[str], None]) -> meters.Meter:
-    """The meter a `meter:` config (a spec's) opens, saying when its energy is not
-    measured."""
-    opened = meters.open_configured(meter, required_by)
-    if opened.method == "estimated":
-        log(f"note: energy comes from the {opened.name} meter and is ESTIMATED, not measured")
-    if opened.method == "none":
-        log("note: no energy meter is used, so this measures time only (energy is empty)")
-    return opened
-
-
 @dataclass(frozen=True)
 class Invocation:
     """What one run of `wattzip job` is given besides its spec: the files of this
@@ -178,7 +167,7 @@ def run_spec(spec: Mapping, given: Invocation, required_by: str,
     manifest = read_input(given.manifest)
     medium = specs.medium(spec)
     codec = codec_on(spec["codec"], medium)
-    meter = open_meter(spec["meter"], required_by, log)
+    meter = meters.open_meter(spec["meter"], required_by, log)
     calibration = idle_calibration(meter, given.idle, given.idle_power_w, spec["testbed"], log)
     job = job_of(spec, manifest, medium, codec, meter, calibration, given)
     return run(job, meter, journal=given.journal, out=given.out,
@@ -263,7 +252,7 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
                                                 medium.inputs == "on-medium"),
                 medium.image, units.parse_size(medium.size) if medium.image else 0)
             with (emulation.hotplugged(job.machine, log),
-                  factor_changes.applied(medium.scheduler_disk(), machine_factors)):
+                  factors.applied(medium.scheduler_disk(), machine_factors)):
                 # The job's loop between two reference measurements (wattzip.measure.drift).
                 summary, runs = drift.checked_job(job, meter, journal, log)
         finally:

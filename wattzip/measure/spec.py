@@ -30,11 +30,16 @@ IDLE = "wattzip-idle/1"
 
 @functools.cache
 def _checker():
+    """The spec's schema, its keys that the config has read from the config's schema
+    (`$ref: "schema.yaml#/..."`), where each is declared once."""
     import jsonschema  # only where a spec is read
+    import referencing
 
     schema = resources.load_package_yaml(
         (resources.data() / "spec.schema.yaml").read_text(encoding="utf-8"))
-    return jsonschema.validators.validator_for(schema)(schema)
+    config = referencing.Resource.from_contents(resources.load_schema())
+    registry = referencing.Registry().with_resource("schema.yaml", config)
+    return jsonschema.validators.validator_for(schema)(schema, registry=registry)
 
 
 def check(spec: object, kind: str, source: str = "--spec") -> dict:

@@ -8,7 +8,7 @@ by name from METERS in a configured order.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from wattzip.errors import ConfigError, MeterError
@@ -37,7 +37,7 @@ __all__ = [
     "TraceMeter", "WattsUpMeter", "discover_rapl_zones", "integrate_averages",
     "integrate_power", "measure_idle", "open_meter", "parse_ipmi_dcmi", "parse_perf_stat",
     "check_names", "probe_all", "read_cpu_times", "read_power_trace", "options_of",
-    "open_configured", "secret_on_command_line", "not_comparable", "sees_whole_machine",
+    "secret_on_command_line", "not_comparable", "sees_whole_machine",
 ]
 
 METERS: dict[str, type[Meter]] = {
@@ -91,13 +91,6 @@ def options_of(meter: Mapping) -> MeterOptions:
     return MeterOptions(**given)
 
 
-def open_configured(meter: Mapping, required_by: str = "config") -> Meter:
-    """The meter a testbed's `meter:` config opens: the first usable of its order."""
-    return open_meter(list(meter["order"]), options_of(meter),
-                      bool(meter.get("require_measured")), required_by,
-                      bool(meter.get("require_whole_machine")))
-
-
 def check_names(order: list[str]) -> None:
     """Every name of a meter order is a meter's: a misspelling is an error, not skipped."""
     unknown = [name for name in order if name not in METERS]
@@ -105,14 +98,18 @@ def check_names(order: list[str]) -> None:
         raise MeterError(f"unknown meter {unknown[0]!r}; valid: {', '.join(METERS)}")
 
 
-def open_meter(order: list[str], options: MeterOptions, require_measured: bool = False,
-               required_by: str = "config", require_whole_machine: bool = False) -> Meter:
-    """The first usable meter of `order`; a clear error naming every reason otherwise."""
+def open_meter(meter: Mapping, required_by: str = "config",
+               log: Callable[[str], None] | None = None) -> Meter:
+    """The meter a `meter:` config (a testbed's, a spec's, or a command's flags as one)
+    opens: the first usable of its order, `log` told when its energy is not measured; a
+    clear error naming every reason otherwise."""
+    order, options = list(meter["order"]), options_of(meter)
+    require_whole_machine = bool(meter.get("require_whole_machine"))
     check_names(order)
     reasons = []
     for name in order:
         cls = METERS[name]
-        if require_measured and cls.method != "measured":
+        if meter.get("require_measured") and cls.method != "measured":
             reasons.append(f"{name}: gives {cls.method} energy, not measured")
             continue
         if require_whole_machine and not sees_whole_machine(cls.scope):
@@ -120,14 +117,20 @@ def open_meter(order: list[str], options: MeterOptions, require_measured: bool =
             continue
         reason = cls.probe(options)
         if reason is None:
-            return cls(options)
+            opened = cls(options)
+            if log and opened.method == "estimated":
+                log(f"note: energy comes from the {name} meter and is ESTIMATED, not measured")
+            if log and opened.method == "none":
+                log("note: no energy meter is used, so this measures time only (energy is "
+                    "empty)")
+            return opened
         reasons.append(reason)
     if require_whole_machine:
         hint = ("; this study requires a meter that sees the whole machine, as the papers' "
                 "did (meter.require_whole_machine: true): a WattsUp, IPMI's system power or "
                 "a wall logger (trace); set require_whole_machine: false to accept a narrower "
                 "one, whose energy claims are then not comparable with the papers'")
-    elif require_measured:
+    elif meter.get("require_measured"):
         hint = "; " + REQUIREMENT_HINTS[required_by]
     else:
         hint = "; for time only, without energy, use --meter none"

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from wattzip.errors import MeterError
+from wattzip.resources import schema_default
 
 # What a meter's scope sees, in the words its energy verdicts use (a run record's
 # meter_scope); a scope starting "wall" sees the whole machine, as the papers' meters
@@ -40,7 +41,7 @@ def not_comparable(scope: str) -> str:
 class MeterOptions:
     """Everything a backend may need; filled from the testbed config or the CLI."""
 
-    interval_s: float = 0.1
+    interval_s: float = schema_default("meter.interval_s")  # the config's defaults: the schema's
     powercap_root: str = "/sys/class/powercap"
     powercap_psys: bool = False
     perf_command: str = "perf"
@@ -55,7 +56,7 @@ class MeterOptions:
     # The logger's IANA time zone, for timestamps written without an offset.
     trace_timezone: str | None = None
     # How long to wait after a run for a lagging logger to write the samples that cover it.
-    trace_wait_s: float = 5.0
+    trace_wait_s: float = schema_default("meter.trace_wait_s")
     model_idle_power_w: float | None = None
     model_max_power_w: float | None = None
     proc_stat: str = "/proc/stat"

@@ -286,7 +286,7 @@ def all_designs(study: Study, rates: dict) -> dict[str, Estimate]:
         if design == "one pass":
             repeats.update(design="paper", min=1, max=1)
         config = {**study.config, "repeats": repeats}
-        out[design] = estimate(type(study).from_config(config), rates)
+        out[design] = estimate(type(study)(config), rates)
     return out
 
 

@@ -40,7 +40,7 @@ def check_codecs(names: list[str]) -> dict[str, str | None]:
 
 
 def check_meter(meter_config: dict) -> dict:
-    meter = meters.open_configured(meter_config)
+    meter = meters.open_meter(meter_config)
     try:
         return {"source": meter.name, "scope": meter.scope, "method": meter.method}
     finally:

@@ -7,7 +7,7 @@ table or the PDF fails before its first input is generated. Every record says
 every figure, table and page made from them says SIMULATED.
 
 The model is deliberately simple: each tool's speed and ratio from a data file
-(wattzip/data/rehearsal_codecs.csv), a disk of fixed speed (or the setting's
+(the `rehearsal:` part of wattzip/data/codecs.yaml), a disk of fixed speed (or the setting's
 emulated bandwidth), a few per cent of noise, and energy labelled as the study's
 meter would label it: measured by the first measuring backend of meter.order when
 the study requires a meter, else estimated by the CPU-utilization model.
@@ -15,7 +15,6 @@ the study requires a meter, else estimated by the CPU-utilization model.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import gzip
 import json
@@ -24,7 +23,6 @@ import random
 import subprocess
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 from wattzip import records, run_record
@@ -48,12 +46,6 @@ CODEC_OPS = ("compress-write", "decompress-read")
 SIMULATED_HOW = label("simulated")  # the provenance's note, the idle calibration's stop
 
 
-def codec_models() -> dict[str, dict]:
-    text = resources.files("wattzip").joinpath("data/rehearsal_codecs.csv").read_text()
-    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
-    return {r["tool"]: {k: float(v) for k, v in r.items() if k != "tool"} for r in rows}
-
-
 def _steps(level: str) -> int:
     """How far above its tool's first level a level is (0 for levels that are not 1-9)."""
     return min(max(int(level) - 1, 0), 8) if level.isdigit() and int(level) <= 9 else 0
@@ -75,7 +67,7 @@ class Simulator:
     def __init__(self, study: Study, testbed: str):
         self.study, self.testbed = study, testbed
         self.rng = random.Random(f"{study.name}/{testbed}")
-        self.models = codec_models()
+        self.models = codec_registry.REHEARSAL_MODELS
         self.clock = START
         meter = study.testbeds[testbed].meter
         measured = [m for m in meter["order"] if m in checks.MEASURED_METERS]

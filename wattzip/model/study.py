@@ -96,10 +96,6 @@ class Study:
         self.primary, self.primary_rule = self._primary()
 
     @classmethod
-    def from_config(cls, config: dict) -> Study:
-        return cls(config)
-
-    @classmethod
     def from_files(cls, paths: list[str | Path]) -> Study:
         config = merge_configs(paths)
         validate(config, " + ".join(map(str, paths)), paths)

@@ -76,11 +76,15 @@ FAMILY_KEYS = {"short", "name", "tool", "package", "levels", "paper_levels", "se
 FILESYSTEM_COPY = ("dd", "bs=131072", "status=none")
 
 
-def _entries() -> list[Codec]:
-    """The registry's entries from its data file, in its order."""
-    families = resources.load_package_yaml(
-        resources.data().joinpath("codecs.yaml").read_text())
-    return [codec for family in families["families"] for codec in _family(family)]
+def _entries(data: dict) -> list[Codec]:
+    """The registry's entries from its data file, in its order; each tool must have its
+    rehearsal model there too."""
+    entries = [codec for family in data["families"] for codec in _family(family)]
+    unmodelled = sorted({c.tool for c in entries} - set(data["rehearsal"]))
+    if unmodelled:
+        raise ConfigError(f"codecs.yaml: no rehearsal model (`rehearsal:`) of the tools "
+                          f"{unmodelled}")
+    return entries
 
 
 def _family(f: dict) -> list[Codec]:
@@ -113,7 +117,11 @@ def _with_level(argv: list[str], level) -> tuple[str, ...]:
     return tuple(str(a).replace("{level}", str(level)) for a in argv)
 
 
-REGISTRY: dict[str, Codec] = {c.name: c for c in _entries()}
+_DATA = resources.load_package_yaml(resources.data().joinpath("codecs.yaml").read_text())
+REGISTRY: dict[str, Codec] = {c.name: c for c in _entries(_DATA)}
+# SIMULATED: each tool's model for the rehearsal (wattzip.model.rehearsal), never measured.
+REHEARSAL_MODELS: dict[str, dict[str, float]] = {
+    tool: {k: float(v) for k, v in model.items()} for tool, model in _DATA["rehearsal"].items()}
 SET_NAMES = ("paper", "levels", "modern", "parallel", "fs", "all")
 
 

@@ -51,7 +51,7 @@ def checked(claim: Claim, ev: Evidence) -> tuple[Outcome, int]:
     family = 1
     while True:
         trial = ev.with_family(family)
-        out = CHECKS[claim.id](claim, trial)
+        out = CHECKS[claim.check](claim, trial)
         if trial.comparisons <= family:
             return out, family if trial.comparisons else 0
         family = trial.comparisons

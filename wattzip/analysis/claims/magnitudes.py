@@ -22,7 +22,6 @@ from wattzip.analysis.claims.evidence import (
     factor_settings,
 )
 from wattzip.analysis.claims.registry import Outcome, check
-from wattzip.analysis.claims.systor09 import same_kind
 from wattzip.analysis.ratio_to_off import OFF_OP, against
 from wattzip.stats import mean
 
@@ -72,6 +71,7 @@ def table_share(rows: list[dict], spec: dict) -> float:
     return round(100 * energy[spec["algorithm"]] / energy["off"], 1)
 
 
+@check("energy_ratio_to_plain")
 def energy_ratio_to_plain(claim, ev):
     """Each named (file type, codec, operation) against plain's same operation, by
     Fieller's interval of the ratio of the mean energies, within the stated factor of the
@@ -108,6 +108,7 @@ def energy_ratio_to_plain(claim, ev):
                    rests_on=shown)
 
 
+@check("breakeven_value")
 def breakeven_value(claim, ev):
     """Each named cell's break-even of the paper's kind ("pays back from n on"), its range
     over the intervals' rectangle within the stated factor of the paper's n."""
@@ -145,6 +146,7 @@ def breakeven_value(claim, ev):
                    rests_on=[_cell_name(b) for b in cells])
 
 
+@check("power_independent")
 def power_independent(claim, ev):
     """Each codec's mean power (energy / time) in compress-write on the file type against
     plain write's, by Fieller's interval of the ratio of mean energy per second, within the
@@ -178,6 +180,7 @@ def power_independent(claim, ev):
                    rests_on=shown)
 
 
+@check("more_system_time")
 def more_system_time(claim, ev):
     """The named codecs' compress-write system time against every other codec's of the
     paper's on the file type, by Welch's interval of the difference of the means: holds
@@ -207,6 +210,7 @@ def more_system_time(claim, ev):
                    undecided=undecided, rests_on=shown)
 
 
+@check("more_energy_by_level")
 def more_energy_by_level(claim, ev):
     """One tool's compress-write energy against another's at each level both ran, by
     Welch's interval: holds when at least `share` of the levels are decidedly dearer for
@@ -236,6 +240,7 @@ def more_energy_by_level(claim, ev):
                    rests_on=shown)
 
 
+@check("no_ratio_gain")
 def no_ratio_gain(claim, ev):
     """The higher levels' compression ratios against the lowest's on the file type: holds
     when each measured one is within `within_share` of it, refuted when one is beyond (the
@@ -256,6 +261,7 @@ def no_ratio_gain(claim, ev):
                    rests_on=[base, *dict(higher)])
 
 
+@check("levels_flat_then_rising")
 def levels_flat_then_rising(claim, ev):
     """One tool's compress-write energy across levels: each `flat` level within
     `within_share` of the first's (Fieller's interval of the ratio of the means), and each
@@ -292,6 +298,7 @@ def levels_flat_then_rising(claim, ev):
                    undecided=undecided, rests_on=shown)
 
 
+@check("extreme_ratio_to_plain")
 def extreme_ratio_to_plain(claim, ev):
     """The slides' best and worst cases: over the paper's tools on the named file types
     and operations, per metric (energy, time), the most saving (`extreme: best`) or the
@@ -334,6 +341,7 @@ def extreme_ratio_to_plain(claim, ev):
                    rests_on=shown)
 
 
+@check("factor_energy_savings")
 def factor_energy_savings(claim, ev):
     """Each pair of a factor's settings (`pairs`: the faster, the slower and the paper's
     range of savings) on every compress-write cell measured in both: the faster's energy
@@ -374,6 +382,7 @@ def factor_energy_savings(claim, ev):
                    undecided=undecided, rests_on=shown)
 
 
+@check("cpu_share")
 def cpu_share(claim, ev):
     """One codec's machine CPU utilization while writing against another's on the same
     file, Fieller's interval of the ratio of the means within within_points of the
@@ -405,29 +414,7 @@ def cpu_share(claim, ev):
                    undecided=undecided, rests_on=shown)
 
 
+@check("needs_hardware")
 def needs_hardware(claim, ev):
     """A statement that needs the original's hardware: not testable without it."""
     return Outcome(None, why=f"without {claim.parameters['needs_hardware']}")
-
-
-# Each claim of claims.yaml decided by one of these checks, by its id.
-check("gzip_more_than_lzop")(more_energy_by_level)
-for _id in ("lzo_text_saving_magnitude", "lzo9_zero_twice_write", "ppmd_energy_vs_plain",
-            "hpc_lz4_write_saving", "hpc_lz4_write_compute_saving",
-            "hpc_gzip1_write_compute_cost"):
-    check(_id)(energy_ratio_to_plain)
-check("lzo_binary_breakeven")(breakeven_value)
-for _id in ("slides_best_case_saving", "slides_worst_case_cost"):
-    check(_id)(extreme_ratio_to_plain)
-check("media_energy_differences")(factor_energy_savings)
-check("hpc_lz4_cpu_share")(cpu_share)
-check("power_independent_of_algorithm")(power_independent)
-check("compress_system_time")(more_system_time)
-check("hpc_gzip_levels_no_ratio_gain")(no_ratio_gain)
-for _id in ("bzip2_levels_flat", "lzop_levels_flat_then_rising"):
-    check(_id)(levels_flat_then_rising)
-for _id in ("lzo_text_always_time", "ppmd_never_saves"):
-    check(_id)(same_kind)
-for _id in ("koller08_embedded_read_write", "koller08_desktop_e2compr_write",
-            "koller08_compr_overhead", "hpc_idle3_saving"):
-    check(_id)(needs_hardware)

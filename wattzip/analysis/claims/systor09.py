@@ -54,6 +54,7 @@ def _cells_in_scope(claim: Claim, ev: Evidence) -> tuple[list[tuple[dict, str]],
             if (key := (b["file_type"], b["codec"])) in kinds], missing
 
 
+@check("same_kind")
 def same_kind(claim: Claim, ev: Evidence) -> Outcome:
     pairs, missing = _cells_in_scope(claim, ev)
     if not pairs:
@@ -76,10 +77,6 @@ def same_kind(claim: Claim, ev: Evidence) -> Outcome:
     else:
         out.ok = True
     return out
-
-
-for _id in ("lzo_text_always", "random_never", "bzip2_compress_never"):
-    check(_id)(same_kind)
 
 
 @check("zero_saves")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+from wattzip.bench.summary import ratio_text
+
 UNITS = {"second": ("s", 1.0), "millisecond": ("ms", 1e3), "microsecond": ("µs", 1e6)}
 
 
@@ -15,16 +17,6 @@ def _unit(results: list[dict], time_unit: str | None = None) -> tuple[str, float
         return UNITS[time_unit]
     first = results[0]["mean"] if results else 1.0
     return ("s", 1.0) if first is not None and first >= 1 else ("ms", 1e3)
-
-
-def _relative(row: dict | None) -> str:
-    if row is None:
-        return "1.00"
-    if row.get("one_run"):
-        return f"{row['ratio']:.2f}"
-    if row["ratio_lo"] is None:
-        return f"{row['ratio']:.2f} (unbounded)"
-    return f"{row['ratio']:.2f} [{row['ratio_lo']:.2f}, {row['ratio_hi']:.2f}]"
 
 
 def _plus_minus(mean: float, half_width: float | None) -> str:
@@ -70,10 +62,10 @@ def table(document: dict, code=lambda c: f"`{c}`") -> tuple[list[str], list[list
         sd = r["stddev"] if r["stddev"] is not None else 0.0
         cells = [code(r["command"]), f"{r['mean'] * scale:.1f} ± {sd * scale:.1f}",
                  f"{r['min'] * scale:.1f}", f"{r['max'] * scale:.1f}",
-                 _relative(row["time"] if row else None)]
+                 ratio_text(row["time"], 2) if row else "1.00"]
         if energy:
             cells += [_plus_minus(r["energy_mean_j"], r["energy_half_width_j"]),
-                      _relative(row["energy"] if row else None)]
+                      ratio_text(row["energy"], 2) if row else "1.00"]
         metric = row and row["energy" if energy else "time"]
         cells.append(f"{metric['verdict_text']}{label}" if metric else "reference" if not row
                      else "-")

@@ -1,0 +1,114 @@
+"""CONTRIBUTING.md's promise, kept: a codec and a claim are added from data alone.
+
+A copy of the package gets one more codec family (a tool no study had, with its
+rehearsal model) in its data/codecs.yaml and one more claim about it in its
+data/reference/claims.yaml, decided by a shared check; no Python is touched. The
+copy's study then lists the codec, its rehearsal simulates runs of it, and
+`wattzip claims` decides the claim on them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from .test_workflow import REPO, TINY
+
+pytestmark = pytest.mark.pure
+
+CODEC = """
+  - short: lzip
+    tool: lzip
+    package: lzip
+    levels: [1, 9]
+    sets: [modern, all]
+    compress: [lzip, "-{level}", -c]
+    decompress: [lzip, -d, -c]
+    version_argv: [lzip, --version]
+    suffix: .lz
+"""
+MODEL = ("  lzip: {compress_mb_s: 20, decompress_mb_s: 90, speed_per_level: 0.8, ratio_text: 5.0,"
+         " ratio_binary: 3.0, ratio_zero: 2000, ratio_random: 0.9999, ratio_per_level: 0.02}\n")
+CLAIM = {"id": "lzip_random_never", "check": "same_kind", "paper": "SYSTOR '09",
+         "section": "5.5", "claim": "lzip-1 saves no energy on random files",
+         "reference": ["systor09_table4_breakeven_server"], "overlay": "config.yaml",
+         "scope": "setting", "energy": True, "source": "hypothesis",
+         "parameters": {"expected": "never",
+                        "cells": {"codecs": ["lzip-1"], "file_types": ["random"],
+                                  "metric": "E"}}}
+
+STUDY = """
+import sys
+from wattzip.model import rehearsal
+from wattzip.model.study import Study
+study = Study.from_files(sys.argv[1:4])
+print(",".join(study.codecs))
+rehearsal.synthesize(study, "tiny", sys.argv[4])
+"""
+
+
+def test_a_codec_and_a_claim_are_added_from_data_alone(tmp_path):
+    pkg = tmp_path / "pkg"
+    shutil.copytree(REPO / "wattzip", pkg / "wattzip",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    data = pkg / "wattzip" / "data"
+    codecs = (data / "codecs.yaml").read_text()
+    codecs = codecs.replace("\nrehearsal:\n", f"{CODEC}\nrehearsal:\n{MODEL}", 1)
+    (data / "codecs.yaml").write_text(codecs)
+    with (data / "reference" / "claims.yaml").open("a") as f:
+        f.write("\n" + yaml.safe_dump([CLAIM], sort_keys=False))
+    overlay = tmp_path / "lzip.yaml"
+    overlay.write_text(yaml.safe_dump({"codecs": ["gz-1", "lzip-1"],
+                                     "factors": {"bandwidth": ["unlimited"]}}))
+    runs = tmp_path / "sim" / "runs.csv"
+    runs.parent.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(pkg)}
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, *args], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout
+
+    where = run("-c", "import wattzip; print(wattzip.__file__)")
+    assert where.startswith(str(pkg)), where  # the copy, not the checkout
+    studied = run("-c", STUDY, str(REPO / "config.yaml"), str(TINY), str(overlay), str(runs))
+    assert studied.split() == ["gz-1,lzip-1"]
+    simulated = {r["codec"] for r in csv.DictReader(runs.open())}
+    assert "lzip-1" in simulated
+    rows = list(csv.DictReader(io.StringIO(run("-m", "wattzip", "claims", str(runs),
+                                                "--claim", CLAIM["id"]))))
+    assert rows and {r["claim_id"] for r in rows} == {CLAIM["id"]}
+    assert all(r["verdict"] for r in rows)
+    assert rows[0]["rests_on"] == "random lzip-1 E"  # the new codec's cell decides it
+
+
+def test_a_setting_a_job_reads_is_declared_once_in_the_config_schema():
+    """The spec's keys that the config has are the config schema's (a $ref): its bounds
+    refuse a spec, and the code's defaults are its defaults."""
+    from wattzip.measure import spec as specs
+    from wattzip.measure.disturbance import DriftCheck, QuietLimits
+    from wattzip.meters import MeterOptions
+    from wattzip.model.study import Study
+    from wattzip.resources import schema_default
+
+    from .test_design import BASE
+
+    study = Study(BASE)
+    job = specs.check(study.job_spec(next(iter(study.jobs("tb")))), specs.JOB)
+    with pytest.raises(Exception, match=r"quiet.max_steal: 2 is greater than the maximum"):
+        specs.check({**job, "quiet": {**job["quiet"], "max_steal": 2}}, specs.JOB)
+    text = (REPO / "wattzip" / "data" / "spec.schema.yaml").read_text()
+    assert '$ref: "schema.yaml#/properties/quiet"' in text and "max_steal:" not in text
+    assert QuietLimits() == QuietLimits(**{k: schema_default(f"quiet.{k}") for k in (
+        "max_other_cpu", "max_steal", "wait_s", "max_heat_c")})
+    assert DriftCheck() == DriftCheck(schema_default("drift.repeats"),
+                                      schema_default("drift.max_change"))
+    assert MeterOptions().interval_s == schema_default("meter.interval_s")
