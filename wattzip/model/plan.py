@@ -268,7 +268,8 @@ def drift_check_s(study: Study, rates: dict, jobs: int) -> float:
     repeats = study.config["drift"]["repeats"]
     if not repeats:
         return 0.0
-    states = len({tuple(sorted(s.machine_factors().items())) for s in study.settings})
+    states = len({tuple(sorted(s.machine_factors().items()))
+                  for s in study.settings.values()})
     return (repeats * rates.get("reference", 0.0) * (2 * jobs + drift.PHASES * states)
             + (drift.PHASES - 1) * drift.PHASE_GAP_S * states)
 
