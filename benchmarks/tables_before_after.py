@@ -29,13 +29,14 @@ from pathlib import Path
 
 from arguments import existing_dir
 
+from wattzip.analysis.reference import DISAGREEMENTS
 from wattzip.model.layout import BREAKEVEN_ORIGINALS
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "data" / "fixture" / "results" / "tiny"
 # (reference table, metrics, title) of each break-even table, as the tables have it
 BREAKEVEN = BREAKEVEN_ORIGINALS
-REFERENCES = ["systor09_table3_ratios", "systor11_table1_ratios",
+REFERENCES = ["systor09_table3_ratios", "systor11_table1_ratios", DISAGREEMENTS,
               *(v[0] for v in BREAKEVEN.values())]
 ANALYSIS_TABLES = ["summary", "breakeven", "esav", "correlation", "claims", "comparison",
                    "pareto", "model_check"]
