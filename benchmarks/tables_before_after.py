@@ -251,7 +251,8 @@ def macros(root: Path, results: Path, out: Path, looks: int) -> None:
               "fig_dir": "figures", "study": "before-after",
               "study_description": "", "stage": "results", "testbeds": [summary[0]["testbed"]],
               "descriptions": {}, "varied_factors": [], "factor_values": {},
-              "emulated_input_layouts": [], "hpc14": False}
+              "emulated_input_layouts": [], "hpc14": False, "emulated_machine": "",
+              "primary_flush": "unmount", "paper_setup": None, "departures": []}
     python(root, ["-c", MACROS, json.dumps(inputs), json.dumps(params),
                   str(out / "tex" / "macros.tex")])
 
