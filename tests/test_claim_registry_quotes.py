@@ -252,8 +252,8 @@ def test_lz4s_cpu_share_is_read_as_the_machines_and_decided_on_its_check():
         return out
 
     claim = _claim("hpc_lz4_cpu_share")
-    assert claims.CHECKS[claim.id](claim, _hpc_evidence(rows(0.68))).ok is True
-    assert claims.CHECKS[claim.id](claim, _hpc_evidence(rows(0.95))).ok is False
+    assert claims.CHECKS[claim.check](claim, _hpc_evidence(rows(0.68))).ok is True
+    assert claims.CHECKS[claim.check](claim, _hpc_evidence(rows(0.95))).ok is False
     verdict = claims_by_id(rows(0.68))["hpc_lz4_cpu_share"]["verdict"]
     assert "compress in user space" in verdict
 
@@ -279,5 +279,5 @@ def test_gzip1_with_compute_phases_is_decided_on_table_ivs_share():
                 for i in range(3)]
 
     claim = _claim("hpc_gzip1_write_compute_cost")
-    assert claims.CHECKS[claim.id](claim, _hpc_evidence(rows(1.03))).ok is True
-    assert claims.CHECKS[claim.id](claim, _hpc_evidence(rows(0.97))).ok is False  # cheaper
+    assert claims.CHECKS[claim.check](claim, _hpc_evidence(rows(1.03))).ok is True
+    assert claims.CHECKS[claim.check](claim, _hpc_evidence(rows(0.97))).ok is False  # cheaper

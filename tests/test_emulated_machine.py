@@ -145,7 +145,7 @@ def test_the_undo_writes_only_a_cpu_s_online_switch_under_sys(tmp_path):
 
 def paper(**changes) -> Study:
     config = Study.from_files([REPO / "config.yaml", REPO / "config/paper.yaml"]).config
-    return Study.from_config({**config, **changes})
+    return Study({**config, **changes})
 
 
 def test_the_paper_overlay_refuses_a_file_the_page_cache_would_hold():

@@ -181,7 +181,7 @@ def test_the_plan_prices_idle_calibration_from_its_first_look_to_every_window():
     minutes, looked at from the 3rd: 3 windows at the fewest): the plan's fewest counts
     those, its most all 10."""
     paper = Study.from_files(["config.yaml", "config/paper.yaml"]).config
-    study = Study.from_config({**paper, "idle": {**paper["idle"], "min_count": 3}})
+    study = Study({**paper, "idle": {**paper["idle"], "min_count": 3}})
     rates = {"reference": 0.2, **{f"gen|{t}": 1e-9 for t in study.file_types},
              **{f"{t}|{name}": {"write_s_per_byte": 1e-9, "read_s_per_byte": 1e-9}
                 for t in study.file_types for name in ["plain", *study.codecs]}}

@@ -21,7 +21,7 @@ import pytest
 from wattzip import machine
 
 from .real_machine import loops_of, mounted
-from .test_shared_server import own_lock, run  # noqa: F401 - own_lock: autouse fixture
+from .test_shared_server import run
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 

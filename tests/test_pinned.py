@@ -114,7 +114,7 @@ def test_the_pre_flight_checks_each_pinned_file_type_before_anything_is_measured
 
 
 def test_the_rules_pin_what_the_config_declares():
-    from wattzip.model.lookups import RuleLookups
+    from wattzip.model.layout import RuleLookups
     from wattzip.model.study import Study
 
     from .test_design import BASE
@@ -123,7 +123,7 @@ def test_the_rules_pin_what_the_config_declares():
     config = {**BASE, "file_types": ["text", "user", "silesia"],
               "sources": {"user": ["/srv/mine"], "silesia": ["/srv/silesia"]},
               "pinned": {"user": "mine.yaml"}}
-    rules = RuleLookups(Study.from_config(config), config, [])
+    rules = RuleLookups(Study(config), config, [])
     assert rules.pinned_corpora() == {
         "user": {"source": "/srv/mine", "declared": "mine.yaml"},
         "silesia": {"source": "/srv/silesia", "declared": None}}
