@@ -505,7 +505,7 @@ def test_the_throttle_s_cgroup_goes_beside_the_caller_s_own_under_cgroup_v2():
                     t.create()
                 except FactorError as exc:
                     print("refused:", exc)
-                throttle._delegate_io = lambda parent: None
+                throttle._delegate = lambda parent, controllers, what: None
             t.create()
             try:
                 with t.entered():
@@ -521,7 +521,7 @@ def test_the_throttle_s_cgroup_goes_beside_the_caller_s_own_under_cgroup_v2():
         name = Path(made).name
         assert said[-2:] == [f"in: 0::/{job.name}/{name}", f"home: 0::/{job.name}/task_0"]
         if not has_io:
-            assert said[1].startswith(f"refused: bandwidth: the io controller cannot be "
+            assert said[1].startswith(f"refused: bandwidth: the io controller(s) cannot be "
                                       f"enabled in {job} "), said
         assert not Path(made).exists() and not list(root.glob(f"{throttle.PREFIX}*"))
     finally:
