@@ -17,7 +17,8 @@ pairs' phases: by Welch's interval of the repeats alone; where the setting's idl
 calibration (RESULTS/TESTBED/idle/SETTING.json) holds the reference's phases, by the
 interval from their spread; and by that spread pooled with the back-to-back pairs the
 job itself read (drift.pool_phases and drift.back_to_back over the journaled phases'
-times; a journal older than those times has none).
+times; a journal older than those times has none). `--first N` decides as a study with
+`drift.repeats: N` would have: each phase cut to its first N repeats.
 """
 
 from __future__ import annotations
@@ -93,9 +94,18 @@ def main() -> None:
     p.add_argument("--journal", required=True, type=existing_dir,
                    help="a study's journal folder (results/<study>/<testbed>/journal)")
     p.add_argument("--max-change", type=float, default=schema_default("drift.max_change"))
+    p.add_argument("--first", type=int, default=None, metavar="N",
+                   help="use each phase's first N repeats only (as drift.repeats: N would)")
     a = p.parse_args()
     jobs = measured_jobs(a.journal)
     pools = read_pairs(jobs, a.journal)
+    if a.first:
+        def cut(phase: list[dict]) -> list[dict]:
+            return phase[:a.first]
+
+        jobs = [{**j, "before": cut(j["before"]), "after": cut(j["after"]),
+                 "phases": [cut(p) for p in j["phases"]]} for j in jobs]
+        pools = [[(cut(x), cut(y)) for x, y in pool] for pool in pools]
     pairs = {  # what: (the two phases, seconds between them, phases, earlier pairs) per pair
         "across a job (its runs' seconds)": [
             (j["before"], j["after"], (j["end"] - j["start"]).total_seconds(), j["phases"],

@@ -5,9 +5,13 @@ The suite runs on every core (pytest-xdist, `-n auto` in pyproject.toml). A test
 `pure` neither measures nor changes the machine (analysis, statistics, the model, the
 report's text, parsing): pure tests run side by side. Every other test measures or
 changes the machine, and runs alone: nothing else of the suite runs beside it, so its
-quiet-run checks keep their meaning. A pure test that holds the machine (a wattzip
-command's session, in this process or a child) fails, naming itself. Tests that share a
-fixture made once per module or per session run in one worker, so it is made once.
+quiet-run checks keep their meaning. The one exception is a test marked `beside_pure`,
+whose study measures with every quiet check off (the Slurm cluster's two "nodes" are
+this one VM, so its energy means nothing and it checks none): pure tests run beside it,
+nothing else does, and it is scheduled first, as pure tests are before the rest. A pure
+test that holds the machine (a wattzip command's session, in this process or a child)
+fails, naming itself. Tests that share a fixture made once per module or per session
+run in one worker, so it is made once.
 """
 
 from __future__ import annotations
@@ -131,10 +135,20 @@ def pytest_collection_modifyitems(config, items):
         if study:
             config.hook.pytest_deselected(items=study)
             items[:] = [item for item in items if not item.get_closest_marker("study")]
+    kinds = collections.defaultdict(set)
     for item in items:
         group = _shared_fixture(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+            kinds[group].add(_kind(item))
+    mixed = sorted(group for group, of in kinds.items() if len(of) > 1)
+    if mixed:  # its fixture would be made under the lock of whichever test came first
+        raise pytest.UsageError(f"tests sharing {', '.join(mixed)} differ in how they share "
+                                "the machine (pure, beside_pure or alone): mark them alike")
+    # The tests that pure ones may run beside first, then the pure ones, then those that
+    # run alone (a stable sort: each file's tests stay in their order, and a shared
+    # fixture's group stays together, its tests being of one kind).
+    items.sort(key=lambda item: ("beside_pure", "pure", "alone").index(_kind(item)))
 
 
 def pytest_collection_finish(session):
@@ -183,14 +197,27 @@ def _suite_locks(config) -> Path | None:
     return folder
 
 
+def _kind(item) -> str:
+    """How a test shares the machine: "pure", "beside_pure" or "alone"."""
+    for kind in ("beside_pure", "pure"):
+        if item.get_closest_marker(kind):
+            return kind
+    return "alone"
+
+
 @contextlib.contextmanager
-def _turn(folder: Path, alone: bool):
+def _turn(folder: Path, kind: str):
     """A readers-writer lock over the workers: a pure test shares the machine with other
-    pure tests, any other test has it alone. The turnstile, held while a test waits to
-    be alone, keeps new pure tests from starving it."""
-    with open(folder / "turnstile", "a") as turnstile, open(folder / "machine", "a") as machine:
+    pure tests and with one `beside_pure` test, any other test has it alone. The
+    turnstile, held while a test waits to be alone, keeps new pure tests from starving
+    it."""
+    with contextlib.ExitStack() as stack:
+        turnstile, machine = (stack.enter_context(open(folder / name, "a"))
+                              for name in ("turnstile", "machine"))
+        if kind == "beside_pure":  # one at a time among themselves
+            fcntl.flock(stack.enter_context(open(folder / "beside", "a")), fcntl.LOCK_EX)
         fcntl.flock(turnstile, fcntl.LOCK_EX)
-        if alone:
+        if kind == "alone":
             fcntl.flock(machine, fcntl.LOCK_EX)
             fcntl.flock(turnstile, fcntl.LOCK_UN)
         else:
@@ -207,7 +234,7 @@ def pytest_runtest_protocol(item, nextitem):
     folder = _suite_locks(item.config)
     with contextlib.ExitStack() as stack:
         if folder is not None:
-            stack.enter_context(_turn(folder, alone=not item.get_closest_marker("pure")))
+            stack.enter_context(_turn(folder, _kind(item)))
         yield
 
 

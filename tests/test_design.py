@@ -203,7 +203,7 @@ def test_inputs_on_a_medium_that_is_not_an_image_are_refused():
 @pytest.mark.parametrize("name", ["schema.yaml", "codecs.yaml"])
 def test_the_package_s_yaml_reads_as_pyyaml_s_own_parser_reads_it(name):
     text = resources.data().joinpath(name).read_text(encoding="utf-8")
-    assert resources.load_package_yaml(text) == yaml.safe_load(text)
+    assert resources.load_yaml(text) == yaml.safe_load(text)
 
 
 def test_a_caller_cannot_change_the_schema_another_caller_reads():

@@ -26,7 +26,8 @@ from .test_workflow import REPO, SNAKEMAKE, TINY, expected_quiet_runs, workflow_
 CLUSTER = REPO / "tests" / "slurm" / "cluster.sh"
 OVERLAY = REPO / "tests" / "data" / "slurm.yaml"
 
-pytestmark = pytest.mark.workflow
+# Measured with every quiet check off (tests/data/slurm.yaml): pure tests run beside it.
+pytestmark = [pytest.mark.workflow, pytest.mark.beside_pure]
 
 
 @pytest.fixture(scope="module")

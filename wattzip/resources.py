@@ -53,24 +53,24 @@ def label(name: str) -> str:
     return {row["label"]: row["text"] for row in csv.DictReader(io.StringIO(text))}[name]
 
 
-def load_package_yaml(text: str):
-    """One of the package's own YAML files, parsed by libyaml where PyYAML has it: the same
-    data as yaml.safe_load, about 8x faster. Every wattzip command reads the schema, so
-    the pure-Python parser cost each measurement job about a second before its work."""
+def load_yaml(text: str):
+    """YAML as yaml.safe_load parses it (the same safe subset), by libyaml where PyYAML has
+    it: about 8x faster. Every wattzip command reads the schema, and every analysis the
+    claims, so the pure-Python parser cost each of them about a second."""
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 @functools.cache
 def _shipped_schema() -> dict:
     """The package's schema, parsed once per process (read-only: callers get copies)."""
-    return load_package_yaml((data() / "schema.yaml").read_text(encoding="utf-8"))
+    return load_yaml((data() / "schema.yaml").read_text(encoding="utf-8"))
 
 
 def load_schema(path: str | Path | None = None) -> dict:
     """The config schema: the package's own (package data), or the file at `path`."""
     if path is None:
         return copy.deepcopy(_shipped_schema())
-    return yaml.safe_load(Path(path).read_text())
+    return load_yaml(Path(path).read_text())
 
 
 def schema_default(key: str):

@@ -35,7 +35,7 @@ def _checker():
     import jsonschema  # only where a spec is read
     import referencing
 
-    schema = resources.load_package_yaml(
+    schema = resources.load_yaml(
         (resources.data() / "spec.schema.yaml").read_text(encoding="utf-8"))
     config = referencing.Resource.from_contents(resources.load_schema())
     registry = referencing.Registry().with_resource("schema.yaml", config)

@@ -117,7 +117,7 @@ def _with_level(argv: list[str], level) -> tuple[str, ...]:
     return tuple(str(a).replace("{level}", str(level)) for a in argv)
 
 
-_DATA = resources.load_package_yaml(resources.data().joinpath("codecs.yaml").read_text())
+_DATA = resources.load_yaml(resources.data().joinpath("codecs.yaml").read_text())
 REGISTRY: dict[str, Codec] = {c.name: c for c in _entries(_DATA)}
 # SIMULATED: each tool's model for the rehearsal (wattzip.model.rehearsal), never measured.
 REHEARSAL_MODELS: dict[str, dict[str, float]] = {

@@ -52,7 +52,7 @@ class Declaration:
 def shipped(file_type: str) -> Declaration:
     """The declaration wattzip ships for a pinned file type (silesia)."""
     file = resources.data() / "corpora" / SHIPPED[file_type]
-    return parse(resources.load_package_yaml(file.read_text(encoding="utf-8")),
+    return parse(resources.load_yaml(file.read_text(encoding="utf-8")),
                  f"wattzip/data/corpora/{SHIPPED[file_type]}")
 
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import yaml
-
 from wattzip.errors import ConfigError
-from wattzip.resources import ReferenceDir, reference_file
+from wattzip.resources import ReferenceDir, load_yaml, reference_file
 
 NO_OVERLAY = "none"  # the overlay of a claim no configuration here can test (its hardware)
 ORIGINS = ("paper", "hypothesis")  # a claim's `source`: a seed's statement or the project's
@@ -90,7 +88,7 @@ def kinds_read(claims: list[Claim], file_type: str, codec: str) -> set[str]:
 def load_claims(reference_dir: ReferenceDir | None = None) -> list[Claim]:
     """Every declared claim (the package's claims.yaml unless another folder is named); each
     must have a check here, and each check a declaration."""
-    entries = yaml.safe_load(reference_file("claims.yaml", reference_dir).read_text(
+    entries = load_yaml(reference_file("claims.yaml", reference_dir).read_text(
         encoding="utf-8"))
     bad = [e["id"] for e in entries if e.get("source", "paper") not in ORIGINS]
     if bad:
