@@ -145,10 +145,12 @@ def pytest_collection_modifyitems(config, items):
     if mixed:  # its fixture would be made under the lock of whichever test came first
         raise pytest.UsageError(f"tests sharing {', '.join(mixed)} differ in how they share "
                                 "the machine (pure, beside_pure or alone): mark them alike")
-    # The tests that pure ones may run beside first, then the pure ones, then those that
-    # run alone (a stable sort: each file's tests stay in their order, and a shared
-    # fixture's group stays together, its tests being of one kind).
-    items.sort(key=lambda item: ("beside_pure", "pure", "alone").index(_kind(item)))
+    # The tests that pure ones may run beside first, then the pure ones (the slow ones
+    # that drive the workflow first, so that no long one is left for one worker at the
+    # end), then those that run alone. A stable sort: each file's tests stay in their
+    # order, and a shared fixture's group stays together, its tests being of one kind.
+    items.sort(key=lambda item: (("beside_pure", "pure", "alone").index(_kind(item)),
+                                 item.get_closest_marker("workflow") is None))
 
 
 def pytest_collection_finish(session):
