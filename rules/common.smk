@@ -12,6 +12,7 @@ from wattzip.model import layout
 from wattzip.model.layout import RuleLookups
 from wattzip.model.study import Study
 from wattzip.model.testbed import FACTORS
+from wattzip.report import tex_tables
 
 # A user's error in the study (a codec, a medium, a factor, the cross-check) is its
 # message alone.
@@ -43,7 +44,7 @@ def copied_in_testbeds():
 
 
 with said_alone():
-    RULES = RuleLookups(STUDY, config, copied_in_testbeds())
+    RULES = RuleLookups(STUDY, config, copied_in_testbeds(), tex_tables.names(STUDY))
 SLURM = RULES.slurm
 THREADS = RULES.threads(lambda: workflow.cores)  # read when a job asks: Slurm sets none
 

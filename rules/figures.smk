@@ -6,94 +6,49 @@ rule figures_per_file_type:
     input:
         summary=RULES.in_root("{testbed}/summary.csv"),
     output:
-        time=report(
-            "{figs}/{testbed}/time_{ftype}.pdf",
-            caption="../paper/report/per_file_type.rst",
-            category="{testbed}",
-            subcategory="{ftype}",
-        ),
-        energy=report(
-            "{figs}/{testbed}/energy_{ftype}.pdf",
-            caption="../paper/report/per_file_type.rst",
-            category="{testbed}",
-            subcategory="{ftype}",
-        ),
-        et=report(
-            "{figs}/{testbed}/et_{ftype}.pdf",
-            caption="../paper/report/per_file_type.rst",
-            category="{testbed}",
-            subcategory="{ftype}",
-        ),
+        **{
+            name: report(
+                f"{{figs}}/{{testbed}}/{name}_{{ftype}}.pdf",
+                caption="../paper/report/per_file_type.rst",
+                category="{testbed}",
+                subcategory="{ftype}",
+            )
+            for name in layout.PER_FILE_TYPE_FIGURES
+        },
     log:
         "{figs}/logs/{testbed}/per_file_type_{ftype}.log",
     conda:
         "../envs/r.yaml"
     params:
         code=REPORT_CODE,
-        figures={
-            "time": {"script": "fig_time.R"},
-            "energy": {"script": "fig_energy.R", "wildcards": {"metric": "energy"}},
-            "et": {"script": "fig_energy.R", "wildcards": {"metric": "et"}},
-        },
+        figures=layout.PER_FILE_TYPE_FIGURES,
     script:
         "../scripts/figures.R"
 
 
 rule figures_of_testbed:
-    """The whole testbed's figures: E_sav, ratios, energy against ratio, and energy or
-    time per GB (a write and n reads) against the ratio with the Pareto front named."""
+    """The figures of every testbed, one per scripts/fig_<name>.R that no rule of its
+    own draws (wattzip.model.layout.testbed_figures): E_sav, ratios, energy against
+    ratio, energy or time per GB against the ratio with the Pareto front named, ..."""
     input:
-        summary=RULES.in_root("{testbed}/summary.csv"),
-        esav=RULES.in_root("{testbed}/esav.csv"),
-        breakeven=RULES.in_root("{testbed}/breakeven.csv"),
-        pareto=RULES.in_root("{testbed}/pareto.csv"),
+        **{name: RULES.in_root(f"{{testbed}}/{name}.csv") for name in ANALYSIS_TABLES},
     output:
-        esav=report(
-            "{figs}/{testbed}/esav.pdf",
-            caption="../paper/report/testbed_figure.rst",
-            category="{testbed}",
-            subcategory="whole testbed",
-        ),
-        ratio=report(
-            "{figs}/{testbed}/ratio.pdf",
-            caption="../paper/report/testbed_figure.rst",
-            category="{testbed}",
-            subcategory="whole testbed",
-        ),
-        tradeoff=report(
-            "{figs}/{testbed}/tradeoff.pdf",
-            caption="../paper/report/testbed_figure.rst",
-            category="{testbed}",
-            subcategory="whole testbed",
-        ),
-        pareto_energy=report(
-            "{figs}/{testbed}/pareto_energy.pdf",
-            caption="../paper/report/testbed_figure.rst",
-            category="{testbed}",
-            subcategory="whole testbed",
-        ),
-        pareto_time=report(
-            "{figs}/{testbed}/pareto_time.pdf",
-            caption="../paper/report/testbed_figure.rst",
-            category="{testbed}",
-            subcategory="whole testbed",
-        ),
+        **{
+            name: report(
+                f"{{figs}}/{{testbed}}/{name}.pdf",
+                caption="../paper/report/testbed_figure.rst",
+                category="{testbed}",
+                subcategory="whole testbed",
+            )
+            for name in layout.testbed_figures()
+        },
     log:
         "{figs}/logs/{testbed}/testbed.log",
     conda:
         "../envs/r.yaml"
     params:
         code=REPORT_CODE,
-        figures={
-            "esav": {"script": "fig_esav.R"},
-            "ratio": {"script": "fig_ratio.R"},
-            "tradeoff": {"script": "fig_tradeoff.R"},
-            "pareto_energy": {
-                "script": "fig_pareto.R",
-                "wildcards": {"metric": "energy"},
-            },
-            "pareto_time": {"script": "fig_pareto.R", "wildcards": {"metric": "time"}},
-        },
+        figures=layout.testbed_figures(),
     script:
         "../scripts/figures.R"
 

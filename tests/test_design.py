@@ -47,19 +47,15 @@ def test_the_schema_defaults_are_the_only_defaults():
 
 
 def test_the_command_line_takes_its_defaults_from_the_schema():
-    """A command run alone decides as a study would: the verdict's margin, workload,
-    effect and break-even kinds, the threads and the seed come from the schema, as the
-    analysis's own options' and wattzip bench's margin do; the paper's confidence and
-    precision target are one constant each (wattzip.stats)."""
+    """A command run alone decides as a study would: the verdict's margin, workload and
+    effect and the seed come from the schema, as the analysis's own options' and wattzip
+    bench's margin do (a job's settings are its spec's, from the config); the paper's
+    confidence and precision target are one constant each (wattzip.stats)."""
     parser = cli.build_parser()
-    job = parser.parse_args(["job", "--manifest", "m", "--journal", "j", "--out", "o"])
     analyze = parser.parse_args(["analyze", "runs.csv", "--out", "out"])
-    for args in (job, analyze):
-        assert (args.margin, args.reads_per_write) == (
-            schema_default("verdict.margin"), schema_default("verdict.reads_per_write"))
+    assert (analyze.margin, analyze.reads_per_write) == (
+        schema_default("verdict.margin"), schema_default("verdict.reads_per_write"))
     assert analyze.effect == schema_default("verdict.effect")
-    assert job.kinds == ",".join(schema_default("verdict.kind_metrics")) == "T,E"
-    assert job.threads == schema_default("threads") == 0
     assert parser.parse_args(["gen", "zero", "--out", "o"]).seed == schema_default("seed")
     # wattzip bench and the analysis's own options decide alike; the paper's levels once
     from wattzip.analysis.analysis_options import AnalysisOptions
@@ -69,7 +65,7 @@ def test_the_command_line_takes_its_defaults_from_the_schema():
     assert bench.margin == AnalysisOptions().margin == schema_default("verdict.margin")
     assert bench.confidence == AnalysisOptions().confidence == PAPER_CONFIDENCE
     assert AnalysisOptions().effect == schema_default("verdict.effect")
-    assert job.ci_target == analyze.ci_target == AnalysisOptions().ci_target == PAPER_CI_TARGET
+    assert analyze.ci_target == AnalysisOptions().ci_target == PAPER_CI_TARGET
 
 
 def test_settings_have_one_typed_field_per_factor():

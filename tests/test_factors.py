@@ -133,14 +133,12 @@ def test_a_legacy_scheduler_names_its_successor(sysfs):
         factors.check_io_scheduler("vdz", "cfq", sysfs=str(root))
 
 
-def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monkeypatch):
-    """A factor that is a machine setting is one entry of MACHINE_FACTORS: the flag of
-    wattzip job and idle, the check, the change journaled and undone, and the value in
-    effect the runs record all come from it (here a second disk's scheduler, a file the
-    undoers may restore)."""
-    import argparse
-
-    from wattzip.measure import flags, spec
+def test_a_machine_factor_is_one_entry_from_its_spec_to_its_restore(sysfs, monkeypatch):
+    """A factor that is a machine setting is one entry of MACHINE_FACTORS: its key in a
+    spec's setting (wattzip job and idle), the check, the change journaled and undone, and
+    the value in effect the runs record all come from it (here a second disk's scheduler,
+    a file the undoers may restore)."""
+    from wattzip.measure import spec
 
     root, _ = sysfs
     log_disk = FakeSchedulerFile(root / "block" / "vdy" / "queue" / "scheduler",
@@ -150,10 +148,7 @@ def test_a_machine_factor_is_one_entry_from_its_flag_to_its_restore(sysfs, monke
         lambda disk, s, value: [(factors._scheduler_file("vdy", s), value)],
         factors.scheduler_of,
         lambda disk, s: factors.current_io_scheduler("vdy", s), factors.SCHEDULER_FILES))
-    parser = argparse.ArgumentParser()
-    flags.add_setting_options(parser)
-    setting = flags.setting_of(parser.parse_args(["--log-scheduler", "kyber"]))
-    wanted = spec.machine_factors({"setting": setting})
+    wanted = spec.machine_factors({"setting": {"name": "s", "log_scheduler": "kyber"}})
     assert wanted == {"io_scheduler": "keep", "governor": "keep", "log_scheduler": "kyber"}
     with pytest.raises(FactorError, match="vdy offers only none, kyber"):
         factors.check("vdz", {"log_scheduler": "bfq"}, str(root))

@@ -14,8 +14,9 @@ import pytest
 
 from wattzip import cli, records, stats
 from wattzip.analysis import verdicts
+from wattzip.cli import commands
 from wattzip.errors import ConfigError
-from wattzip.measure import idle, measurement
+from wattzip.measure import idle, measurement, spec
 from wattzip.model.config import merge_configs
 from wattzip.model.study import Study
 from wattzip.report import macros
@@ -191,18 +192,21 @@ def test_the_schema_default_min_count_is_cut_to_a_smaller_count(tmp_path, window
     json.loads(json.dumps(out, allow_nan=False))
 
 
-def test_the_schema_declares_the_defaults_and_the_cli_takes_them():
+def test_the_schema_declares_the_defaults_and_the_cli_takes_them(monkeypatch):
     config = Study.from_files([REPO / "config.yaml", REPO / "config/paper.yaml"]).config
     # The paper's 10 x 10 minutes, all of them (the strict rule: one look, after the 10th).
     assert config["idle"] == {"count": 10, "seconds": 600, "min_count": 10, "ci_target": 0.02,
                               "max_other_load": 0.1}
     tiny = Study.from_files([REPO / "config.yaml", TINY]).config["idle"]
     assert (tiny["count"], tiny["min_count"]) == (1, 3)  # cut to 1 when it runs
-    args = cli.build_parser().parse_args(["idle"])
-    assert (args.min_count, args.ci_target, args.max_other_load) == tuple(
-        schema_default(f"idle.{key}") for key in ("min_count", "ci_target", "max_other_load"))
-    args = cli.build_parser().parse_args(["idle", "--min-count", "5", "--ci-target", "0.01"])
-    assert (args.min_count, args.ci_target) == (5, 0.01)
+    # `wattzip idle --configfile` runs the windows the study's spec would give it.
+    monkeypatch.chdir(REPO)
+    args = cli.build_parser().parse_args(["idle", "--configfile", "config/paper.yaml"])
+    assert commands.study_slice(args, spec.IDLE)["windows"] == {**config["idle"],
+                                                                 "min_count": 10}
+    args = cli.build_parser().parse_args(["idle", "--configfile"])
+    assert commands.study_slice(args, spec.IDLE)["windows"]["min_count"] == schema_default(
+        "idle.min_count")
 
 
 def test_the_report_says_the_windows_and_the_half_width(tmp_path, windows):

@@ -23,7 +23,9 @@ import pytest
 from wattzip import machine
 from wattzip.errors import WattzipError
 from wattzip.machine import factors, system, undoers
+from wattzip.measure import spec as specs
 
+from .job_files import spec_text
 from .real_machine import loops_of, mounted, other_schedulers
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
@@ -199,10 +201,10 @@ def test_sigterm_unwinds_idle_and_restores_the_scheduler(tmp_path):
     disk = system.scheduler_disk(str(tmp_path))
     original = factors.current_io_scheduler(disk)
     (other,) = other_schedulers(disk, 1)
-    proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
-                             "--model-max-w", "2", "--count", "100", "--seconds", "0.5",
-                             "--io-scheduler", other, "--target-dir", str(tmp_path)],
-                            stderr=subprocess.PIPE, text=True)
+    spec = spec_text(specs.IDLE, tmp_path, setting={"io_scheduler": other},
+                     windows={"count": 100, "min_count": 3, "seconds": 0.5})
+    proc = subprocess.Popen([*WATTZIP, "idle", "--spec", spec], stderr=subprocess.PIPE,
+                            text=True)
     deadline = time.monotonic() + 30
     while factors.current_io_scheduler(disk) != other:
         assert time.monotonic() < deadline and proc.poll() is None
@@ -245,10 +247,10 @@ def test_a_restore_that_fails_names_what_stays_changed(tmp_path):
 def test_idle_refuses_a_machine_that_is_not_quiet(tmp_path):
     busy = subprocess.Popen(["sh", "-c", "while :; do :; done"])
     try:
-        out = subprocess.run([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
-                              "--model-max-w", "2", "--count", "1", "--seconds", "1",
-                              "--quiet-wait", "3", "--target-dir", str(tmp_path)],
-                             capture_output=True, text=True, check=False)
+        spec = spec_text(specs.IDLE, tmp_path, quiet_wait_s=3,
+                         windows={"count": 1, "min_count": 3, "seconds": 1})
+        out = subprocess.run([*WATTZIP, "idle", "--spec", spec], capture_output=True,
+                             text=True, check=False)
     finally:
         busy.kill()
         busy.wait()

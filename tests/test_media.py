@@ -22,9 +22,11 @@ from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.machine import media, throttle
 from wattzip.machine.extents import check_owns_blocks
 from wattzip.measure import cold_cache, repeats, runner
+from wattzip.measure import spec as specs
 from wattzip.measure.job import DutyCycle, MeasurementJob
 from wattzip.workload import inputs
 
+from .job_files import spec_text
 from .real_machine import other_schedulers
 from .test_runner import cached_bytes, make_job
 
@@ -202,12 +204,11 @@ def test_a_killed_job_leaves_no_mount_behind(small_inputs, tmp_path):
     manifest = tmp_path / "m.json"
     manifest.write_text(json.dumps({**entry, "path": str(path)}))
     mount_point = tmp_path / "ext2"
-    argv = [sys.executable, "-m", "wattzip", "job", "--testbed", "t", "--manifest",
-            str(manifest), "--codec", "bz-9", "--journal", str(tmp_path / "j.jsonl"),
-            "--out", str(tmp_path / "o.jsonl"), "--meter", "model", "--model-idle-w", "10",
-            "--model-max-w", "20", "--min-repeats", "50", "--max-repeats", "50",
-            "--target-dir", str(mount_point), "--medium-kind", "image", "--medium-size",
-            "64MiB", "--flush", "unmount"]
+    spec = spec_text(specs.JOB, mount_point, repeats={"min": 50, "max": 50},
+                     medium={"kind": "image", "size": "64MiB", "flush": "unmount"})
+    argv = [sys.executable, "-m", "wattzip", "job", "--spec", spec, "--manifest",
+            str(manifest), "--journal", str(tmp_path / "j.jsonl"),
+            "--out", str(tmp_path / "o.jsonl")]
     proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while media.mount_entry(str(mount_point)) is None and time.monotonic() < deadline:
@@ -310,12 +311,12 @@ def test_scheduler_of_a_loop_image_is_switched_on_its_disk_and_restored_after_a_
     disk = system.scheduler_disk(str(tmp_path))
     before = system.io_scheduler(disk)
     (want,) = other_schedulers(disk, 1)
-    argv = [sys.executable, "-m", "wattzip", "job", "--testbed", "t", "--manifest",
-            str(manifest), "--codec", "bz-9", "--journal", str(tmp_path / "j.jsonl"),
-            "--out", str(tmp_path / "o.jsonl"), "--meter", "model", "--model-idle-w", "10",
-            "--model-max-w", "20", "--min-repeats", "50", "--max-repeats", "50",
-            "--target-dir", str(mount_point), "--medium-kind", "image", "--medium-size",
-            "64MiB", "--io-scheduler", want]
+    spec = spec_text(specs.JOB, mount_point, repeats={"min": 50, "max": 50},
+                     setting={"io_scheduler": want},
+                     medium={"kind": "image", "size": "64MiB"})
+    argv = [sys.executable, "-m", "wattzip", "job", "--spec", spec, "--manifest",
+            str(manifest), "--journal", str(tmp_path / "j.jsonl"),
+            "--out", str(tmp_path / "o.jsonl")]
     proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while system.io_scheduler(disk) != want and time.monotonic() < deadline:

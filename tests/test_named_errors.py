@@ -32,14 +32,6 @@ def test_a_missing_compsize_is_named(tmp_path, monkeypatch):
         staging.on_disk_bytes(str(tmp_path))
 
 
-@pytest.mark.parametrize("copies", ["0", "-2", "two"])
-def test_copies_below_one_is_refused_before_anything_runs(copies):
-    out = subprocess.run([sys.executable, "-m", "wattzip", "job", "--copies", copies],
-                         capture_output=True, text=True, check=False)
-    assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert "--copies" in out.stderr and "at least 1" in out.stderr
-
-
 def default_job_spec() -> dict:
     """The spec the default study gives its first job (wattzip.measure.spec)."""
     study = Study.from_files([REPO / "config.yaml"])
@@ -87,11 +79,11 @@ def test_a_spec_that_is_no_json_object_is_named(text, said):
     assert said in out.stderr, out.stderr
 
 
-def test_a_flag_the_spec_holds_too_is_refused_beside_it():
+def test_a_job_the_spec_names_is_not_chosen_beside_it():
     """Given both, neither silently wins: the spec is what the workflow recorded."""
-    out = job_with(json.dumps(default_job_spec()), "--copies", "2", "--meter", "model")
+    out = job_with(json.dumps(default_job_spec()), "--setting", "fast", "--codec", "gz-9")
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert "--spec holds what --meter, --copies would say" in out.stderr, out.stderr
+    assert "--setting, --codec: the spec names its job" in out.stderr, out.stderr
 
 
 def plan_in(cwd, *configfiles):

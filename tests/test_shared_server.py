@@ -24,7 +24,9 @@ import pytest
 
 from wattzip import machine
 from wattzip.machine import undoers
+from wattzip.measure import spec as specs
 
+from .job_files import spec_text
 from .real_machine import loops_of, mounted
 from .test_machine import WATTZIP, fake_cpufreq, holder, kill, restore
 
@@ -255,14 +257,12 @@ def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
     root_disk = system.scheduler_disk(str(tmp_path))
     before = factors.current_io_scheduler(root_disk)
     try:
-        proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
-                                 "--model-max-w", "2", "--count", "2", "--min-count", "2",
-                                 "--seconds", "1", "--max-other-load", "1",
-                                 "--drift-repeats", "0", "--io-scheduler", "kyber",
-                                 "--medium", "disk",
-                                 "--medium-kind", "block", "--medium-device", loop,
-                                 "--target-dir", str(tmp_path / "mnt")],
-                                stderr=subprocess.PIPE, text=True)
+        spec = spec_text(specs.IDLE, tmp_path / "mnt", setting={"io_scheduler": "kyber"},
+                         medium={"name": "disk", "kind": "block", "device": loop},
+                         windows={"count": 2, "min_count": 2, "seconds": 1,
+                                  "max_other_load": 1})
+        proc = subprocess.Popen([*WATTZIP, "idle", "--spec", spec], stderr=subprocess.PIPE,
+                                text=True)
         seen = set()
         while proc.poll() is None:
             seen.add(factors.current_io_scheduler(os.path.basename(loop)))
@@ -285,15 +285,14 @@ def test_idle_on_an_emulated_disk_leaves_the_host_disk_s_scheduler_as_it_is(tmp_
     host = system.scheduler_disk(str(tmp_path))
     before = factors.current_io_scheduler(host)
     other = next(s for s in factors.offered_io_schedulers(host) if s != before)
-    proc = subprocess.Popen([*WATTZIP, "idle", "--meter", "model", "--model-idle-w", "1",
-                             "--model-max-w", "2", "--count", "1", "--min-count", "1",
-                             "--seconds", "0.5", "--max-other-load", "1",
-                             "--drift-repeats", "0", "--io-scheduler", other,
-                             "--bandwidth", "30MB/s",
-                             "--medium", "disk", "--medium-kind", "image",
-                             "--medium-size", "16MiB", "--medium-inputs", "on-medium",
-                             "--target-dir", str(tmp_path / "mnt")],
-                            stderr=subprocess.PIPE, text=True)
+    spec = spec_text(specs.IDLE, tmp_path / "mnt",
+                     setting={"io_scheduler": other, "bandwidth": "30MB/s"},
+                     medium={"name": "disk", "kind": "image", "size": "16MiB",
+                             "inputs": "on-medium"},
+                     windows={"count": 1, "min_count": 1, "seconds": 0.5,
+                              "max_other_load": 1})
+    proc = subprocess.Popen([*WATTZIP, "idle", "--spec", spec], stderr=subprocess.PIPE,
+                            text=True)
     while proc.poll() is None:
         assert factors.current_io_scheduler(host) == before
         time.sleep(0.02)

@@ -1,6 +1,6 @@
 """A job's slice of the study as one spec (wattzip.measure.spec): the document the model
-writes is the one the job runs, every shipped study's specs pass their schema, and the
-flags of `wattzip job`, for hand use, write the same document."""
+writes is the one the job runs, every shipped study's specs pass their schema, and a
+hand run naming the study's config runs the same document."""
 
 from __future__ import annotations
 
@@ -44,58 +44,22 @@ def test_a_spec_carries_the_config_s_own_meter_and_names(monkeypatch, tmp_path):
     assert specs.check(json.loads(specs.text(spec)), specs.JOB) == spec
 
 
-def test_a_job_run_from_the_model_s_spec_and_from_its_flags_is_one_job(job_files):
-    """The spec the workflow writes, and the flags a user types for the same job, make one
-    job (one key): the second run resumes the first's runs and measures nothing anew."""
-    spec = json.loads(job_files["--spec"].read_text())
+def test_a_job_run_from_the_model_s_spec_and_from_its_config_is_one_job(job_files):
+    """The spec the workflow writes, and the config a user names for the same job, make
+    one job (one key): the second run resumes the first's runs and measures nothing anew."""
     journal = job_files["--journal"]
     first = wattzip_job(job_files)
     assert first.returncode == 0, first.stderr
     measured = journal.read_text().splitlines()
     assert len(measured) == 4  # 2 repeats of compress-write and decompress-read
-    by_flags = {"--manifest": job_files["--manifest"], "--journal": journal,
-                "--out": job_files["--out"].with_name("2.jsonl")}
-    second = wattzip_job(
-        by_flags, "--testbed", "tb", "--codec", "gz-1", "--meter", "model",
-        "--setting", spec["setting"]["name"], "--target-dir", spec["medium"]["path"],
-        "--min-repeats", "2", "--max-repeats", "2", "--ci-target", "0.5",
-        "--drift-repeats", "0", "--drift-pool", spec["drift"]["pool"])
+    by_config = {"--configfile": journal.with_name("study.yaml"),
+                 "--manifest": job_files["--manifest"], "--journal": journal,
+                 "--out": job_files["--out"].with_name("2.jsonl")}
+    second = wattzip_job(by_config, "--file-type", "text", "--codec", "gz-1")
     assert second.returncode == 0, second.stderr
     assert "resuming after 2 repeat(s)" in second.stderr
     assert journal.read_text().splitlines() == measured
-    assert job_files["--out"].read_text() == by_flags["--out"].read_text()
-
-
-def test_a_spec_and_the_flags_for_it_make_jobs_of_one_key_whatever_the_numbers_types(
-        small_inputs, tmp_path, monkeypatch):
-    """A config's `compute_s: 1` is a whole number in the spec and 1.0 from a flag: the job
-    is the same job (its key), so an upgrade of how the spec is written measures nothing
-    again."""
-    from wattzip import meters
-    from wattzip.cli import build_parser
-    from wattzip.measure import flags, measurement
-    from wattzip.workload import codec_registry
-
-    monkeypatch.chdir(tmp_path)
-    study = Study({**BASE, "file_types": ["text"], "dutycycle": {
-        "phases": 2, "compute_s": 1, "file_type": "text", "codecs": ["gz-1"]}})
-    from_model = study.job_spec(next(j for j in study.jobs("tb") if j.file_type == "dutycycle"))
-    assert from_model["duty"]["compute_s"] == 1 and isinstance(from_model["duty"]["compute_s"],
-                                                               int)
-    a = build_parser().parse_args([
-        "job", "--testbed", "tb", "--codec", "gz-1", "--manifest", "m", "--journal", "j",
-        "--out", "o", "--meter", "model", "--min-repeats", "2", "--max-repeats", "3",
-        "--setting", from_model["setting"]["name"], "--target-dir",
-        from_model["medium"]["path"], "--duty-phases", "2", "--duty-compute-s", "1",
-        "--drift-pool", from_model["drift"]["pool"]])
-    from_flags = flags.job_spec_of(a)
-    meter = meters.open_meter(from_model["meter"])
-    calibration = measurement.idle_calibration(meter, None, None)
-    given = measurement.Invocation(manifest="m", journal="j", out="o")
-    _, entry = small_inputs["text"]
-    jobs = [measurement.job_of(spec, entry, specs.medium(spec), codec_registry.get("gz-1"),
-                               meter, calibration, given) for spec in (from_model, from_flags)]
-    assert jobs[0].key() == jobs[1].key()
+    assert job_files["--out"].read_text() == by_config["--out"].read_text()
 
 
 def test_a_job_measured_by_another_version_of_its_tool_is_not_resumed(job_files):

@@ -21,14 +21,10 @@ SETTINGS_HELP = ("the study's settings.csv (results/<study>/<testbed>/settings.c
                  "several settings")
 
 
-MARGIN = flags.number(0, at_most=0.99)  # a share of the baseline
-CI_TARGET = flags.number(0, above=True)  # a half-width's share of the mean
-REPEATS_OR_NONE = flags.number(0, whole=True)  # 0: no drift check
-
-
 def add_analysis_options(s) -> None:
     """The flags of the analysis's one options object (analyze and claims decide alike)."""
-    s.add_argument("--margin", type=MARGIN, default=schema_default("verdict.margin"),
+    s.add_argument("--margin", type=flags.number(0, at_most=0.99),
+                   default=schema_default("verdict.margin"),
                    help="a cell's saving is negligible within this share of its baseline "
                         "(default: %(default)s, the schema's verdict.margin)")
     s.add_argument("--reads-per-write", type=flags.number(0),
@@ -38,7 +34,7 @@ def add_analysis_options(s) -> None:
                    help="the verdict design's number of planned looks: each verdict at "
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
-    s.add_argument("--ci-target", type=CI_TARGET, default=PAPER_CI_TARGET)
+    s.add_argument("--ci-target", type=flags.number(0, above=True), default=PAPER_CI_TARGET)
     s.add_argument("--effect", type=flags.number(0), default=schema_default("verdict.effect"),
                    help="the smallest saving worth reporting, a share of the baseline: an "
                         "undecided cell says whether it could have seen one (default: "
@@ -69,38 +65,32 @@ def _add_meters(sub) -> None:
 def _add_idle(sub) -> None:
     s = sub.add_parser("idle", help="measure the average idle power (paper: up to 10 x 10 "
                                     "min, until its interval is narrow enough)")
-    flags.add_meter_options(s)
-    s.add_argument("--count", type=flags.COUNT, default=10,
-                   help="the most windows (default: %(default)s)")
-    s.add_argument("--min-count", type=flags.COUNT, default=schema_default("idle.min_count"),
-                   metavar="N", help="windows before the first look at the interval "
-                                     "(default: the config schema's %(default)s)")
-    s.add_argument("--ci-target", type=CI_TARGET, default=schema_default("idle.ci_target"),
-                   metavar="SHARE",
-                   help="stop once the 95%% interval's half-width is at most this share of "
-                        "the mean; each of the count - min-count + 1 looks is at 1 - 0.05 / "
-                        "looks (default: the config schema's %(default)s)")
-    s.add_argument("--seconds", type=flags.seconds(0, above=True), default=600.0)
+    _add_study_slice(s, "--testbed", "--setting")
     s.add_argument("--out", metavar="JSON")
     s.add_argument("--journal", metavar="JSONL",
                    help="keep each window as it finishes; a rerun reuses them")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--max-other-load", type=flags.SHARE,
-                   default=schema_default("idle.max_other_load"), metavar="SHARE",
-                   help="refuse a window in which other processes used more than this "
-                        "share of all CPUs (default: %(default)s)")
-    s.add_argument("--drift-repeats", type=REPEATS_OR_NONE,
-                   default=schema_default("drift.repeats"),
-                   metavar="N",
-                   help="also measure the jobs' drift reference in phases of N, seconds "
-                        "apart: the noise between phases their drift check compares with "
-                        "(0: none; default: the config schema's %(default)s)")
-    _add_quiet_wait(s)
-    s.add_argument("--testbed", help="the testbed's name, which the calibration records")
-    flags.add_setting_options(s)
     flags.add_lock_option(s)
-    flags.add_spec_option(s, "out", "journal", "json")
     s.set_defaults(fn=commands.cmd_idle)
+
+
+def _add_study_slice(s, *selectors: str) -> None:
+    """What a measuring command runs: its spec, or the study's config and the job in it
+    (the spec the workflow would write for it, wattzip.model.study)."""
+    given = s.add_mutually_exclusive_group(required=True)
+    given.add_argument("--spec", metavar="JSON",
+                       help="this command's slice of the study as one JSON document, a file "
+                            "or the text itself (what the workflow passes: "
+                            "results/<study>/<testbed>/specs/)")
+    given.add_argument("--configfile", nargs="*", metavar="YAML",
+                       help="the study's config overlays, read after the current directory's "
+                            "config.yaml as snakemake reads them; its spec is made here")
+    helps = {"--testbed": "the study's testbed (default: its first)",
+             "--setting": "the study's setting (default: its primary)",
+             "--file-type": "the job's file type, or dutycycle (required with --configfile)",
+             "--codec": "codec entry, or 'plain' for the baseline (required with --configfile)"}
+    for selector in selectors:
+        s.add_argument(selector, help=helps[selector])
 
 
 def _add_measure(sub) -> None:
@@ -157,105 +147,21 @@ def _add_codecs(sub) -> None:
 
 def _add_job(sub) -> None:
     s = sub.add_parser("job", help="one measurement job with repeats (what the workflow runs)")
-    flags.add_meter_options(s)
-    s.add_argument("--testbed", help="the testbed's name (required, or in --spec)")
+    _add_study_slice(s, "--testbed", "--setting", "--file-type", "--codec")
     s.add_argument("--manifest", required=True, help="the input's manifest entry (JSON)")
-    s.add_argument("--codec", help="codec entry, or 'plain' for the baseline (required, or "
-                                   "in --spec)")
     s.add_argument("--journal", required=True, help="append-only JSONL that survives a kill")
     s.add_argument("--out", required=True, help="this job's runs (JSONL), written at the end")
     s.add_argument("--idle", help="idle calibration JSON")
     s.add_argument("--idle-power", type=flags.WATTS)
-    s.add_argument("--min-repeats", type=flags.COUNT, default=3)
-    s.add_argument("--max-repeats", type=flags.COUNT, default=10)
-    s.add_argument("--ci-target", type=CI_TARGET, default=PAPER_CI_TARGET)
-    _add_design_options(s)
-    s.add_argument("--copies", type=flags.COUNT, default=1,
-                   help="copies compressed at once (at least 1)")
-    s.add_argument("--threads", type=flags.number(0, whole=True),
-                   default=schema_default("threads"),
-                   help="threads of multi-threaded codecs (default 0: every core here)")
-    _add_quiet_options(s)
     s.add_argument("--trace-dir")
     s.add_argument("--verify-cache", metavar="JSONL",
                    help="verifications shared across jobs: an output identical to one already "
                         "decompressed to this input (same codec command and version) is not "
                         "decompressed again")
-    s.add_argument("--expect-node", help="the Slurm node this job must run on (its testbed's)")
-    s.add_argument("--expect-host", help="the host name this job must run on")
-    _add_duty_options(s)
     s.add_argument("--copy-buffer", default=str(runner.DEFAULT_COPY_BUFFER),
                    help="buffer of the plain baseline's user-space copy (default: %(default)s)")
-    flags.add_setting_options(s)
     flags.add_lock_option(s)
-    flags.add_spec_option(s, "manifest", "journal", "out", "idle", "idle_power", "trace_dir",
-                          "verify_cache", "copy_buffer")
     s.set_defaults(fn=commands.cmd_job)
-
-
-def _add_design_options(s) -> None:
-    """A job's verdict or moderated design: its looks and what its verdicts are about."""
-    s.add_argument("--looks", metavar="N,N,...",
-                   help="the verdict design: measure the codec's own plain arm too, "
-                        "interleaved ABBA, and stop at the first of these runs per arm where "
-                        "the cell's T and E verdicts and the --kinds break-even kinds are "
-                        "decided")
-    s.add_argument("--kinds", default=",".join(schema_default("verdict.kind_metrics")),
-                   metavar="M,...",
-                   help="the metrics whose break-even kind the looks must decide (T, E, "
-                        "both, or none: ''; default: %(default)s)")
-    s.add_argument("--moderated", action="store_true",
-                   help="the moderated design (--looks): each arm's variance shrunk toward a "
-                        "prior fitted over this job's arms and the --prior-journals runs")
-    s.add_argument("--prior-journals", metavar="DIR",
-                   help="the moderated design: the folder of the setting's journals "
-                        "(<file type>/<codec>.jsonl), whose other cells' runs written so far "
-                        "the prior is fitted over")
-    s.add_argument("--margin", type=MARGIN, default=schema_default("verdict.margin"),
-                   help="the verdicts' negligible margin (--looks; default: %(default)s)")
-    s.add_argument("--reads-per-write", type=flags.number(0),
-                   default=schema_default("verdict.reads_per_write"),
-                   help="the verdicts' workload (--looks; default: %(default)s)")
-
-
-def _add_quiet_wait(s) -> None:
-    s.add_argument("--quiet-wait", type=flags.seconds(0), metavar="SECONDS",
-                   help="after a disturbed run or idle window, wait up to this long for the "
-                        "machine to be quiet before measuring again; longer is refused "
-                        "(default: config quiet.wait_s)")
-
-
-def _add_quiet_options(s) -> None:
-    """What makes a run disturbed, and the drift check around a job."""
-    s.add_argument("--max-other-cpu", type=flags.SHARE,
-                   help="a run in which other processes used more than this share of the "
-                        "CPUs is disturbed and measured again (default: config quiet:)")
-    s.add_argument("--max-steal", type=flags.SHARE,
-                   help="likewise for a hypervisor's steal time (default: config quiet:)")
-    _add_quiet_wait(s)
-    s.add_argument("--drift-repeats", type=REPEATS_OR_NONE,
-                   help="the reference operation's repeats before and after the job (0: no "
-                        "drift check; default: config drift:)")
-    s.add_argument("--drift-max-change", type=flags.number(0),
-                   help="a change of the reference beyond its noise and this share flags "
-                        "the job's runs and measures them again (default: config drift:)")
-    s.add_argument("--drift-pool", metavar="DIR",
-                   help="a study's journal folder (DIR/SETTING/TYPE/CODEC.jsonl): the "
-                        "reference's back-to-back pairs of this --setting measured there "
-                        "before the job join the calibration's phases as its noise")
-
-
-def _add_duty_options(s) -> None:
-    """HPC '14's duty cycle: write phases between compute phases."""
-    s.add_argument("--duty-phases", type=flags.number(0, whole=True), default=0,
-                   metavar="K",
-                   help="HPC '14's workload instead of write/read runs: K write phases "
-                        "between compute phases, measured as one run")
-    s.add_argument("--duty-compute-s", type=flags.seconds(0, above=True), default=10.0,
-                   metavar="S",
-                   help="length of each compute phase (default: %(default)s)")
-    s.add_argument("--duty-compute", choices=("idle", "busy"), default="idle",
-                   help="compute phases idle or busy on one core (default: %(default)s)")
 
 
 def _add_collect(sub) -> None:
@@ -393,8 +299,6 @@ def main(argv: list[str] | None = None) -> int:
     for left_out in trust.keep_path_trusted():
         print(f"wattzip: PATH: left out {left_out}", file=sys.stderr)
     try:
-        if getattr(args, "spec", None):
-            flags.refuse_beside_spec(args)
         return args.fn(args)
     except WattzipError as exc:
         print(f"wattzip: error: {exc}", file=sys.stderr)

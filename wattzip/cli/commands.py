@@ -8,7 +8,7 @@ import os
 import sys
 
 from wattzip import machine, meters, records, units
-from wattzip.errors import WattzipError
+from wattzip.errors import ConfigError, WattzipError
 from wattzip.machine import system, trust
 from wattzip.machine.emulated import EmulatedMachine
 from wattzip.measure import flags, provenance, spec
@@ -42,16 +42,48 @@ def cmd_meters(a) -> int:
     return 0
 
 
+def study_slice(a, kind: str) -> dict:
+    """The spec `--spec` names, or the one the workflow would write for the testbed,
+    setting (and file type and codec) given of the study `--configfile` reads."""
+    chosen = [f"--{key.replace('_', '-')}" for key in ("testbed", "setting", "file_type",
+                                                       "codec") if getattr(a, key, None)]
+    if a.spec is not None:
+        if chosen:
+            raise ConfigError(f"{', '.join(chosen)}: the spec names its job; give them "
+                              "with --configfile")
+        return spec.read(a.spec, kind)
+    from wattzip.model.config import study_files
+    from wattzip.model.study import Study
+
+    study = Study.from_files([trust.trusted_file(path, "--configfile")
+                              for path in study_files(a.configfile)])
+    testbed = a.testbed or study.first_testbed
+    setting = a.setting or study.primary.name
+    for name, given, known in (("testbed", testbed, study.testbeds),
+                               ("setting", setting, study.settings)):
+        if given not in known:
+            raise ConfigError(f"--{name} {given}: not one of the study's "
+                              f"({', '.join(known)})")
+    if kind == spec.IDLE:
+        return spec.check(study.idle_spec(testbed, setting), kind, "--configfile")
+    jobs = {(j.file_type, j.codec): j for j in study.jobs(testbed) if j.setting == setting}
+    job = jobs.get((a.file_type, a.codec))
+    if job is None:
+        raise ConfigError(f"--file-type {a.file_type} --codec {a.codec}: not a job of the "
+                          "study; its jobs: " + ", ".join(f"{t} {c}" for t, c in jobs))
+    return spec.check(study.job_spec(job), kind, "--configfile")
+
+
 def cmd_idle(a) -> int:
     from wattzip.measure import idle
 
-    idle_spec = spec.read(a.spec, spec.IDLE) if a.spec else flags.idle_spec_of(a)
+    idle_spec = study_slice(a, spec.IDLE)
     system.check_host(*spec.expected(idle_spec))
     trust.trusted_paths({"--journal": a.journal, "--out": a.out})
     setting = idle_spec["setting"]["name"]
     with machine.session("idle", idle_spec["testbed"] or "", f"{os.getcwd()} ({setting})",
                          wait_s=a.lock_wait):
-        meter = meters.open_meter(idle_spec["meter"], "config" if a.spec else "flag", log)
+        meter = meters.open_meter(idle_spec["meter"], "config", log)
         try:
             out = idle.calibrate_spec(meter, idle_spec, a.journal, log)
         finally:
@@ -127,12 +159,12 @@ def cmd_codecs(a) -> int:
 def cmd_job(a) -> int:
     from wattzip.measure import measurement
 
-    job_spec = spec.read(a.spec, spec.JOB) if a.spec else flags.job_spec_of(a)
+    job_spec = study_slice(a, spec.JOB)
     given = measurement.Invocation(
         manifest=a.manifest, journal=a.journal, out=a.out, idle=a.idle,
         idle_power_w=a.idle_power, trace_dir=a.trace_dir, verify_cache=a.verify_cache,
         copy_buffer_bytes=units.parse_size(a.copy_buffer), lock_wait_s=a.lock_wait)
-    measurement.run_spec(job_spec, given, "config" if a.spec else "flag", log)
+    measurement.run_spec(job_spec, given, log)
     return 0
 
 

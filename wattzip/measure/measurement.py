@@ -150,8 +150,7 @@ class Invocation:
     lock_wait_s: float = machine.DEFAULT_LOCK_WAIT_S
 
 
-def run_spec(spec: Mapping, given: Invocation, required_by: str,
-             log: Callable[[str], None]) -> dict:
+def run_spec(spec: Mapping, given: Invocation, log: Callable[[str], None]) -> dict:
     """The job a spec describes (wattzip.measure.spec), measured alone on this machine."""
     repeats = spec["repeats"]
     if repeats["max"] < repeats["min"]:
@@ -167,7 +166,7 @@ def run_spec(spec: Mapping, given: Invocation, required_by: str,
     manifest = read_input(given.manifest)
     medium = specs.medium(spec)
     codec = codec_on(spec["codec"], medium)
-    meter = meters.open_meter(spec["meter"], required_by, log)
+    meter = meters.open_meter(spec["meter"], "config", log)
     calibration = idle_calibration(meter, given.idle, given.idle_power_w, spec["testbed"], log)
     job = job_of(spec, manifest, medium, codec, meter, calibration, given)
     return run(job, meter, journal=given.journal, out=given.out,

@@ -2,12 +2,12 @@
 
 The study model writes a job's and an idle calibration's spec (wattzip.model.study), the
 workflow keeps each beside the runs (results/<study>/<testbed>/specs/), and `wattzip job`
-and `wattzip idle` read it here into the objects they run with; their flags, for hand
-use, write the same document (wattzip.measure.flags). Its parts carry the config's own
-names, so nothing is translated on the way: the meter is the testbed's `meter:` as the
-config holds it, the medium the fields of wattzip.machine.media.Medium. The document is
-checked against data/spec.schema.yaml, so a hand-written one is refused with its key
-named, as a config is.
+and `wattzip idle` read it here into the objects they run with; a hand run naming the
+study's config (`--configfile`) runs the same document, made by the model. Its parts
+carry the config's own names, so nothing is translated on the way: the meter is the
+testbed's `meter:` as the config holds it, the medium the fields of
+wattzip.machine.media.Medium. The document is checked against data/spec.schema.yaml, so
+a hand-written one is refused with its key named, as a config is.
 """
 
 from __future__ import annotations

@@ -2,22 +2,27 @@
 
 One module per backend (powercap RAPL, perf, IPMI DCMI, WattsUp, a power
 trace file, the estimated utilization model, and none for time only), chosen
-by name from METERS in a configured order.
+by name from METERS in a configured order. A module of this package that defines a
+Meter naming itself is a backend: nothing here lists them.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import pkgutil
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
 
 from wattzip.errors import ConfigError, MeterError
 from wattzip.meters.base import (
+    REGISTERED,
     CounterMeter,
     Meter,
-    MeterOptions,
     PowerSampleMeter,
     Reading,
+    SharedOptions,
     integrate_averages,
     integrate_power,
     not_comparable,
@@ -30,6 +35,7 @@ from wattzip.meters.perf import PerfMeter, parse_perf_stat
 from wattzip.meters.powercap import PowercapMeter, RaplZone, discover_rapl_zones
 from wattzip.meters.trace import TraceMeter, read_power_trace
 from wattzip.meters.wattsup import WattsUpMeter
+from wattzip.resources import load_schema
 
 __all__ = [
     "METERS", "CounterMeter", "IdleResult", "IpmiMeter", "Meter", "MeterOptions", "ModelMeter",
@@ -40,11 +46,17 @@ __all__ = [
     "secret_on_command_line", "not_comparable", "sees_whole_machine",
 ]
 
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+# Every backend, in the config schema's order (meter.order's names), then the others.
+_ORDER = load_schema()["properties"]["meter"]["properties"]["order"]["items"]["enum"]
 METERS: dict[str, type[Meter]] = {
-    cls.name: cls
-    for cls in (PowercapMeter, PerfMeter, IpmiMeter, WattsUpMeter, TraceMeter, ModelMeter,
-                NoMeter)
-}
+    name: REGISTERED[name] for name in [*_ORDER, *sorted(set(REGISTERED) - set(_ORDER))]}
+# Everything a backend may read: the shared options and each backend's own (its OPTIONS).
+MeterOptions = make_dataclass(
+    "MeterOptions", [(name, object, field(default=default)) for cls in METERS.values()
+                     for name, default in cls.OPTIONS.items()], bases=(SharedOptions,))
+MeterOptions.__module__ = __name__
 
 
 def probe_all(options: MeterOptions) -> dict[str, str | None]:
@@ -62,15 +74,25 @@ REQUIREMENT_HINTS = {
 }
 
 
-# The config's `meter:` keys (a job's spec carries them as they are) and the options they
-# set; "model." names the estimated model's coefficients.
-CONFIG_OPTIONS = {
-    "interval_s": "interval_s", "powercap_root": "powercap_root", "psys": "powercap_psys",
-    "wattsup_port": "wattsup_port", "trace_path": "trace_path",
-    "trace_timezone": "trace_timezone", "trace_wait_s": "trace_wait_s",
-    "ipmi_command": "ipmi_command", "model.idle_power_w": "model_idle_power_w",
-    "model.max_power_w": "model_max_power_w",
-}
+def _config_options() -> dict[str, str]:
+    """The config's `meter:` keys that set a backend's option (a job's spec carries them
+    as they are), each with the option it sets: its own name, a section's key joined to
+    it ("model.idle_power_w": model_idle_power_w). Order and requirements are
+    open_meter's."""
+    keys = load_schema()["properties"]["meter"]["properties"]
+    out = {}
+    for key, declared in keys.items():
+        if key in ("order", "require_measured", "require_whole_machine"):
+            continue
+        inner = declared.get("properties")
+        out |= ({f"{key}.{name}": f"{key}_{name}" for name in inner} if inner else {key: key})
+    options = {f.name for f in dataclasses.fields(MeterOptions)}
+    if unknown := [key for key, option in out.items() if option not in options]:
+        raise ConfigError(f"meter: {unknown} set no backend's option (a Meter's OPTIONS)")
+    return out
+
+
+CONFIG_OPTIONS = _config_options()
 
 
 def config_value(meter: Mapping, key: str):

@@ -38,29 +38,16 @@ def not_comparable(scope: str) -> str:
 
 
 @dataclass
-class MeterOptions:
-    """Everything a backend may need; filled from the testbed config or the CLI."""
+class SharedOptions:
+    """The options every polling meter reads; wattzip.meters.MeterOptions adds each
+    meter's own (its OPTIONS)."""
 
     interval_s: float = schema_default("meter.interval_s")  # the config's defaults: the schema's
-    powercap_root: str = "/sys/class/powercap"
-    powercap_psys: bool = False
-    perf_command: str = "perf"
-    perf_events_dir: str = "/sys/bus/event_source/devices/power/events"
-    perf_start_timeout_s: float = 10.0
-    ipmi_command: tuple[str, ...] = ("ipmitool", "dcmi", "power", "reading")
-    ipmi_interval_s: float = 1.0
-    wattsup_port: str | None = None
-    wattsup_baud: int = 115200
-    wattsup_interval_s: float = 1.0
-    trace_path: str | None = None
-    # The logger's IANA time zone, for timestamps written without an offset.
-    trace_timezone: str | None = None
-    # How long to wait after a run for a lagging logger to write the samples that cover it.
-    trace_wait_s: float = schema_default("meter.trace_wait_s")
-    model_idle_power_w: float | None = None
-    model_max_power_w: float | None = None
-    proc_stat: str = "/proc/stat"
-    cpuinfo: str = "/proc/cpuinfo"
+
+
+# Every meter by its name, each subclass of Meter that names itself (wattzip.meters
+# orders them and imports every module of the package, so a new one is found).
+REGISTERED: dict[str, type[Meter]] = {}
 
 
 @dataclass
@@ -87,6 +74,10 @@ class Meter:
 
     name = "meter"
     method = "measured"
+    # The options it reads besides interval_s, with their defaults: a key of the config's
+    # `meter:` (wattzip/data/schema.yaml) of the same name sets one ("model.idle_power_w"
+    # sets model_idle_power_w); the others let a test point it at a fake.
+    OPTIONS: dict[str, object] = {}
     # What part of the machine its readings cover. A backend that finds it on the machine
     # (RAPL's zones, perf's events) sets it when opened; the class's is its usual one,
     # which a rehearsal's SIMULATED runs of this meter say.
@@ -94,11 +85,16 @@ class Meter:
     # Shortest interval the meter can resolve (s); None for counters read on demand.
     resolution_s: float | None = None
 
-    def __init__(self, options: MeterOptions):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            REGISTERED[cls.name] = cls
+
+    def __init__(self, options: SharedOptions):
         self.options = options
 
     @classmethod
-    def probe(cls, options: MeterOptions) -> str | None:
+    def probe(cls, options: SharedOptions) -> str | None:
         """None when usable here, else the reason it is not."""
         raise NotImplementedError
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from wattzip.errors import MeterError
-from wattzip.meters.base import MeterOptions, Poller, PowerSampleMeter
+from wattzip.meters.base import Poller, PowerSampleMeter
 
 _WATTS = re.compile(r"Instantaneous power reading:\s*([\d.]+)\s*Watts", re.IGNORECASE)
 _STATE = re.compile(r"Power reading state is:\s*(\w+)", re.IGNORECASE)
@@ -119,6 +119,7 @@ class IpmiMeter(PowerSampleMeter):
     """
 
     name = "ipmi"
+    OPTIONS = {"ipmi_command": ("ipmitool", "dcmi", "power", "reading"), "ipmi_interval_s": 1.0}
     scope = "wall"
 
     def __init__(self, options):
@@ -135,7 +136,7 @@ class IpmiMeter(PowerSampleMeter):
             return "ipmi: the command that reads power is empty (meter.ipmi_command)"
         tool = options.ipmi_command[0]
         if shutil.which(tool) is None:
-            if options.ipmi_command == MeterOptions.ipmi_command:
+            if options.ipmi_command == cls.OPTIONS["ipmi_command"]:
                 return f"ipmi: {tool} is not installed (apt-get install ipmitool)"
             return (f"ipmi: {tool}, the command given to read power, is not found or not "
                     "executable (--ipmi-command, meter.ipmi_command)")

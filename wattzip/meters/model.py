@@ -36,6 +36,8 @@ class ModelMeter(CounterMeter):
     name = "model"
     scope = "wall (CPU-utilization model)"
     method = "estimated"
+    OPTIONS = {"model_idle_power_w": None, "model_max_power_w": None,
+               "proc_stat": "/proc/stat", "cpuinfo": "/proc/cpuinfo"}
 
     def __init__(self, options):
         super().__init__(options)

@@ -53,6 +53,9 @@ def parse_perf_stat(text: str, events: tuple[str, ...]) -> float:
 class PerfMeter(Meter):
     name = "perf"
     scope = "package+dram"
+    OPTIONS = {"perf_command": "perf",
+               "perf_events_dir": "/sys/bus/event_source/devices/power/events",
+               "perf_start_timeout_s": 10.0}
     events = ("power/energy-pkg/", "power/energy-ram/")
 
     def __init__(self, options):

@@ -96,18 +96,19 @@ def discover_rapl_zones(root: str, psys: bool = False) -> tuple[list[RaplZone], 
 class PowercapMeter(CounterMeter):
     name = "powercap"
     scope = "package+dram"
+    OPTIONS = {"powercap_root": "/sys/class/powercap", "psys": False}
     # A wrap is undone only if no two happen between reads; this many reads
     # per shortest wrap period leaves a wide margin.
     assumed_max_power_w = 1000.0
 
     def __init__(self, options):
         super().__init__(options)
-        self.zones, self.scope = discover_rapl_zones(options.powercap_root, options.powercap_psys)
+        self.zones, self.scope = discover_rapl_zones(options.powercap_root, options.psys)
 
     @classmethod
     def probe(cls, options):
         try:
-            discover_rapl_zones(options.powercap_root, options.powercap_psys)
+            discover_rapl_zones(options.powercap_root, options.psys)
         except MeterError as exc:
             return str(exc)
         return None

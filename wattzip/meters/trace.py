@@ -11,6 +11,7 @@ import zoneinfo
 
 from wattzip.errors import MeterError
 from wattzip.meters.base import Meter, Reading, integrate_power, missing_path_reason
+from wattzip.resources import schema_default
 
 
 def logger_zone(timezone: str | None) -> zoneinfo.ZoneInfo | None:
@@ -84,6 +85,10 @@ class TraceMeter(Meter):
 
     name = "trace"
     scope = "wall"
+    # The power log; the logger's IANA time zone, for timestamps written without an
+    # offset; how long to wait after a run for the samples that cover it.
+    OPTIONS = {"trace_path": None, "trace_timezone": None,
+               "trace_wait_s": schema_default("meter.trace_wait_s")}
 
     def __init__(self, options):
         super().__init__(options)

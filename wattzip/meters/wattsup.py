@@ -34,6 +34,7 @@ class WattsUpMeter(PowerSampleMeter):
 
     name = "wattsup"
     scope = "wall"
+    OPTIONS = {"wattsup_port": None, "wattsup_baud": 115200, "wattsup_interval_s": 1.0}
 
     def __init__(self, options):
         super().__init__(options)

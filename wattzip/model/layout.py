@@ -19,11 +19,10 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from wattzip.analysis.reference import DISAGREEMENTS
 from wattzip.machine import system
 from wattzip.model import plan, repeat_design
 from wattzip.model.jobs import Job
@@ -32,7 +31,17 @@ from wattzip.workload import codec_registry, pinned
 
 ANALYSIS_TABLES = ("summary", "breakeven", "esav", "correlation", "claims", "comparison",
                    "pareto", "model_check")
-PER_FILE_TYPE_FIGURES = ("energy", "time", "et")  # not an argv: see tests/test_envs.py
+# The figures of a file type (<name>_<file type>.pdf, rule figures_per_file_type): each
+# one's script in scripts/ and the wildcards it adds (scripts/figures.R draws them).
+PER_FILE_TYPE_FIGURES = {
+    "time": {"script": "fig_time.R"},
+    "energy": {"script": "fig_energy.R", "wildcards": {"metric": "energy"}},
+    "et": {"script": "fig_energy.R", "wildcards": {"metric": "et"}}}
+# The whole testbed's figures drawn by a rule of their own, when the study has what they
+# show (testbed_figure_kinds); every other scripts/fig_<name>.R draws a figure <name> of
+# every testbed (testbed_figures), one per metric where FIGURES_BY_METRIC names them.
+OWN_RULE_FIGURES = ("levels", "timeline", "factor", "bandwidth", "testbeds")
+FIGURES_BY_METRIC = {"pareto": ("energy", "time")}
 # Each reproduced break-even table: the original it stands beside, its metrics, its title.
 BREAKEVEN_ORIGINALS = {
     "server": ("systor09_table4_breakeven_server", ["E", "ET"], "SYSTOR '09 Table 4, server"),
@@ -48,6 +57,7 @@ BREAKEVEN_ORIGINALS = {
 
 
 PACKAGE = Path(__file__).resolve().parent.parent
+SCRIPTS = PACKAGE.parent / "scripts"  # the workflow's, beside the package in a checkout
 
 
 def report_code(workflow_dir: str | os.PathLike, package: Path = PACKAGE) -> str:
@@ -88,28 +98,31 @@ def timeline(study: Study) -> dict:
     return {"file_type": file_type, "codecs": (preferred or study.codecs)[:3]}
 
 
+def testbed_figures(scripts: Path = SCRIPTS) -> dict[str, dict]:
+    """The figures of every testbed (rule figures_of_testbed), each by its name: its script
+    and the wildcards it adds; a script is its own declaration."""
+    per_file_type = {f["script"] for f in PER_FILE_TYPE_FIGURES.values()}
+    out: dict[str, dict] = {}
+    for path in sorted(scripts.glob("fig_*.R")):
+        name = path.stem.removeprefix("fig_")
+        if path.name in per_file_type or name in OWN_RULE_FIGURES:
+            continue
+        for metric in FIGURES_BY_METRIC.get(name, [None]):
+            out[f"{name}_{metric}" if metric else name] = {
+                "script": path.name, **({"wildcards": {"metric": metric}} if metric else {})}
+    return out
+
+
 def testbed_figure_kinds(study: Study, own: bool) -> list[str]:
     """The whole-testbed figures: every testbed's, and those only the study's own
     testbeds have (their traces, factors and levels are this config's)."""
-    kinds = ["esav", "ratio", "tradeoff", "pareto_energy", "pareto_time"]
+    kinds = list(testbed_figures())
     if not own:
         return kinds
     kinds += ["levels"] if has_level_sweep(study) else []
     kinds.append("timeline")
     kinds += [f"factor_{f}" for f in study.varied_factors]
     return kinds + (["bandwidth"] if "bandwidth" in study.varied_factors else [])
-
-
-def tables_of_testbed(study: Study) -> list[str]:
-    """A testbed's LaTeX tables (rule tables_of_testbed, wattzip.report.tex_tables)."""
-    tables = ["ratios", "claims", "provenance"]
-    tables += [f"breakeven_{name}" for name in BREAKEVEN_ORIGINALS]
-    return tables + (["hpc14"] if has_hpc14(study) else [])
-
-
-def paper_tables(study: Study) -> list[str]:
-    """The first testbed's LaTeX tables the report inputs, and its appendix."""
-    return tables_of_testbed(study) + ["appendix"]
 
 
 def measured_outputs(study: Study) -> list[str]:
@@ -236,8 +249,10 @@ class RuleLookups:
     """The study's answers to its rules: `study` the model, `config` as Snakemake merged
     it, `copied_in` the testbeds whose runs.csv was copied in beside this machine's."""
 
-    def __init__(self, study: Study, config: dict, copied_in: list[str]):
+    def __init__(self, study: Study, config: dict, copied_in: list[str],
+                 tables: Sequence[str] = ()):
         self.study, self.config = study, config
+        self.tables = list(tables)  # a testbed's LaTeX tables (wattzip.report.tex_tables)
         self.testbeds = study.testbeds
         self.measured, self.rehearsed = study.root("results"), study.root("rehearsal")
         self.trees = {self.measured: Tree(study, "results", copied_in),
@@ -274,22 +289,16 @@ class RuleLookups:
         return self.tree(wildcards).stage
 
     def table_inputs(self, wildcards) -> dict[str, str]:
-        """What a testbed's tables are made from: its analysis tables, and the originals'
-        each by its name in paper/reference/."""
-        root = self.tree(wildcards).root
-        inputs = {name: f"{root}/{wildcards.testbed}/{name}.csv"
-                  for name in ("summary", "breakeven", "claims", "provenance")}
-        originals = ["systor09_table3_ratios", "systor11_table1_ratios", DISAGREEMENTS]
-        originals += [reference for reference, _, _ in BREAKEVEN_ORIGINALS.values()]
-        if has_hpc14(self.study):
-            originals += ["hpc14_table2_patterns", "hpc14_table3_write_only",
-                          "hpc14_table4_write_compute"]
-        return inputs | {name: f"paper/reference/{name}.csv" for name in originals}
+        """What a testbed's tables are made from: its analysis tables and provenance, and
+        every original's table (paper/reference/), each by its name."""
+        root = f"{self.tree(wildcards).root}/{wildcards.testbed}"
+        inputs = {name: f"{root}/{name}.csv" for name in (*ANALYSIS_TABLES, "provenance")}
+        return inputs | {path.stem: f"paper/reference/{path.name}"
+                         for path in sorted((PACKAGE / "data" / "reference").glob("*.csv"))}
 
     def table_outputs(self) -> dict[str, str]:
         """Rule tables_of_testbed's outputs: each of a testbed's tables by its name."""
-        return {name: f"{{root}}/generated/{{testbed}}/{name}.tex"
-                for name in tables_of_testbed(self.study)}
+        return {name: f"{{root}}/generated/{{testbed}}/{name}.tex" for name in self.tables}
 
     def macro_inputs(self, wildcards) -> dict:
         tree = self.tree(wildcards)
@@ -319,7 +328,7 @@ class RuleLookups:
     def paper_inputs(self, wildcards) -> list[str]:
         """What the report \\inputs: its first testbed's tables and figures."""
         tree, first = self.tree(wildcards), self.study.first_testbed
-        out = [f"{tree.root}/generated/{first}/{t}.tex" for t in paper_tables(self.study)]
+        out = [f"{tree.root}/generated/{first}/{t}.tex" for t in [*self.tables, "appendix"]]
         out += [f"{tree.root}/generated/testbeds.tex", f"{tree.root}/generated/macros.tex"]
         if len(tree.testbeds) > 1:  # every testbed side by side, beside their table
             out.append(f"{tree.figs}/testbeds.pdf")

@@ -234,13 +234,20 @@ def testbeds(inputs: Mapping) -> Table:
 
 
 def builders(duty_codecs: Iterable[str]) -> dict[str, Callable[[Mapping], Table]]:
-    """Each table of a testbed by its name (layout.tables_of_testbed)."""
+    """Each table of a testbed by its name (its file, generated/<testbed>/<name>.tex):
+    the one list of them, which the workflow's lookups take (names)."""
     out: dict[str, Callable[[Mapping], Table]] = {
         "ratios": ratios, "claims": claims, "provenance": provenance,
         "hpc14": lambda inputs: hpc14(inputs, duty_codecs)}
     for original in layout.BREAKEVEN_ORIGINALS:
         out[f"breakeven_{original}"] = lambda inputs, o=original: breakeven(inputs, o)
     return out
+
+
+def names(study) -> list[str]:
+    """The tables of a testbed of `study` (rule tables_of_testbed's outputs): every
+    builder's, HPC '14's only where the study has its workloads."""
+    return [name for name in builders(()) if name != "hpc14" or layout.has_hpc14(study)]
 
 
 def write_testbed(inputs: Mapping, params: Mapping, outputs: Mapping) -> list[str]:

@@ -37,6 +37,38 @@ def _within(lo: float, hi: float, low: float, high: float) -> bool | None:
     return None
 
 
+def _above(iv) -> bool | None:
+    """True when an interval of a difference lies above zero, False when below it."""
+    return True if iv.lo > 0 else False if iv.hi < 0 else None
+
+
+class _Parts:
+    """A claim decided part by part (an interval each): every part's verdict, how it is
+    shown, the undecided ones' names and what was not measured; decided as `_all_of`
+    decides, and when not, said why."""
+
+    def __init__(self):
+        self.verdicts: list[bool | None] = []
+        self.shown: list[str] = []
+        self.undecided: list[str] = []
+        self.missing: list[str] = []
+
+    def add(self, verdict: bool | None, shown: str | None = None,
+            undecided: str | None = None) -> None:
+        self.verdicts.append(verdict)
+        if shown is not None:
+            self.shown.append(shown)
+        if verdict is None and undecided is not None:
+            self.undecided.append(undecided)
+
+    def outcome(self, evidence: str, straddles="an interval straddles the tolerance's edge",
+                **more) -> Outcome:
+        why = "; ".join([*([straddles] if None in self.verdicts or not self.verdicts
+                           else []), *([_unmeasured(self.missing)] if self.missing else [])])
+        return Outcome(_all_of(self.verdicts, self.missing), evidence, why=why,
+                       undecided=self.undecided, **{"rests_on": self.shown, **more})
+
+
 def _band(expected: float, factor: float) -> tuple[float, float]:
     return expected / factor, expected * factor
 
@@ -77,7 +109,7 @@ def energy_ratio_to_plain(claim, ev):
     Fieller's interval of the ratio of the mean energies, within the stated factor of the
     paper's ratio."""
     p = claim.parameters
-    parts, shown, missing, undecided = [], [], [], []
+    t = _Parts()
     for item in p["ratios"]:
         if "table_share" in item:  # the table's cells, not a number of the text
             item = {**item, "share_pct": table_share(ev.reference(claim.reference[0]),
@@ -87,25 +119,17 @@ def energy_ratio_to_plain(claim, ev):
         mine = ev.values(ftype, codec, op)
         plain = ev.values(ftype, "plain", plain_op)
         if len(mine) < 2 or len(plain) < 2:
-            missing.append(f"{codec} {op} on {ftype}")
+            t.missing.append(f"{codec} {op} on {ftype}")
             continue
-        level = ev.comparison_level()
-        ratio, lo, hi = against(mine, plain, level)
+        ratio, lo, hi = against(mine, plain, ev.comparison_level())
         low, high, paper = _ratio_band(item, p)
-        verdict = _within(lo, hi, low, high)
-        parts.append(verdict)
         name = f"{ftype} {codec} {op} / {plain_op}"
-        shown.append(f"{name} = {ratio:.2f} [{lo:.2f}, {hi:.2f}] (paper {paper}: "
-                     f"{low:.2f} to {high:.2f})")
-        if verdict is None:
-            undecided.append(name)
-    if not shown:
-        return _needs(claim, ", ".join(missing))
-    why = "; ".join([*(["an interval straddles the tolerance's edge"] if None in parts
-                       else []), *([_unmeasured(missing)] if missing else [])])
-    return Outcome(_all_of(parts, missing), f"E ratio, Fieller's {percent(ev.options.confidence)}"
-                   f"% family: " + "; ".join(shown), why=why, undecided=undecided,
-                   rests_on=shown)
+        t.add(_within(lo, hi, low, high), f"{name} = {ratio:.2f} [{lo:.2f}, {hi:.2f}] (paper "
+              f"{paper}: {low:.2f} to {high:.2f})", name)
+    if not t.shown:
+        return _needs(claim, ", ".join(t.missing))
+    return t.outcome(f"E ratio, Fieller's {percent(ev.options.confidence)}% family: "
+                     + "; ".join(t.shown))
 
 
 @check("breakeven_value")
@@ -114,36 +138,30 @@ def breakeven_value(claim, ev):
     over the intervals' rectangle within the stated factor of the paper's n."""
     p = claim.parameters
     factor = p["within_factor"]
-    parts, cells, missing, undecided = [], [], [], []
+    t, cells = _Parts(), []
     for item in p["cells"]:
         b = ev.cell(item["file_type"], item["codec"], item["metric"])
         if b is None:
-            missing.append(f"{item['codec']} on {item['file_type']} ({item['metric']})")
+            t.missing.append(f"{item['codec']} on {item['file_type']} ({item['metric']})")
             continue
         cells.append(b)
         low, high = _band(item["n_be"], factor)
         if not b["decided"]:
-            parts.append(None)
-            undecided.append(f"{_cell_name(b)} could be {b['possible_kinds']}")
+            t.add(None, undecided=f"{_cell_name(b)} could be {b['possible_kinds']}")
         elif b["kind"] != "at_least":
-            parts.append(False)
+            t.add(False)
         else:
-            verdict = _within(float(b["lo"]), float(b["hi"]), low, high)
-            parts.append(verdict)
-            if verdict is None:
-                undecided.append(f"{_cell_name(b)} [{b['lo']:.2f}, {b['hi']:.2f}] straddles "
-                                 f"{low:.2f} to {high:.2f}")
+            t.add(_within(float(b["lo"]), float(b["hi"]), low, high), undecided=(
+                f"{_cell_name(b)} [{b['lo']:.2f}, {b['hi']:.2f}] straddles {low:.2f} to "
+                f"{high:.2f}"))
     if not cells:
-        return _needs(claim, ", ".join(missing))
+        return _needs(claim, ", ".join(t.missing))
     shown = "; ".join(f"{_cell_name(b)} {b['display']} [{b['lo']:.2f}, {b['hi']:.2f}]"
                       for b in cells)
     paper = ", ".join(f"{i['codec']} {i['file_type']} {i['metric']} {i['n_be']:g}"
                       for i in p["cells"])
-    why = "; ".join([*(["an interval straddles the tolerance's edge"] if None in parts
-                       else []), *([_unmeasured(missing)] if missing else [])])
-    return Outcome(_all_of(parts, missing), f"{shown} (paper: {paper}; within x{factor:g})",
-                   why=why, undecided=undecided, cells=cells,
-                   rests_on=[_cell_name(b) for b in cells])
+    return t.outcome(f"{shown} (paper: {paper}; within x{factor:g})", cells=cells,
+                     rests_on=[_cell_name(b) for b in cells])
 
 
 @check("power_independent")
@@ -166,18 +184,13 @@ def power_independent(claim, ev):
     codecs = [c for c in ev.codecs() if len(power(c, "compress-write")) >= 2]
     if len(plain) < 2 or not codecs:
         return _needs(claim, f"compressed and plain writes of {ftype}")
-    parts, shown, undecided = [], [], []
+    t = _Parts()
     for codec in codecs:
         ratio, lo, hi = against(power(codec, "compress-write"), plain, ev.comparison_level())
-        verdict = _within(lo, hi, 1 - share, 1 + share)
-        parts.append(verdict)
-        shown.append(f"{codec} {ratio:.2f} [{lo:.2f}, {hi:.2f}]")
-        if verdict is None:
-            undecided.append(codec)
-    return Outcome(_all_of(parts, []), f"{ftype} compress-write power / plain write's: "
-                   + "; ".join(shown) + f" (independent: within {share:.0%})",
-                   why="an interval straddles the tolerance's edge", undecided=undecided,
-                   rests_on=shown)
+        t.add(_within(lo, hi, 1 - share, 1 + share),
+              f"{codec} {ratio:.2f} [{lo:.2f}, {hi:.2f}]", codec)
+    return t.outcome(f"{ftype} compress-write power / plain write's: " + "; ".join(t.shown)
+                     + f" (independent: within {share:.0%})")
 
 
 @check("more_system_time")
@@ -192,22 +205,16 @@ def more_system_time(claim, ev):
               and len(ev.values(ftype, c, "compress-write", "sys_s")) >= 2]
     if not ours or not others:
         return _needs(claim, f"{', '.join(named)} and other codecs' writes of {ftype}")
-    parts, shown, undecided = [], [], []
+    t = _Parts()
     for a in ours:
         for b in others:
             iv = ev.difference((ftype, a, "compress-write"), (ftype, b, "compress-write"),
                                "sys_s")
-            verdict = True if iv.lo > 0 else False if iv.hi < 0 else None
-            parts.append(verdict)
-            shown.append(f"{a} - {b} {iv.estimate:+.2f} s [{iv.lo:+.2f}, {iv.hi:+.2f}]")
-            if verdict is None:
-                undecided.append(f"{a} vs {b}")
-    missing = [f"{c} on {ftype}" for c in named if c not in ours]
-    return Outcome(_all_of(parts, missing), f"{ftype} compress-write system time: "
-                   + "; ".join(shown), why="; ".join(
-                       [*(["some differences are within the intervals"] if None in parts
-                          else []), *([_unmeasured(missing)] if missing else [])]),
-                   undecided=undecided, rests_on=shown)
+            t.add(_above(iv), f"{a} - {b} {iv.estimate:+.2f} s [{iv.lo:+.2f}, {iv.hi:+.2f}]",
+                  f"{a} vs {b}")
+    t.missing = [f"{c} on {ftype}" for c in named if c not in ours]
+    return t.outcome(f"{ftype} compress-write system time: " + "; ".join(t.shown),
+                     "some differences are within the intervals")
 
 
 @check("more_energy_by_level")
@@ -273,29 +280,21 @@ def levels_flat_then_rising(claim, ev):
     def energies(level):
         return ev.values(ftype, f"{tool}-{level}", "compress-write")
 
-    parts, shown, undecided = [], [], []
+    t = _Parts()
     first = energies(flat[0])
     for level in flat[1:]:
         ratio, lo, hi = against(energies(level), first, ev.comparison_level())
-        verdict = _within(lo, hi, 1 - share, 1 + share)
-        parts.append(verdict)
-        shown.append(f"{tool}-{level} / {tool}-{flat[0]} {ratio:.3f} [{lo:.3f}, {hi:.3f}]")
-        if verdict is None:
-            undecided.append(f"{tool}-{level}")
+        t.add(_within(lo, hi, 1 - share, 1 + share), f"{tool}-{level} / {tool}-{flat[0]} "
+              f"{ratio:.3f} [{lo:.3f}, {hi:.3f}]", f"{tool}-{level}")
     before = flat[-1]
     for level in rising:
         iv = ev.difference((ftype, f"{tool}-{level}", "compress-write"),
                            (ftype, f"{tool}-{before}", "compress-write"))
-        verdict = True if iv.lo > 0 else False if iv.hi < 0 else None
-        parts.append(verdict)
-        shown.append(f"{tool}-{level} - {tool}-{before} {iv.estimate:+.0f} J "
-                     f"[{iv.lo:+.0f}, {iv.hi:+.0f}]")
-        if verdict is None:
-            undecided.append(f"{tool}-{level}")
+        t.add(_above(iv), f"{tool}-{level} - {tool}-{before} {iv.estimate:+.0f} J "
+              f"[{iv.lo:+.0f}, {iv.hi:+.0f}]", f"{tool}-{level}")
         before = level
-    return Outcome(_all_of(parts, []), f"{ftype} compress-write energy: " + "; ".join(shown)
-                   + f" (flat: within {share:.0%})", why="an interval straddles the edge",
-                   undecided=undecided, rests_on=shown)
+    return t.outcome(f"{ftype} compress-write energy: " + "; ".join(t.shown)
+                     + f" (flat: within {share:.0%})", "an interval straddles the edge")
 
 
 @check("extreme_ratio_to_plain")
@@ -311,7 +310,7 @@ def extreme_ratio_to_plain(claim, ev):
         low, high = 1 - p["saving_pct"][1] / 100, 1 - p["saving_pct"][0] / 100
     else:
         low, high = p["ratio_at_least"], math.inf
-    parts, shown, undecided = [], [], []
+    t = _Parts()
     for metric in p["metrics"]:
         ratios = {}
         for ftype in p["file_types"]:
@@ -326,19 +325,15 @@ def extreme_ratio_to_plain(claim, ev):
         pick = (min if best else max)(ratios, key=lambda k: mean(ratios[k][0])
                                       / mean(ratios[k][1]))
         ratio, lo, hi = against(*ratios[pick], ev.comparison_level())
-        verdict = _within(lo, hi, low, high)
-        parts.append(verdict)
         name = f"{metric} {' '.join(pick)}"
-        shown.append(f"{p['extreme']} {name} / plain's = {ratio:.2f} [{lo:.2f}, {hi:.2f}]")
-        if verdict is None:
-            undecided.append(name)
-    if not shown:
+        t.add(_within(lo, hi, low, high),
+              f"{p['extreme']} {name} / plain's = {ratio:.2f} [{lo:.2f}, {hi:.2f}]", name)
+    if not t.shown:
         return _needs(claim, f"the paper's tools and plain on {', '.join(p['file_types'])}")
     band = f"{low:.2f} to {high:.2f}" if best else f"{low:g} or more"
-    return Outcome(_all_of(parts, []), "; ".join(shown) + f" (the slides: {band}, "
-                   f"Fieller's {percent(ev.options.confidence)}% family)",
-                   why="an interval straddles the band's edge", undecided=undecided,
-                   rests_on=shown)
+    return t.outcome("; ".join(t.shown) + f" (the slides: {band}, Fieller's "
+                     f"{percent(ev.options.confidence)}% family)",
+                     "an interval straddles the band's edge")
 
 
 @check("factor_energy_savings")
@@ -348,7 +343,7 @@ def factor_energy_savings(claim, ev):
     against the slower's, Fieller's interval within the range widened by within_points."""
     p = claim.parameters
     by = factor_settings(ev, p["factor"])
-    parts, shown, undecided, missing = [], [], [], []
+    t = _Parts()
     for pair in p["pairs"]:
         fast, slow = by.get(pair["faster"]), by.get(pair["slower"])
         cells = [] if fast is None or slow is None else [
@@ -356,7 +351,7 @@ def factor_energy_savings(claim, ev):
             if r["op"] == "compress-write" and r["n"]
             and ev.summary_row(r["file_type"], r["codec"], "compress-write", slow)]
         if not cells:
-            missing.append(f"{pair['faster']} and {pair['slower']} on the same cells")
+            t.missing.append(f"{pair['faster']} and {pair['slower']} on the same cells")
             continue
         least, most = pair["saving_pct"]
         low = 1 - (most + p["within_points"]) / 100
@@ -366,20 +361,13 @@ def factor_energy_savings(claim, ev):
                 ev.values(ftype, codec, "compress-write", setting=fast),
                 ev.values(ftype, codec, "compress-write", setting=slow),
                 ev.comparison_level())
-            verdict = _within(lo, hi, low, high)
-            parts.append(verdict)
             name = f"{pair['faster']}/{pair['slower']} {ftype} {codec}"
-            shown.append(f"{name} {ratio:.3f} [{lo:.3f}, {hi:.3f}] (paper {least:g}-"
-                         f"{most:g}% less: {low:.2f} to {high:.2f})")
-            if verdict is None:
-                undecided.append(name)
-    if not shown:
-        return _needs(claim, "; ".join(missing))
-    return Outcome(_all_of(parts, missing), "compress-write energy ratio: "
-                   + "; ".join(shown), why="; ".join(
-                       [*(["an interval straddles the range's edge"] if None in parts
-                          else []), *([_unmeasured(missing)] if missing else [])]),
-                   undecided=undecided, rests_on=shown)
+            t.add(_within(lo, hi, low, high), f"{name} {ratio:.3f} [{lo:.3f}, {hi:.3f}] "
+                  f"(paper {least:g}-{most:g}% less: {low:.2f} to {high:.2f})", name)
+    if not t.shown:
+        return _needs(claim, "; ".join(t.missing))
+    return t.outcome("compress-write energy ratio: " + "; ".join(t.shown),
+                     "an interval straddles the range's edge")
 
 
 @check("cpu_share")
@@ -388,30 +376,23 @@ def cpu_share(claim, ev):
     file, Fieller's interval of the ratio of the means within within_points of the
     paper's share (HPC '14 Table II: lz4's CPU "around 68 %" of gzip-1's)."""
     p = claim.parameters
-    parts, shown, undecided, missing = [], [], [], []
+    t = _Parts()
     for item in p["shares"]:
         ftype, codec, of = item["file_type"], item["codec"], item["of"]
         mine = ev.values(ftype, codec, "compress-write", "machine_cpu_utilization")
         other = ev.values(ftype, of, "compress-write", "machine_cpu_utilization")
         if len(mine) < 2 or len(other) < 2:
-            missing.append(f"{codec} and {of} on {ftype}")
+            t.missing.append(f"{codec} and {of} on {ftype}")
             continue
         ratio, lo, hi = against(mine, other, ev.comparison_level())
         pct, points = item["share_pct"], p["within_points"]
-        verdict = _within(lo, hi, (pct - points) / 100, (pct + points) / 100)
-        parts.append(verdict)
         name = f"{ftype} {codec} / {of}"
-        shown.append(f"{name} {ratio:.2f} [{lo:.2f}, {hi:.2f}] (paper {pct:g}%)")
-        if verdict is None:
-            undecided.append(name)
-    if not shown:
-        return _needs(claim, ", ".join(missing))
-    return Outcome(_all_of(parts, missing), "machine CPU utilization while writing: "
-                   + "; ".join(shown) + f" (within {p['within_points']:g} points)",
-                   why="; ".join([*(["an interval straddles the tolerance's edge"]
-                                    if None in parts else []),
-                                  *([_unmeasured(missing)] if missing else [])]),
-                   undecided=undecided, rests_on=shown)
+        t.add(_within(lo, hi, (pct - points) / 100, (pct + points) / 100),
+              f"{name} {ratio:.2f} [{lo:.2f}, {hi:.2f}] (paper {pct:g}%)", name)
+    if not t.shown:
+        return _needs(claim, ", ".join(t.missing))
+    return t.outcome("machine CPU utilization while writing: " + "; ".join(t.shown)
+                     + f" (within {p['within_points']:g} points)")
 
 
 @check("needs_hardware")
