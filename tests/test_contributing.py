@@ -1,4 +1,5 @@
-"""CONTRIBUTING.md's promise, kept: a codec and a claim are added from data alone.
+"""CONTRIBUTING.md's promise, kept: a codec and a claim are added from data alone, a
+meter and a figure from their own files.
 
 A copy of the package gets one more codec family (a tool no study had, with its
 rehearsal model) in its data/codecs.yaml and one more claim about it in its
@@ -112,3 +113,60 @@ def test_a_setting_a_job_reads_is_declared_once_in_the_config_schema():
     assert DriftCheck() == DriftCheck(schema_default("drift.repeats"),
                                       schema_default("drift.max_change"))
     assert MeterOptions().interval_s == schema_default("meter.interval_s")
+
+
+METER = '''
+import time
+from wattzip.meters.base import Meter, Reading
+
+
+class LoggerMeter(Meter):
+    name = "logger"
+    scope = "wall"
+    OPTIONS = {"logger_port": None}
+
+    @classmethod
+    def probe(cls, options):
+        return None if options.logger_port else "logger: no meter.logger_port"
+
+    def start(self):
+        self._t0 = time.monotonic()
+
+    def stop(self):
+        return Reading(0.0, [], self.name, self.scope, self.method,
+                       time.monotonic() - self._t0)
+'''
+
+
+def test_a_meter_and_a_figure_are_their_own_files(tmp_path):
+    """A meter is its module and its schema entry (its accuracy row besides): the package
+    finds it, orders it as meter.order lists it and a config's key sets its option. A
+    figure of every testbed is its script: rule figures_of_testbed draws it."""
+    from wattzip.model import layout
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(REPO / "wattzip", pkg / "wattzip",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (pkg / "wattzip" / "meters" / "logger.py").write_text(METER)
+    schema = pkg / "wattzip" / "data" / "schema.yaml"
+    text = schema.read_text().replace("enum: [powercap, perf, ipmi, wattsup, trace, model]",
+                                      "enum: [powercap, perf, ipmi, wattsup, logger, trace, "
+                                      "model]", 1)
+    text = text.replace("      trace_wait_s:\n", "      logger_port:\n        description: "
+                        "The logger's serial port.\n        type: [string, \"null\"]\n"
+                        "      trace_wait_s:\n", 1)
+    schema.write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-c", "from wattzip import meters; print(list(meters.METERS)); "
+         "print(meters.options_of({'order': ['logger'], 'logger_port': '/dev/x'})"
+         ".logger_port)"], env={**os.environ, "PYTHONPATH": str(pkg)}, cwd=tmp_path,
+        capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == [
+        "['powercap', 'perf', 'ipmi', 'wattsup', 'logger', 'trace', 'model', 'none']",
+        "/dev/x"]
+    scripts = tmp_path / "scripts"
+    shutil.copytree(REPO / "scripts", scripts)
+    (scripts / "fig_heat.R").write_text("# a figure of every testbed\n")
+    assert layout.testbed_figures(scripts)["heat"] == {"script": "fig_heat.R"}
+    assert set(layout.testbed_figures(scripts)) - set(layout.testbed_figures()) == {"heat"}

@@ -74,8 +74,8 @@ def test_settings_have_one_typed_field_per_factor():
         "tmpfs.io-keep.gov-keep.x1", "tmpfs.io-keep.gov-keep.x1.bw-30MBps",
         "ext2.io-keep.gov-keep.x1", "ext2.io-keep.gov-keep.x1.bw-30MBps"]
     slow = s.settings["ext2.io-keep.gov-keep.x1.bw-30MBps"]
-    assert (slow.medium, slow.io_scheduler, slow.governor, slow.copies) == (
-        "ext2", "keep", "keep", 1)
+    assert (slow.medium, slow.machine, slow.copies) == (
+        "ext2", {"io_scheduler": "keep", "governor": "keep"}, 1)
     assert slow.bandwidth_bytes_per_s == 30_000_000
     medium = slow.medium_on(s.testbeds["tb"])
     assert medium.kind == "image" and medium.path.endswith("results/tb/ext2")

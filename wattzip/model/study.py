@@ -187,12 +187,12 @@ class Study:
             raise ConfigError(f"primary: unknown factors {sorted(unknown)}; valid: "
                               f"{', '.join(FACTORS)}")
         for s in self.settings.values():
-            if all(str(getattr(s, k)) == str(v) for k, v in wanted.items()):
+            if all(str(s.column(k)) == str(v) for k, v in wanted.items()):
                 break
         else:
             raise ConfigError(f"primary: no setting has {wanted}; settings: "
                               f"{', '.join(self.settings)}")
-        described = ", ".join(f"{k} {getattr(s, k)}" for k in FACTORS)
+        described = ", ".join(f"{k} {s.column(k)}" for k in FACTORS)
         if wanted:
             rule = (f"the setting the config's primary key names ({', '.join(wanted)}), "
                     f"each other factor at its first listed value: {described}")

@@ -43,11 +43,11 @@ class Setting:
     name: str
     medium: str
     medium_spec: dict = field(hash=False, compare=False)
-    io_scheduler: str
-    governor: str
     copies: int
     bandwidth: str
     bandwidth_bytes_per_s: int | None
+    # The values of the factors that are machine settings (MACHINE_FACTORS), by name.
+    machine: dict = field(hash=False)
 
     @classmethod
     def of(cls, values: dict, medium_spec: dict) -> Setting:
@@ -58,8 +58,10 @@ class Setting:
         shown = {**values, "bandwidth": throttle.bandwidth_label(values["bandwidth"])
                  if rate is not None else None}
         name = ".".join(NAME_PARTS[f].format(shown[f]) for f in FACTORS if shown[f] is not None)
+        rest = {f: value for f, value in values.items() if f not in MACHINE_FACTORS}
         return cls(name=name, medium_spec=medium_spec, bandwidth_bytes_per_s=rate,
-                   **{**values, "bandwidth": str(values["bandwidth"])})
+                   machine={f: values[f] for f in MACHINE_FACTORS},
+                   **{**rest, "bandwidth": str(values["bandwidth"])})
 
     def unconditioned(self, medium_kind: str) -> list[tuple[str, object]]:
         """The factors whose value here changes how a command runs, against a plain
@@ -68,8 +70,8 @@ class Setting:
         plain = {"medium": medium_kind == "directory",
                  "bandwidth": self.bandwidth_bytes_per_s is None,
                  "copies": self.copies == 1,
-                 **{name: getattr(self, name) == KEEP for name in MACHINE_FACTORS}}
-        return [(f, medium_kind if f == "medium" else getattr(self, f))
+                 **{name: value == KEEP for name, value in self.machine.items()}}
+        return [(f, medium_kind if f == "medium" else self.column(f))
                 for f in FACTORS if not plain[f]]
 
     def medium_on(self, testbed: Testbed) -> Medium:
@@ -86,14 +88,18 @@ class Setting:
 
     def factors(self) -> dict:
         """The factor fields every run record of this setting carries."""
-        return {"setting": self.name, **{c: getattr(self, c) for c in FACTOR_COLUMNS}}
+        return {"setting": self.name, **{c: self.column(c) for c in FACTOR_COLUMNS}}
+
+    def column(self, name: str):
+        """A factor's value by its name or column (a machine factor's from `machine`)."""
+        return self.machine[name] if name in self.machine else getattr(self, name)
 
     def machine_factors(self) -> dict[str, str]:
         """The values of the factors that are machine settings (set by wattzip job and idle)."""
-        return {name: getattr(self, name) for name in MACHINE_FACTORS}
+        return dict(self.machine)
 
     def value(self, factor: str):
-        return self.bandwidth_bytes_per_s if factor == "bandwidth" else getattr(self, factor)
+        return self.bandwidth_bytes_per_s if factor == "bandwidth" else self.column(factor)
 
 
 def workdir_relative(path: str | None) -> str | None:
