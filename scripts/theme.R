@@ -200,6 +200,10 @@ is_simulated <- function() {
   paths <- unlist(snakemake@input)
   paths <- paths[grepl("\\.csv$", paths)]
   any(vapply(paths, function(p) {
+    first <- readLines(p, n = 1, warn = FALSE)
+    if (length(first) == 0 || !nzchar(trimws(first))) {
+      return(FALSE) # an analysis table with nothing to say (no columns either)
+    }
     head <- fread(p, nrows = 1)
     "simulated" %in% names(head) && isTRUE(as.logical(head$simulated[1]))
   }, logical(1)))

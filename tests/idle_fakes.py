@@ -6,7 +6,8 @@ from __future__ import annotations
 from wattzip import machine, meters, records
 from wattzip.machine import MachineError, system
 from wattzip.measure import idle
-from wattzip.meters.base import Meter, MeterOptions
+from wattzip.meters import MeterOptions
+from wattzip.meters.base import Meter
 
 QUIET = [40.0, 40.1, 39.9, 40.05, 39.95, 40.0, 40.1, 39.9, 40.0, 40.0]
 NOISY = [30.0, 50.0] * 5  # a half-width of about a quarter of the mean, whatever the look
