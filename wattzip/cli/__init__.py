@@ -39,6 +39,7 @@ def add_analysis_options(s) -> None:
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
     s.add_argument("--ci-target", type=CI_TARGET, default=PAPER_CI_TARGET)
+    flags.add_watch_option(s)
     s.add_argument("--effect", type=flags.number(0), default=schema_default("verdict.effect"),
                    help="the smallest saving worth reporting, a share of the baseline: an "
                         "undecided cell says whether it could have seen one (default: "
@@ -169,6 +170,7 @@ def _add_job(sub) -> None:
     s.add_argument("--min-repeats", type=flags.COUNT, default=3)
     s.add_argument("--max-repeats", type=flags.COUNT, default=10)
     s.add_argument("--ci-target", type=CI_TARGET, default=PAPER_CI_TARGET)
+    flags.add_watch_option(s)
     _add_design_options(s)
     s.add_argument("--copies", type=flags.COUNT, default=1,
                    help="copies compressed at once (at least 1)")

@@ -61,6 +61,28 @@ def seconds(at_least: float, above: bool = False):
     return number(at_least, above=above, unit=" s")
 
 
+def watch_list(text: str) -> tuple[str, ...]:
+    """An argparse type: what the paper's repeat rule watches, comma-separated
+    (elapsed,user,system,wait, as repeats.watch in the config)."""
+    from wattzip.analysis.cell_summary import WATCHABLE
+
+    given = tuple(w.strip() for w in text.split(",") if w.strip())
+    wrong = [w for w in given if w not in WATCHABLE]
+    if wrong or not given or len(set(given)) < len(given):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give some of {','.join(WATCHABLE)}, each once, comma-separated")
+    return given
+
+
+def add_watch_option(s) -> None:
+    """--watch, the repeat rule's quantities (the schema's repeats.watch)."""
+    default = tuple(schema_default("repeats.watch"))
+    s.add_argument("--watch", type=watch_list, default=default,
+                   help="what the paper's repeat rule watches, each half-width under "
+                        f"--ci-target (default: {','.join(default)}; SYSTOR '09: "
+                        "elapsed,user,system,wait)")
+
+
 SHARE = number(0, at_most=1)  # a share of the CPUs, of a mean, ...
 WATTS = number(0, unit=" W")
 COUNT = number(1, whole=True)  # windows, repeats: at least one
@@ -205,7 +227,8 @@ def job_spec_of(a: argparse.Namespace) -> dict:
         "meter": meter_config_of(a),
         "setting": {**setting_of(a), "bandwidth": a.bandwidth, "copies": a.copies},
         "medium": medium_of(a),
-        "repeats": {"min": a.min_repeats, "max": a.max_repeats, "ci_target": a.ci_target},
+        "repeats": {"min": a.min_repeats, "max": a.max_repeats, "ci_target": a.ci_target,
+                    "watch": list(a.watch)},
         "threads": a.threads, "looks": looks, "duty": duty,
         "quiet": {key: schema_default(f"quiet.{key}") if value is None else value
                   for key, value in (("max_other_cpu", a.max_other_cpu),
