@@ -203,7 +203,11 @@ def test_energy_rising_with_the_level_is_decided_at_both_frequencies_alone():
     one = _factor_claim(claim_id, "governor", {"performance": rising}, "performance")
     assert one["verdict"].startswith("not testable here: read from the highest and the "
                                      "lowest CPU frequency"), one
-    assert "governor = powersave" in one["verdict"]
+    assert "governor = lowest or powersave" in one["verdict"]
+    # SYSTOR '11's own frequencies, pinned (config/systor11.yaml): the first alternative
+    pinned = {"highest": rising, "lowest": falling}
+    claim = _factor_claim(claim_id, "governor", pinned, "highest")
+    assert claim["verdict"] == "refuted" and "lowest: gz-1" in claim["evidence"], claim
 
 
 def test_the_media_differences_are_decided_on_the_papers_ranges():

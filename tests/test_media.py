@@ -139,6 +139,33 @@ def test_unmount_flush_on_a_fresh_ext2_image(small_inputs, tmp_path, model_meter
     assert not medium.is_mounted(), "detached after the job"
 
 
+@needs_root
+def test_systor11s_twenty_copies_at_once_on_ext3(small_inputs, tmp_path, model_meter,
+                                                  monkeypatch):
+    """SYSTOR '11's workload (config/systor11.yaml): 20 copies compressed at once, every one
+    started before the first is waited for, onto a fresh ext3 image unmounted inside the
+    write; each copy's output verified, the ratio of the copies' totals."""
+    medium = media.Medium(name="ext3", kind="image", path=str(tmp_path / "ext3"),
+                          size="64MiB", fs="ext3", flush="unmount")
+    job = make_job(small_inputs, tmp_path, "gz-1", medium=medium, copies=20, min_repeats=1,
+                   max_repeats=1)
+    started_together, real_reap = [], runner._reap
+
+    def reap(procs, region):
+        started_together.append(len(procs))  # started, none yet waited for
+        return real_reap(procs, region)
+
+    monkeypatch.setattr(runner, "_reap", reap)
+    repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
+    runs = records.read_jsonl([tmp_path / "j.jsonl"])
+    assert all(r["verified"] for r in runs) and {r["copies"] for r in runs} == {20}
+    assert started_together == [20, 20]  # the write's 20 copies, then the read's
+    write = next(r for r in runs if r["op"] == "compress-write")
+    assert write["target_fs"] == "ext3" and write["flush"] == "unmount"
+    assert len(set(job.input_paths)) == 20 and len(job.stored_paths()) == 20
+    assert not medium.is_mounted(), "detached after the job"
+
+
 def test_global_drop_reads_the_tools_back_but_not_the_data(small_inputs, tmp_path):
     if not os.access(runner.DROP_CACHES, os.W_OK):
         pytest.skip("needs root for /proc/sys/vm/drop_caches")

@@ -14,8 +14,11 @@ from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.stopping import VerdictLooks, needs_more
 from wattzip.model import rehearsal, repeat_design
 from wattzip.model.study import Study
+from wattzip.resources import schema_default
 
 pytestmark = pytest.mark.pure
+
+WATCH = schema_default("repeats.watch")  # what the paper's rule watches by default
 
 OPS = ("compress-write", "decompress-read")
 
@@ -131,7 +134,7 @@ def test_the_study_lets_a_cell_decide_its_verdict_at_two_runs():
     shared = VerdictLooks((2, 4, 8), MODERATED, prior_runs=others)
     assert alone.decisions(mine, OPS, 2) == {"T": "undecided"}
     assert shared.decisions(mine, OPS, 2) == {"T": "saves"}
-    assert shared.open_kinds(mine, OPS, 2) and needs_more(mine, OPS, 2, 8, 0.05, shared)
+    assert shared.open_kinds(mine, OPS, 2) and needs_more(mine, OPS, 2, 8, 0.05, WATCH, shared)
     # With no other cell measured yet there is no prior: the cell goes on, on its own.
     assert VerdictLooks((2, 4, 8), MODERATED).decisions(mine, OPS, 2)["T"] == "undecided"
 
@@ -265,10 +268,10 @@ def test_the_rehearsal_stops_each_job_as_its_looks_would():
         runs += mine
         n = looks.runs_per_arm(mine, OPS)
         assert n in plan.looks and not needs_more(mine, OPS, plan.min, plan.max,
-                                                  plan.ci_target, looks), job
+                                                  plan.ci_target, WATCH, looks), job
         for k in (k for k in plan.looks if k < n):
             assert needs_more([r for r in mine if r["repeat"] <= k], OPS, plan.min, plan.max,
-                              plan.ci_target, looks), (job, k)
+                              plan.ci_target, WATCH, looks), (job, k)
         stops.append(n)
     assert min(stops) == 2 and max(stops) > 2, stops
 

@@ -48,8 +48,9 @@ def test_the_file_size_is_set_beside_the_original_s(size, says, not_said):
 
 @pytest.mark.parametrize(("overlays", "says", "never"), [
     ([], "at a fixed 3 runs per operation", ["more until", "outlier"]),
-    (["config/paper.yaml"], "more until each 95% half-width of T, E and ET was under 5%",
-     ["fixed"]),
+    (["config/paper.yaml"], "more until each 95% half-width of T, user time, system time "
+     "and wait time (elapsed less user and system) was under 5%", ["fixed"]),
+
     (["config/paper.yaml", "config/paper-moderated.yaml"], "planned looks at 2, 3, 4, 8",
      ["outlier"])])
 def test_the_repeat_design_says_only_what_its_runs_can_do(overlays, says, never):
@@ -61,6 +62,8 @@ def test_the_repeat_design_says_only_what_its_runs_can_do(overlays, says, never)
     if overlays == ["config/paper.yaml"]:
         assert "one more for each run newly found an outlier (modified Z > 3.5" in text
     verdict = Study.from_files(["config.yaml"])
+    rule = Study({**verdict.config, "repeats": {"min": 3, "max": 10, "ci_target": 0.05}})
+    assert "half-width of T, E and ET was under 5%" in repeat_design.describe(rule)
     verdict = Study({**verdict.config, "repeats": {
         **verdict.config["repeats"], "design": "verdict", "looks": [3, 5, 8]}})
     assert "going on to the next look for a run newly found an outlier" in \

@@ -3,16 +3,25 @@ job's own plain arm (interleaved ABBA), and outliers that keep a job going."""
 
 from __future__ import annotations
 
+import argparse
 import random
 
 import pytest
 
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.analysis.stopping import VerdictLooks, needs_more, outliers
+from wattzip.analysis.stopping import VerdictLooks, needs_more, outliers, series
 from wattzip.errors import WattzipError
-from wattzip.measure import measurement
+from wattzip.measure import flags, measurement
+from wattzip.model import repeat_design
+from wattzip.model.config import merge_configs
+from wattzip.model.study import Study
+from wattzip.resources import schema_default
+
+from .test_workflow import REPO
 
 pytestmark = pytest.mark.pure
+
+WATCH = schema_default("repeats.watch")  # what the paper's rule watches by default
 
 OPS = ("compress-write", "decompress-read")
 PLAIN = ("plain-write", "plain-read")
@@ -50,7 +59,7 @@ def test_a_clear_saving_stops_at_the_first_look():
     cheap = job_runs(CHEAP, 3)
     assert looks.decisions(cheap, OPS, 3) == {"T": "saves", "E": "saves"}
     assert not looks.needs_more(cheap, OPS)
-    assert not needs_more(cheap, OPS, 3, 8, 0.05, looks)
+    assert not needs_more(cheap, OPS, 3, 8, 0.05, WATCH, looks)
 
 
 def test_the_looks_compare_with_the_jobs_own_plain_runs():
@@ -154,8 +163,8 @@ def test_unverified_runs_do_not_count_toward_a_look():
 
 def test_the_baseline_and_the_paper_rule_keep_their_own_stopping():
     plain = plain_arm(n=5, cv=0.001)
-    assert not needs_more(plain, PLAIN, 5, 5, 0.05)
-    assert needs_more(plain, PLAIN, 8, 8, 0.05)
+    assert not needs_more(plain, PLAIN, 5, 5, 0.05, WATCH)
+    assert needs_more(plain, PLAIN, 8, 8, 0.05, WATCH)
 
 
 def steady(op_means: dict[str, float], n: int) -> list[dict]:
@@ -202,22 +211,22 @@ def test_under_the_paper_rule_an_outlier_costs_one_more_repeat_once():
         return with_outlier(steady(CHEAP, n), "decompress-read", 2, 5)
 
     clean = steady(CHEAP, 5)
-    assert not needs_more(clean, OPS, 5, 7, 10.0)
+    assert not needs_more(clean, OPS, 5, 7, 10.0, WATCH)
     heard = []
     five = at(5)
-    assert needs_more(five, OPS, 5, 7, 10.0, log=heard.append)
+    assert needs_more(five, OPS, 5, 7, 10.0, WATCH, log=heard.append)
     assert len(five) == 10 and max(r["elapsed_s"] for r in five) > 10, "never dropped"
     assert any("r2 decompress-read is an outlier" in m and "one more repeat" in m
                for m in heard)
     heard.clear()
-    assert not needs_more(at(6), OPS, 5, 7, 10.0, log=heard.append)
+    assert not needs_more(at(6), OPS, 5, 7, 10.0, WATCH, log=heard.append)
     assert any("r2 decompress-read" in m and "kept the job going once already" in m
                for m in heard)
     later = with_outlier(steady(CHEAP, 6), "decompress-read", 6, 5)  # a new one at 6
-    assert needs_more(later, OPS, 5, 7, 10.0)
+    assert needs_more(later, OPS, 5, 7, 10.0, WATCH)
     heard.clear()
     at_max = with_outlier(steady(CHEAP, 7), "decompress-read", 7, 5)
-    assert not needs_more(at_max, OPS, 5, 7, 10.0, log=heard.append)
+    assert not needs_more(at_max, OPS, 5, 7, 10.0, WATCH, log=heard.append)
     assert any("r7 decompress-read" in m and "at the most repeats (7)" in m for m in heard)
 
 
@@ -227,15 +236,15 @@ def test_under_the_verdict_design_an_outlier_goes_on_to_the_next_look_up_to_the_
     def at(n):  # a clear saving and kind (decided at every look), one plain read 5% off
         return with_outlier(steady({**STEADY_PLAIN, **CHEAP}, n), "plain-read", 2, 1.05)
 
-    assert not needs_more(steady({**STEADY_PLAIN, **CHEAP}, 5), OPS, 3, 8, 0.05, looks)
-    assert not needs_more(at(3), OPS, 3, 8, 0.05, looks)  # too few runs to call it
+    assert not needs_more(steady({**STEADY_PLAIN, **CHEAP}, 5), OPS, 3, 8, 0.05, WATCH, looks)
+    assert not needs_more(at(3), OPS, 3, 8, 0.05, WATCH, looks)  # too few runs to call it
     heard = []
     assert looks.decisions(at(5), OPS, 5)["T"] != "undecided"
-    assert needs_more(at(5), OPS, 3, 8, 0.05, looks, log=heard.append)
+    assert needs_more(at(5), OPS, 3, 8, 0.05, WATCH, looks, log=heard.append)
     assert any("r2 plain-read is an outlier" in m and "next planned look" in m for m in heard)
-    assert needs_more(at(6), OPS, 3, 8, 0.05, looks)  # between the looks: on to 8
+    assert needs_more(at(6), OPS, 3, 8, 0.05, WATCH, looks)  # between the looks: on to 8
     heard.clear()
-    assert not needs_more(at(8), OPS, 3, 8, 0.05, looks, log=heard.append)
+    assert not needs_more(at(8), OPS, 3, 8, 0.05, WATCH, looks, log=heard.append)
     assert any("stays" in m and "at the last look (8)" in m for m in heard)
 
 
@@ -248,7 +257,7 @@ def test_wrong_decisions_stay_rare_whichever_look_stops():
         mine = job_runs({"compress-write": 9.7, "decompress-read": 4.85}, 8, cv=0.05,
                         seed=seed, plain_cv=0.05, plain_seed=1000 + seed)
         n = next(k for k in looks.looks if not needs_more(
-            [r for r in mine if r["repeat"] <= k], OPS, 3, 8, 0.05, looks))
+            [r for r in mine if r["repeat"] <= k], OPS, 3, 8, 0.05, WATCH, looks))
         verdict = looks.decisions([r for r in mine if r["repeat"] <= n], OPS, n)["T"]
         wrong += verdict == "costs"
         decided += verdict != "undecided"
@@ -257,3 +266,41 @@ def test_wrong_decisions_stay_rare_whichever_look_stops():
 
 
 # --- real jobs on the small inputs ---------------------------------------------------
+
+
+def timed(n: int, sys_cv: float) -> list[dict]:
+    """n repeats of each codec operation, elapsed steady (1%) and its system time spread
+    by sys_cv, as wattzip job records them (wait: elapsed less user and system)."""
+    rng = random.Random(7)
+    out = []
+    for r in steady(CHEAP, n):
+        user, system = 0.6 * r["elapsed_s"], rng.gauss(0.1, sys_cv * 0.1)
+        out.append({**r, "user_s": user, "sys_s": system,
+                    "wait_s": r["elapsed_s"] - user - system})
+    return out
+
+
+def test_the_paper_rule_watches_the_papers_four_times_where_the_config_says_so():
+    """SYSTOR '09 4.3: 95% intervals of the mean elapsed, system, user and wait times.
+    repeats.watch names them; config/paper.yaml's rule watches those four, carried to
+    the job's spec and said in the report's design sentence."""
+    paper = ("elapsed", "user", "system", "wait")
+    wide = timed(5, sys_cv=0.3)
+    assert not needs_more(wide, OPS, 5, 30, 0.05, WATCH)  # T, E, ET are tight
+    assert needs_more(wide, OPS, 5, 30, 0.05, paper)  # the system time is not
+    assert not needs_more(timed(5, sys_cv=0.01), OPS, 5, 30, 0.05, paper)
+    without_meter = [{**r, "energy_j": None} for r in timed(5, sys_cv=0.01)]
+    assert set(series(without_meter, OPS, WATCH)) == {f"{op} elapsed" for op in OPS}
+    assert set(series(without_meter, OPS, paper)) == {f"{op} {w}" for op in OPS for w in paper}
+    several_cpus = [{**r, "wait_s": None} for r in timed(5, sys_cv=0.01)]  # no wait defined
+    assert not needs_more(several_cpus, OPS, 5, 30, 0.05, paper)
+
+    study = Study(merge_configs([REPO / "config.yaml", REPO / "config/paper.yaml"]))
+    job = next(j for j in study.jobs(study.first_testbed) if j.codec != "plain")
+    assert study.repeat_plan(job).watch == paper
+    assert study.job_spec(job)["repeats"]["watch"] == list(paper)
+    assert ("half-width of T, user time, system time and wait time (elapsed less user and "
+            "system) was under 5%") in repeat_design.describe(study)
+    assert flags.watch_list("elapsed,user,system,wait") == paper
+    with pytest.raises(argparse.ArgumentTypeError, match="give some of elapsed,user"):
+        flags.watch_list("elapsed,idle")

@@ -26,6 +26,8 @@ class AnalysisOptions:
     reads_per_write: float = float(schema_default("verdict.reads_per_write"))
     looks: int = 0  # the verdict design's planned looks (0: the paper's design)
     ci_target: float = PAPER_CI_TARGET  # the repeat rule's half-width, a share of the mean
+    # What the repeat rule watched (repeats.watch): summary.csv's ci_met is of these.
+    watch: tuple[str, ...] = tuple(schema_default("repeats.watch"))
     # The smallest saving worth reporting, a share of the baseline: an undecided verdict
     # says whether it could have seen one (wattzip.analysis.power).
     effect: float = schema_default("verdict.effect")
@@ -44,12 +46,14 @@ class AnalysisOptions:
                    looks=len(looks) if design in ("verdict", "moderated") else 0,
                    moderated=design == "moderated",
                    ci_target=float(repeats.get("ci_target", cls.ci_target)),
+                   watch=tuple(repeats.get("watch", cls.watch)),
                    effect=float(verdict.get("effect", cls.effect)))
 
     def flags(self) -> str:
         """The flags of `wattzip analyze` and `wattzip claims` that decide as these do."""
         return (f"--margin {self.margin:g} --reads-per-write {self.reads_per_write:g} "
                 f"--looks {self.looks} --ci-target {self.ci_target:g} "
+                f"--watch {','.join(self.watch)} "
                 f"--effect {self.effect:g}" + (" --moderated" if self.moderated else ""))
 
     @property

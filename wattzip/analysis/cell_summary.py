@@ -37,7 +37,11 @@ METRICS = {  # summary column stem -> per-run value
 }
 
 
-REPEAT_RULE_METRICS = ("elapsed_s", "energy_j", "et_js")
+# What the paper's repeat rule may watch (config repeats.watch) and each one's summary
+# stem; the energies only where a meter gives them.
+WATCHABLE = {"elapsed": "elapsed_s", "user": "user_s", "system": "sys_s", "wait": "wait_s",
+             "energy": "energy_j", "ET": "et_js"}
+NEEDS_ENERGY = frozenset({"energy", "ET"})
 
 
 GROUP = ("testbed", "setting", "file_type", "codec", "op")
@@ -81,7 +85,7 @@ def summarize(rows: list[dict], options: AnalysisOptions) -> list[dict]:
                        else uncertainty.empty_columns(stem))
         row.update(_noise(good))
         row.update(_ratio(row, group[0], good))
-        row.update(_repeat_rule(row, len(good), options.ci_target))
+        row.update(_repeat_rule(row, len(good), options))
         out.append(row)
     for key, row in zip(arms, out, strict=True):  # arms holds the rows' keys in their order
         row.update(ratio_to_off.columns(key, arms, options.confidence))
@@ -172,10 +176,12 @@ def _ratio(row: dict, first: dict, good: list[dict]) -> dict:
             "compression_ratio_tex": display_tex(format_ratio(ratio))}
 
 
-def _repeat_rule(row: dict, n: int, ci_target: float) -> dict:
-    """Whether the paper's repeat rule is met on T, E and ET (those with error bars in
-    the paper), and whether active energy's half-width is over the target."""
-    targeted = [s for s in REPEAT_RULE_METRICS if not math.isnan(row[f"mean_{s}"])]
+def _repeat_rule(row: dict, n: int, options: AnalysisOptions) -> dict:
+    """Whether the paper's repeat rule is met on what it watched (repeats.watch, those
+    with a value), and whether active energy's half-width is over the target."""
+    ci_target = options.ci_target
+    targeted = [s for s in map(WATCHABLE.get, options.watch)
+                if not math.isnan(row[f"mean_{s}"])]
     ci_met = all(
         row[f"hw_{s}"] <= ci_target * abs(row[f"mean_{s}"]) for s in targeted
     ) if n > 1 and targeted else False

@@ -3,7 +3,9 @@
 Two designs (config `repeats.design`):
 
 - paper: SYSTOR '09's rule. At least `min` repeats, then more until every 95%
-  half-width of T, E and ET is under `ci_target` of its mean, at most `max`. The
+  half-width of what it watches (`watch`: T, E and ET by default; the paper's elapsed,
+  user, system and wait times in config/paper.yaml) is under `ci_target` of its mean,
+  at most `max`. The
   way to reproduce the paper, though looking after every run erodes the coverage
   the intervals claim.
 - verdict: planned looks (say n = 3, 5, 8 runs per arm). A codec's job measures its
@@ -35,6 +37,8 @@ from dataclasses import dataclass, field
 
 from wattzip.analysis import breakeven, moderated, uncertainty, verdicts
 from wattzip.analysis.analysis_options import AnalysisOptions, pair_confidence
+from wattzip.analysis.cell_summary import METRICS as PER_RUN
+from wattzip.analysis.cell_summary import NEEDS_ENERGY, WATCHABLE, has_metric
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
 PLAIN_OPS = ("plain-write", "plain-read")
@@ -42,18 +46,20 @@ PLAIN_OPS = ("plain-write", "plain-read")
 METRICS = {"T": "elapsed_s", "E": "energy_j"}
 
 
-def series(runs: list[dict], ops: Sequence[str]) -> dict[str, list[float]]:
-    """What the paper's rule watches: T, E and ET of each operation (T alone without a
-    meter), over the verified runs."""
+def series(runs: list[dict], ops: Sequence[str], watch: Sequence[str]) -> dict[str, list[float]]:
+    """What the paper's rule watches (`watch`, repeats.watch's names) of each operation,
+    over the verified runs: energy and ET only where a meter gave energy, and a time
+    only where every run has it (wait is undefined for a run that used more CPU time
+    than wall time, several CPUs at once), so that no series is short of the runs."""
     good = [r for r in runs if r.get("verified")]
     out = {}
     for op in ops:
         mine = [r for r in good if r["op"] == op]
-        out[f"{op} elapsed"] = [r["elapsed_s"] for r in mine]
-        if any(r.get("energy_j") is not None for r in mine) or not mine:
-            out[f"{op} energy"] = [r["energy_j"] for r in mine if r.get("energy_j") is not None]
-            out[f"{op} ET"] = [r["energy_j"] * r["elapsed_s"] for r in mine
-                               if r.get("energy_j") is not None]
+        for name in watch:
+            stem = WATCHABLE[name]
+            has = [has_metric(r, stem) for r in mine]
+            if not mine or (any(has) if name in NEEDS_ENERGY else all(has)):
+                out[f"{op} {name}"] = [PER_RUN[stem](r) for r in mine if has_metric(r, stem)]
     return out
 
 
@@ -286,7 +292,7 @@ def repeat_cap(max_repeats: int, runs: list[dict]) -> int:
 
 
 def needs_more(runs: list[dict], ops: Sequence[str], min_repeats: int, max_repeats: int,
-               ci_target: float, looks: VerdictLooks | None = None,
+               ci_target: float, watch: Sequence[str], looks: VerdictLooks | None = None,
                log: Callable[[str], None] | None = None) -> bool:
     """Whether the job measures another repeat: the verdict design's looks for a codec
     under that design, else the paper's rule; and where that rule would stop, an
@@ -302,7 +308,7 @@ def needs_more(runs: list[dict], ops: Sequence[str], min_repeats: int, max_repea
         since = max((k for k in looks.looks if k < n), default=0)  # the previous look
         onward, final = "on to the next planned look", f"the last look ({looks.looks[-1]})"
     else:
-        measured = series(runs, ops)
+        measured = series(runs, ops, watch)
         if need_more_repeats(measured, min_repeats, max_repeats, ci_target):
             return True
         watched = tuple(ops)

@@ -35,6 +35,7 @@ def add_analysis_options(s) -> None:
                         "alpha / looks on the runs its job stopped at (default 0: the "
                         "paper's design)")
     s.add_argument("--ci-target", type=flags.number(0, above=True), default=PAPER_CI_TARGET)
+    flags.add_watch_option(s)
     s.add_argument("--effect", type=flags.number(0), default=schema_default("verdict.effect"),
                    help="the smallest saving worth reporting, a share of the baseline: an "
                         "undecided cell says whether it could have seen one (default: "

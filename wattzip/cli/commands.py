@@ -237,7 +237,8 @@ def _analysis_options(a):
     from wattzip.analysis.analysis_options import AnalysisOptions
 
     return AnalysisOptions(margin=a.margin, reads_per_write=a.reads_per_write, looks=a.looks,
-                           ci_target=a.ci_target, effect=a.effect, moderated=a.moderated)
+                           ci_target=a.ci_target, watch=a.watch, effect=a.effect,
+                           moderated=a.moderated)
 
 
 def cmd_claims(a) -> int:

@@ -60,6 +60,28 @@ def seconds(at_least: float, above: bool = False):
     return number(at_least, above=above, unit=" s")
 
 
+def watch_list(text: str) -> tuple[str, ...]:
+    """An argparse type: what the paper's repeat rule watches, comma-separated
+    (elapsed,user,system,wait, as repeats.watch in the config)."""
+    from wattzip.analysis.cell_summary import WATCHABLE
+
+    given = tuple(w.strip() for w in text.split(",") if w.strip())
+    wrong = [w for w in given if w not in WATCHABLE]
+    if wrong or not given or len(set(given)) < len(given):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give some of {','.join(WATCHABLE)}, each once, comma-separated")
+    return given
+
+
+def add_watch_option(s) -> None:
+    """--watch, the repeat rule's quantities (the schema's repeats.watch)."""
+    default = tuple(schema_default("repeats.watch"))
+    s.add_argument("--watch", type=watch_list, default=default,
+                   help="what the paper's repeat rule watches, each half-width under "
+                        f"--ci-target (default: {','.join(default)}; SYSTOR '09: "
+                        "elapsed,user,system,wait)")
+
+
 WATTS = number(0, unit=" W")
 # The meter's settings: each flag and the config's key under `meter:` it stands for
 # ("model." the estimated model's coefficients), which a spec carries as the config does

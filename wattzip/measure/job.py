@@ -19,6 +19,7 @@ from wattzip.measure import runner
 from wattzip.measure.disturbance import DriftCheck, QuietLimits
 from wattzip.measure.runner import Operation, sha256_of_command
 from wattzip.meters.coefficients import Coefficients
+from wattzip.resources import schema_default
 from wattzip.workload import codec_registry
 from wattzip.workload.codec_registry import Codec
 from wattzip.workload.inputs import sha256_file
@@ -55,6 +56,8 @@ class MeasurementJob:
     min_repeats: int = 3
     max_repeats: int = 10
     ci_target: float = 0.05
+    # What the paper's rule watches (repeats.watch's names).
+    watch: tuple[str, ...] = tuple(schema_default("repeats.watch"))
     factors: dict = field(default_factory=dict)
     copies: int = 1
     threads: int = 1

@@ -18,7 +18,7 @@ def summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) -
     shared_plain = job.looks is not None and job.looks.plain_type is not None
     watched = (stopping.VerdictLooks.watched(job.ops) if job.looks and not shared_plain
                else job.ops)
-    series = stopping.series(runs, watched)
+    series = stopping.series(runs, watched, job.watch)
     repeats_done = min(len(v) for v in series.values())
     widths = {k: relative_half_width(v) for k, v in series.items()}
     met = all(w <= job.ci_target for w in widths.values())

@@ -187,7 +187,8 @@ def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None
         input_path=manifest["path"], input_sha256=manifest["sha256"],
         input_bytes=manifest["size_bytes"], medium=medium, codec=codec,
         min_repeats=repeats["min"], max_repeats=repeats["max"],
-        ci_target=repeats["ci_target"], copies=int(setting.get("copies", 1)),
+        ci_target=repeats["ci_target"], watch=tuple(repeats["watch"]),
+        copies=int(setting.get("copies", 1)),
         # The cores it is given: the emulated machine's, else its affinity's.
         threads=int(spec["threads"]) or emulated.cpus or len(os.sched_getaffinity(0)),
         machine=emulated,

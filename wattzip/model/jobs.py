@@ -43,6 +43,7 @@ class RepeatPlan:
     min: int
     max: int
     ci_target: float
+    watch: tuple[str, ...]  # what the paper's rule watches (repeats.watch)
     looks: tuple[int, ...] = ()
     kinds: tuple[str, ...] = ()  # the metrics whose break-even kind the looks must decide
 

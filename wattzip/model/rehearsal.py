@@ -174,7 +174,7 @@ class Simulator:
                     out.append(self.record(job, op, repeat, file_type, arm_codec, pairing))
             if looks is None and repeat >= plan.min or looks is not None and (
                     not stopping.needs_more(out, CODEC_OPS, plan.min, plan.max,
-                                            plan.ci_target, looks)):
+                                            plan.ci_target, plan.watch, looks)):
                 break
         return out
 

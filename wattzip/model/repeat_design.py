@@ -22,8 +22,8 @@ def describe(study: Study) -> str:
                     "repeats.min equals repeats.max, so no run was added whatever the "
                     "half-widths")
         return (f"the paper's rule: at least {rep['min']} and at most {rep['max']} runs "
-                f"per operation, more until each {PAPER_CONFIDENCE:.0%} half-width of T, E "
-                f"and ET was under {100 * rep['ci_target']:g}% of its mean"
+                f"per operation, more until each {PAPER_CONFIDENCE:.0%} half-width of "
+                f"{watched(rep['watch'])} was under {100 * rep['ci_target']:g}% of its mean"
                 + _outliers(rep["max"] > OUTLIER_MIN_RUNS, "one more for each"))
     looks = study.looks
     confidence = study.analysis_options.confidence
@@ -51,6 +51,17 @@ def describe(study: Study) -> str:
             "codec's "
             "job measured its own plain arm, interleaved with the codec's in ABBA order "
             "(plain, codec; codec, plain; ...) against drift, and " + stop)
+
+
+WATCHED_NAMES = {"elapsed": "T", "user": "user time", "system": "system time",
+                 "wait": "wait time (elapsed less user and system)", "energy": "E",
+                 "ET": "ET"}
+
+
+def watched(watch) -> str:
+    """What the paper's rule watched (repeats.watch), as the report names it."""
+    names = [WATCHED_NAMES[w] for w in watch]
+    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
 
 
 def intervals(study: Study) -> dict[str, str]:

@@ -289,9 +289,10 @@ class Study:
         the paper's rule."""
         rep = self.repeats
         if not self.verdict_design or job.file_type == "dutycycle":
-            return RepeatPlan(rep["min"], rep["max"], rep["ci_target"])
+            return RepeatPlan(rep["min"], rep["max"], rep["ci_target"], tuple(rep["watch"]))
         looks = tuple(self.looks)
-        return RepeatPlan(looks[0], looks[-1], rep["ci_target"], looks, self.kinds(job))
+        return RepeatPlan(looks[0], looks[-1], rep["ci_target"], tuple(rep["watch"]), looks,
+                          self.kinds(job))
 
     @cached_property
     def _claims(self) -> list:
@@ -364,7 +365,8 @@ class Study:
         spec = {"spec": specs.JOB, "testbed": job.testbed, "codec": job.codec,
                 "meter": self.testbeds[job.testbed].meter,
                 **self._setting_slice(job.testbed, job.setting),
-                "repeats": {"min": plan.min, "max": plan.max, "ci_target": plan.ci_target},
+                "repeats": {"min": plan.min, "max": plan.max, "ci_target": plan.ci_target,
+                            "watch": list(plan.watch)},
                 "threads": c["threads"], "looks": None, "duty": None,
                 "quiet": dict(c["quiet"]),
                 "drift": {**c["drift"], "pool": f"{job.root}/{job.testbed}/journal"},

@@ -171,6 +171,18 @@ def factor_settings(ev: Evidence, factor: str) -> dict[str, str]:
     return out
 
 
+def first_measured(by: dict[str, str], value) -> str | None:
+    """Of a claim's factor value, or its list of alternatives (the highest frequency:
+    [highest, performance]), the first that `by` (factor_settings) has; None if none."""
+    return next((str(v) for v in (value if isinstance(value, list) else [value])
+                 if str(v) in by), None)
+
+
+def shown_value(value) -> str:
+    """A claim's factor value, or its alternatives as "highest or performance"."""
+    return " or ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
 def _cell_name(b: dict) -> str:
     return f"{b['file_type']} {b['codec']} {b['metric']}"
 

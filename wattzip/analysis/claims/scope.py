@@ -15,15 +15,21 @@ tools, on a subset of a sweep or on another workload. The keys of `needs`:
   setting the claim reads must have it.
 - `factor_values`: {factor, values, what}: the values of a setting factor (a
   FACTOR_COLUMNS column) the statement was read from (the highest and the lowest CPU
-  frequency; SYSTOR '11's three media): each must be a setting's, every other factor the
-  primary setting's (evidence.factor_settings).
+  frequency; SYSTOR '11's three media), each a value or a list of alternatives (the
+  highest frequency: pinned, or the performance governor): each must be a setting's,
+  every other factor the primary setting's (evidence.factor_settings).
 - `filesystem`: the filesystem codecs the statement was read from (HPC '14's ZFS): the
   codecs the claim names must compress inside the filesystem, not as user-space tools.
 """
 
 from __future__ import annotations
 
-from wattzip.analysis.claims.evidence import Evidence, factor_settings
+from wattzip.analysis.claims.evidence import (
+    Evidence,
+    factor_settings,
+    first_measured,
+    shown_value,
+)
 from wattzip.analysis.claims.registry import Claim, Outcome
 from wattzip.errors import ConfigError
 from wattzip.workload import codec_registry
@@ -100,12 +106,12 @@ def out_of_scope(claim: Claim, ev: Evidence, is_filesystem=in_filesystem) -> Out
                              f"({need['factor']} = {need['value']})",
                              f"a study whose settings have {need['factor']} = {need['value']}")
     if (need := needs.get("factor_values")) and (
-            lacking := [str(v) for v in need["values"]
-                        if str(v) not in factor_settings(ev, need["factor"])]):
+            lacking := [shown_value(v) for v in need["values"]
+                        if first_measured(factor_settings(ev, need["factor"]), v) is None]):
         return _not_testable(f"read from {need['what']}; no setting here has "
                              f"{need['factor']} = {', '.join(lacking)}",
                              f"a study whose {need['factor']} factor has "
-                             f"{', '.join(map(str, need['values']))}")
+                             f"{', '.join(map(shown_value, need['values']))}")
     if (what := needs.get("filesystem")) and (
             wrong := _not_in_filesystem(claim, ev, is_filesystem)):
         return _not_testable("about compression inside the filesystem; "

@@ -13,6 +13,8 @@ from wattzip.analysis.claims.evidence import (
     _sign,
     _unmeasured,
     factor_settings,
+    first_measured,
+    shown_value,
 )
 from wattzip.analysis.claims.registry import Outcome, check
 from wattzip.stats import fit_percent, least_squares_predict, mean
@@ -134,15 +136,17 @@ def text_more_than_binary(claim, ev):
 
 @check("levels_rise_at_both_frequencies")
 def levels_rise_at_both_frequencies(claim, ev):
-    """At each named governor's setting (the highest and the lowest frequency), the tool's
-    compress-write energy on the file type at its last level decidedly above its first,
-    and no level decidedly below the one before it (Welch's intervals); a step the
-    intervals cannot order is named, and does not refute the rise."""
+    """At each named governor's setting (the highest and the lowest frequency, each the
+    first of its alternatives measured), the tool's compress-write energy on the file type
+    at its last level decidedly above its first, and no level decidedly below the one
+    before it (Welch's intervals); a step the intervals cannot order is named, and does
+    not refute the rise."""
     p = claim.parameters
     tool, ftype, levels = p["tool"], p["file_type"], [int(lv) for lv in p["levels"]]
     by = factor_settings(ev, "governor")
     parts, shown, undecided, missing = [], [], [], []
-    for governor in p["governors"]:
+    for wanted in p["governors"]:
+        governor = first_measured(by, wanted) or shown_value(wanted)
         setting = by.get(governor)
         have = [lv for lv in levels if setting and ev.summary_row(
             ftype, f"{tool}-{lv}", "compress-write", setting)]
