@@ -144,8 +144,8 @@ def test_the_appendix_decides_claims_with_the_analysis_options(built):
     """Its command to decide a claim again carries the study's options (the paper design:
     no looks), so that a reader's rerun decides as claims.csv did."""
     appendix = next((built / "results").rglob("appendix.md")).read_text()
-    assert ("--margin 0.02 --reads-per-write 1 --looks 0 --ci-target 0.05 --effect 0.05 "
-            "--claim") in appendix
+    assert ("--margin 0.02 --reads-per-write 1 --looks 0 --ci-target 0.05 "
+            "--watch elapsed,energy,ET --effect 0.05 --claim") in appendix
 
 
 def test_tables_are_read_as_what_they_say_whatever_their_values(tmp_path):
