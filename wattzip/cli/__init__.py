@@ -175,6 +175,10 @@ def _add_job(sub) -> None:
     s.add_argument("--threads", type=flags.number(0, whole=True),
                    default=schema_default("threads"),
                    help="threads of multi-threaded codecs (default 0: every core here)")
+    s.add_argument("--codec-only", action="store_true",
+                   default=schema_default("codec_only"),
+                   help="measure the codec alone too, from the page cache to /dev/null "
+                        "(compress-only, decompress-only)")
     _add_quiet_options(s)
     s.add_argument("--trace-dir")
     s.add_argument("--verify-cache", metavar="JSONL",

@@ -206,7 +206,7 @@ def job_spec_of(a: argparse.Namespace) -> dict:
         "setting": {**setting_of(a), "bandwidth": a.bandwidth, "copies": a.copies},
         "medium": medium_of(a),
         "repeats": {"min": a.min_repeats, "max": a.max_repeats, "ci_target": a.ci_target},
-        "threads": a.threads, "looks": looks, "duty": duty,
+        "threads": a.threads, "codec_only": a.codec_only, "looks": looks, "duty": duty,
         "quiet": {key: schema_default(f"quiet.{key}") if value is None else value
                   for key, value in (("max_other_cpu", a.max_other_cpu),
                                      ("max_steal", a.max_steal), ("wait_s", a.quiet_wait),

@@ -31,7 +31,7 @@ from wattzip.model.study import Study
 from wattzip.workload import codec_registry, pinned
 
 ANALYSIS_TABLES = ("summary", "breakeven", "esav", "correlation", "claims", "comparison",
-                   "pareto", "model_check")
+                   "pareto", "model_check", "codec_io", "lzbench")
 PER_FILE_TYPE_FIGURES = ("energy", "time", "et")  # not an argv: see tests/test_envs.py
 # Each reproduced break-even table: the original it stands beside, its metrics, its title.
 BREAKEVEN_ORIGINALS = {
@@ -102,7 +102,7 @@ def testbed_figure_kinds(study: Study, own: bool) -> list[str]:
 
 def tables_of_testbed(study: Study) -> list[str]:
     """A testbed's LaTeX tables (rule tables_of_testbed, wattzip.report.tex_tables)."""
-    tables = ["ratios", "claims", "provenance"]
+    tables = ["ratios", "claims", "provenance", "codec"]
     tables += [f"breakeven_{name}" for name in BREAKEVEN_ORIGINALS]
     return tables + (["hpc14"] if has_hpc14(study) else [])
 
@@ -225,6 +225,7 @@ class Tree:
     def outputs(self) -> list[str]:
         """Every analysis table, figure and the report of the tree."""
         out = [f"{self.root}/{t}/{name}.csv" for t in self.testbeds for name in ANALYSIS_TABLES]
+        out += [f"{self.root}/{t}/lzbench.md" for t in self.testbeds]
         for testbed in self.testbeds:
             out += self.figures(testbed)
         if len(self.testbeds) > 1:
@@ -278,7 +279,8 @@ class RuleLookups:
         each by its name in paper/reference/."""
         root = self.tree(wildcards).root
         inputs = {name: f"{root}/{wildcards.testbed}/{name}.csv"
-                  for name in ("summary", "breakeven", "claims", "provenance")}
+                  for name in ("summary", "breakeven", "claims", "provenance", "codec_io",
+                               "lzbench")}
         originals = ["systor09_table3_ratios", "systor11_table1_ratios", DISAGREEMENTS]
         originals += [reference for reference, _, _ in BREAKEVEN_ORIGINALS.values()]
         if has_hpc14(self.study):

@@ -35,14 +35,13 @@ from wattzip.meters import METERS, coefficients
 from wattzip.model import checks
 from wattzip.model.jobs import Job
 from wattzip.model.study import Study
-from wattzip.resources import label
+from wattzip.resources import label, operations, operations_where
 from wattzip.workload import codec_registry
 
 THREADS = 4  # the simulated testbed's hardware threads
 DISK_READ_MB_S, DISK_WRITE_MB_S = 400.0, 300.0  # its disk, where no bandwidth is emulated
 NOISE_CV = 0.03
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-CODEC_OPS = ("compress-write", "decompress-read")
 SIMULATED_HOW = label("simulated")  # the provenance's note, the idle calibration's stop
 
 
@@ -102,7 +101,9 @@ class Simulator:
             busy_s = cpu_s / parallel
         else:
             busy_s = cpu_s
-        if "write" in op:
+        if operations()[op]["region"] == "codec":  # from the page cache to /dev/null
+            io_s = 0.0
+        elif "write" in op:
             io_s = self.disk_s(size, stored, bandwidth)
         else:
             io_s = self.disk_s(stored, 0, bandwidth)
@@ -167,13 +168,15 @@ class Simulator:
         out: list[dict] = []
         for repeat in range(1, 2 * plan.max + 1):  # the jobs' cap: twice the most
             for arm_codec, pairing in self.repeat_arms(job, codec, plan, repeat):
-                ops = (("write-compute",) if job.file_type == "dutycycle" else
-                       ("plain-write", "plain-read") if arm_codec is None else
-                       ("compress-write", "decompress-read"))
+                ops = (operations_where(region="duty") if job.file_type == "dutycycle" else
+                       operations_where(region="io", arm="plain") if arm_codec is None else
+                       stopping.CODEC_IO_OPS + (
+                           operations_where(region="codec")
+                           if self.study.config["codec_only"] and arm_codec.streams else ()))
                 for op in ops:
                     out.append(self.record(job, op, repeat, file_type, arm_codec, pairing))
             if looks is None and repeat >= plan.min or looks is not None and (
-                    not stopping.needs_more(out, CODEC_OPS, plan.min, plan.max,
+                    not stopping.needs_more(out, stopping.CODEC_IO_OPS, plan.min, plan.max,
                                             plan.ci_target, looks)):
                 break
         return out

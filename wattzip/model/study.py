@@ -365,7 +365,8 @@ class Study:
                 "meter": self.testbeds[job.testbed].meter,
                 **self._setting_slice(job.testbed, job.setting),
                 "repeats": {"min": plan.min, "max": plan.max, "ci_target": plan.ci_target},
-                "threads": c["threads"], "looks": None, "duty": None,
+                "threads": c["threads"], "codec_only": c["codec_only"],
+                "looks": None, "duty": None,
                 "quiet": dict(c["quiet"]),
                 "drift": {**c["drift"], "pool": f"{job.root}/{job.testbed}/journal"},
                 "expect": self.expect(job.testbed)}
