@@ -20,6 +20,7 @@ from wattzip.analysis import (
     moderated,
     power,
     robustness,
+    threads,
     uncertainty,
     verdicts,
 )
@@ -280,7 +281,8 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
             reference_dir: ReferenceDir | None = None, *, options: AnalysisOptions,
             settings_path: str | os.PathLike | None = None) -> list[str]:
     """Write summary, breakeven, esav, correlation, claims, comparison, pareto,
-    model_check, codec_io and lzbench (wattzip.analysis.codec_cost) CSVs to out_dir,
+    model_check, codec_io and lzbench (wattzip.analysis.codec_cost) and threads
+    (wattzip.analysis.threads) CSVs to out_dir,
     every row labelled with its setting's factors and the primary flag."""
     rows, settings = load(run_files, settings_path)
     summary = label(summarize(rows, options), settings)
@@ -300,7 +302,8 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
               "correlation": correlation, "claims": claims, "comparison": comparison,
               "pareto": pareto, "model_check": model_check,
               "codec_io": label(codec_cost.split_table(rows, options), settings),
-              "lzbench": label(codec_cost.lzbench_table(summary), settings)}
+              "lzbench": label(codec_cost.lzbench_table(summary), settings),
+              "threads": label(threads.threads_table(rows, options), settings)}
     # A rehearsal's tables say so in every row: the figures and tables drawn from them
     # mark themselves SIMULATED from the data, not from where they were written.
     simulated = any(r.get("simulated") for r in rows)

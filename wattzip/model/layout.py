@@ -31,7 +31,7 @@ from wattzip.model.study import Study
 from wattzip.workload import codec_registry, pinned
 
 ANALYSIS_TABLES = ("summary", "breakeven", "esav", "correlation", "claims", "comparison",
-                   "pareto", "model_check", "codec_io", "lzbench")
+                   "pareto", "model_check", "codec_io", "lzbench", "threads")
 PER_FILE_TYPE_FIGURES = ("energy", "time", "et")  # not an argv: see tests/test_envs.py
 # Each reproduced break-even table: the original it stands beside, its metrics, its title.
 BREAKEVEN_ORIGINALS = {
@@ -97,6 +97,7 @@ def testbed_figure_kinds(study: Study, own: bool) -> list[str]:
     kinds += ["levels"] if has_level_sweep(study) else []
     kinds.append("timeline")
     kinds += [f"factor_{f}" for f in study.varied_factors]
+    kinds += ["threads"] if "threads" in study.varied_factors else []
     return kinds + (["bandwidth"] if "bandwidth" in study.varied_factors else [])
 
 

@@ -87,14 +87,15 @@ class Simulator:
         return read_b / (DISK_READ_MB_S * 1e6) + write_b / (DISK_WRITE_MB_S * 1e6)
 
     def operation(self, op: str, codec, file_type: str, bandwidth: int | None,
-                  phases: int = 1) -> dict:
-        """Time, CPU time and bytes of one operation on one input."""
+                  phases: int = 1, threads: int = THREADS) -> dict:
+        """Time, CPU time and bytes of one operation on one input (`threads`: those a
+        multi-threaded codec runs)."""
         size = self.study.file_size_bytes
         cpu_s, stored = 0.02 * size / 1e9, float(size)
         if codec is not None:
             model = self.models[codec.tool]
             speed = model["speed_per_level"] ** _steps(codec.level)
-            parallel = THREADS if codec.multithreaded else 1
+            parallel = threads if codec.multithreaded else 1
             stored = size / _ratio(model, file_type, codec.level)
             rate = model["compress_mb_s"] if "write" in op else model["decompress_mb_s"]
             cpu_s += size / (rate * 1e6 * speed)
@@ -117,7 +118,8 @@ class Simulator:
                pairing: dict) -> dict:
         s = self.study.settings[job.setting]
         phases = self.study.duty.phases if job.file_type == "dutycycle" else 1
-        o = self.operation(op, arm_codec, file_type, s.bandwidth_bytes_per_s, phases)
+        threads = (s.threads or THREADS) if arm_codec and arm_codec.multithreaded else 1
+        o = self.operation(op, arm_codec, file_type, s.bandwidth_bytes_per_s, phases, threads)
         started = self.clock
         self.clock += dt.timedelta(seconds=o["elapsed_s"] + 0.5)
         elapsed, cpu_s = o["elapsed_s"], min(o["cpu_s"], o["elapsed_s"] * THREADS)
@@ -139,7 +141,7 @@ class Simulator:
             "meter_identity": {"source": self.meter, "simulated": True},
             "meter_id": "simulated", "samples": max(int(elapsed / 0.1), 1),
             "output_bytes": o["output_bytes"], "verified": True,
-            "verification": "simulated", "exit_code": 0, "threads": THREADS,
+            "verification": "simulated", "exit_code": 0, "threads": threads,
             "copies": s.copies, "phases": phases if phases > 1 else None,
             "medium_kind": medium.kind, "flush": medium.flush,
             "bandwidth_bytes_per_s": s.bandwidth_bytes_per_s,
