@@ -218,7 +218,8 @@ class MeasurementJob:
     def codec_only_operations(self) -> list[Operation]:
         """The codec alone (SYSTOR '09's operations without their I/O): the input
         compressed, then the stored file decompressed, each read from the page cache
-        (warmed outside the region: cached_paths) and written to /dev/null, no flush. The
+        (read in outside the region: wattzip.measure.repeats) and written to /dev/null,
+        no flush. The
         input is the one in the input folder, every copy's (a copy staged on an emulated
         disk would be read through its budget)."""
         if not self.codec_only_ops:
