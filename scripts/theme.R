@@ -85,9 +85,10 @@ read_table <- function(path, text = NULL) {
 operation_table <- fread("scripts/operations.csv", encoding = "UTF-8")
 codec_only_ops <- operation_table[region == "codec", op]
 
-# The summary's rows of the operations the paper drew.
+# The summary's rows of the operations the paper drew (a table without operations whole).
 read_summary <- function(path, text = NULL) {
-  dt <- read_table(path, text)[!op %in% codec_only_ops]
+  dt <- read_table(path, text)
+  if ("op" %in% names(dt)) dt <- dt[!op %in% codec_only_ops]
   dt[, tool := tool_family(tool)]
   dt
 }
