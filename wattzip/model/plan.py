@@ -353,7 +353,7 @@ def run(study, cache: str | None, out: str | None, lock_wait: float,
                  "(runs once per testbed)")
     with machine.session("plan", testbed, os.getcwd(), wait_s=lock_wait):
         rates = pilot(study.file_types, names, cache_path, study.config["seed"],
-                      progress=progress, sources=study.config["sources"])
+                      progress=progress, sources=study.config.get("sources", {}))
     est = estimate(study, rates)
     designs = all_designs(study, rates)
     chosen = study.repeats["design"]
