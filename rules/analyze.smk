@@ -19,8 +19,9 @@ rule settings_table:
 
 
 rule analyze:
-    """Summary, break-even, E_sav, correlation, claims, comparison, Pareto and model-check
-    tables of one testbed."""
+    """Summary, break-even, E_sav, correlation, claims, comparison, Pareto, model-check,
+    codec and I/O split and lzbench-shaped tables of one testbed (lzbench's also as
+    Markdown)."""
     input:
         runs="{root}/{testbed}/runs.csv",
         settings=RULES.analysis_settings,
@@ -28,6 +29,7 @@ rule analyze:
         claims="paper/reference/claims.yaml",
     output:
         **{name: f"{{root}}/{{testbed}}/{name}.csv" for name in ANALYSIS_TABLES},
+        lzbench_md="{root}/{testbed}/lzbench.md",
     log:
         "{root}/{testbed}/logs/analyze.log",
     conda:

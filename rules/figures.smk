@@ -97,6 +97,28 @@ rule figure_factor:
         "../scripts/fig_factor.R"
 
 
+rule figure_threads:
+    """Time and energy against the threads of the multi-threaded codecs, with the passive
+    energy of the cores left idle (single-threaded codecs measured once, dashed)."""
+    input:
+        threads=RULES.in_root("{testbed}/threads.csv"),
+    output:
+        report(
+            "{figs}/{testbed}/threads.pdf",
+            caption="../paper/report/testbed_figure.rst",
+            category="{testbed}",
+            subcategory="factors",
+        ),
+    log:
+        "{figs}/logs/{testbed}/threads.log",
+    conda:
+        "../envs/r.yaml"
+    params:
+        code=REPORT_CODE,
+    script:
+        "../scripts/fig_threads.R"
+
+
 rule figure_bandwidth:
     """Break-even against the emulated disk's bandwidth (laptop, desktop, server disks)."""
     input:

@@ -132,6 +132,6 @@ rule crosscheck_hyperfine:
         setting=PRIMARY,
         unconditioned=RULES.crosscheck_unconditioned,
         target=RULES.primary_target,
-        threads=STUDY.config["threads"],
+        threads=STUDY.primary.threads,
     script:
         "../scripts/crosscheck_hyperfine.py"

@@ -78,8 +78,17 @@ read_table <- function(path, text = NULL) {
   fread(path, encoding = "UTF-8", colClasses = list(character = present))
 }
 
+# The operations as the package declares them (scripts/operations.csv is a link to
+# wattzip/data/operations.csv); the figures of a cell's writes and reads draw those whose
+# region is the I/O (or the duty cycle), never the codec alone beside them (the report's
+# tables set the codec-only operations beside them).
+operation_table <- fread("scripts/operations.csv", encoding = "UTF-8")
+codec_only_ops <- operation_table[region == "codec", op]
+
+# The summary's rows of the operations the paper drew (a table without operations whole).
 read_summary <- function(path, text = NULL) {
   dt <- read_table(path, text)
+  if ("op" %in% names(dt)) dt <- dt[!op %in% codec_only_ops]
   dt[, tool := tool_family(tool)]
   dt
 }

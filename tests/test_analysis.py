@@ -333,6 +333,7 @@ def test_dvfs_verdict_on_the_model_is_not_a_verdict():
         name = f"default.io-keep.gov-{gov}.x1"
         settings[name] = {"setting": name, "medium": "default", "io_scheduler": "keep",
                           "governor": gov, "copies": 20, "bandwidth_bytes_per_s": None,
+                          "threads": 0,
                           "dutycycle": "", "primary": gov == "performance"}
         for r in cell("text", "gz-1", 100, 150, 80, 60, n=3, spread=1, method="estimated"):
             rows.append({**r, "setting": name})

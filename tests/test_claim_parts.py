@@ -76,6 +76,7 @@ def scheduler_runs(energies: dict[str, float], spread: float) -> tuple[list, dic
         settings[name] = {"setting": name, "medium": "default", "io_scheduler": scheduler,
                           # SYSTOR '11's workload: 20 copies at once (claims.yaml)
                           "governor": "keep", "copies": 20, "bandwidth_bytes_per_s": None,
+                          "threads": 0,
                           "dutycycle": "", "primary": scheduler == "mq-deadline"}
     return rows, settings
 

@@ -184,6 +184,7 @@ def _factor_claim(claim_id, factor, energies: dict, primary, copies=20):
                 rows.append({**r, "setting": name, factor: value})
         settings[name] = {"setting": name, "medium": "default", "io_scheduler": "keep",
                           "governor": "keep", "copies": copies, "bandwidth_bytes_per_s": None,
+                          "threads": 0,
                           factor: value, "dutycycle": "", "primary": value == primary}
     summary = run_tables.label(cell_summary.summarize(rows, PAPER), settings)
     out = claims.decide(summary, run_tables.breakeven_table(rows, PAPER),

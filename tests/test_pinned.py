@@ -130,3 +130,16 @@ def test_the_rules_pin_what_the_config_declares():
     assert rules.input_sources(Wildcards(ftype="user")) == \
         "--source /srv/mine --pinned mine.yaml"
     assert rules.input_sources(Wildcards(ftype="silesia")) == "--source /srv/silesia"
+
+
+def test_the_plan_s_pilot_samples_a_corpus_from_its_source_unpinned(unpacked, tmp_path):
+    """The pilot cannot make a type read from the user's data (user, silesia): it times
+    its source's first bytes, at most its sample's size, a rate per byte; without a
+    source it says which key to set."""
+    from wattzip.model import plan
+
+    size = plan.sample_input("silesia", tmp_path / "s.bin", 1, {"silesia": [str(unpacked)]})
+    assert size == (tmp_path / "s.bin").stat().st_size == pinned.load(STANDIN).total + len(
+        "not part of the corpus\n")  # every file of the folder, its README too: unpinned
+    with pytest.raises(ConfigError, match=r"sources\.user"):
+        plan.sample_input("user", tmp_path / "u.bin", 1, {})

@@ -248,3 +248,49 @@ def test_each_distinct_output_is_decompressed_once_across_settings(small_inputs,
     assert how[0] == "decompressed"
     assert how[1] == how[3] == how[5] == "identical bytes verified earlier in this job"
     assert how[2] == how[4] == f"identical bytes verified by job {writes[0]['job_key']}"
+
+
+def test_the_codec_alone_beside_its_io_on_the_stand_in_corpus(tmp_path, model_meter):
+    """Issue 80, items 2 and 4, on the pinned stand-in corpus (tests/data/corpora): with
+    codec_only each repeat measures, after its compress-write and decompress-read, the
+    same commands from the page cache to /dev/null (no cache drop, no stored output), and
+    the analysis splits each operation into the codec and the I/O and sets the
+    lzbench-shaped table, its codec-only columns filled."""
+    from pathlib import Path
+
+    from wattzip.analysis import codec_cost
+    from wattzip.analysis.analysis_options import AnalysisOptions
+    from wattzip.analysis.cell_summary import summarize
+    from wattzip.report import codec_cells
+    from wattzip.workload import inputs
+
+    corpora = Path(__file__).parent / "data" / "corpora"
+    path = tmp_path / "in" / "user.bin"
+    entry = inputs.generate("user", None, path, sources=[str(corpora / "standin")],
+                            progress=False, declared=str(corpora / "standin.yaml"))
+    job = make_job({"user": (path, entry)}, tmp_path, "gz-6", file_type="user",
+                   codec_only=True)
+    journal = tmp_path / "journal.jsonl"
+    repeats.run_job(job, model_meter, journal, log=lambda m: None)
+    runs = records.read_jsonl([journal])
+    assert [r["op"] for r in runs] == [*job.ops, *job.codec_only_ops] * 2
+    assert job.codec_only_ops == ("compress-only", "decompress-only")
+    cached = [r for r in runs if r["op"] in job.codec_only_ops]
+    assert all(r["verified"] and r["factors"]["cache_drop"] == repeats.CACHED for r in cached)
+    assert {r["output_bytes"] for r in cached if r["op"] == "compress-only"} == {None}
+    assert all(r["argv"][-1] == "-c" for r in cached if r["op"] == "compress-only")
+    assert codec_registry.get("ppmd").streams is False  # 7-Zip writes its own file
+
+    rows = [{**r, "setting": "s"} for r in runs]
+    options = AnalysisOptions()
+    split = codec_cost.split_table(rows, options)
+    assert {(r["op"], r["codec_op"]) for r in split} == {
+        ("compress-write", "compress-only"), ("decompress-read", "decompress-only")}
+    assert all(r["T_codec_share"] > 0 and r["estimated"] for r in split)
+    [lz] = codec_cost.lzbench_table(summarize(rows, options))
+    assert lz["compress_codec_mb_s"] > 0 and lz["decompress_codec_mb_s"] > 0
+    assert lz["compress_codec_mb_s"] == pytest.approx(
+        entry["size_bytes"] / 1e6 / (sum(r["elapsed_s"] for r in cached
+                                         if r["op"] == "compress-only") / 2))
+    text = codec_cells.lzbench_markdown([{**lz, "primary": True}], "95%")
+    assert "| gz-6 | user |" in text and "ESTIMATED" in text

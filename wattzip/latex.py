@@ -75,13 +75,14 @@ def mean_tex(mean, half_width, digits: int, scale: float = 1.0) -> str:
     return rf"{shown}\,$\pm$\,{spread:.{digits}f}"
 
 
-def interval_tex(value, lo, hi, digits: int) -> str:
+def interval_tex(value, lo, hi, digits: int, space: str = r"\,") -> str:
     """A ratio with its interval, "0.84\\,[0.80, 0.88]" (Fieller's is not symmetric, so not
     a half-width); "unbounded" where the interval is; the ratio alone where it has none
-    (an arm of one run)."""
+    (an arm of one run). `space` goes before the bracket: a thin space, or in a Markdown
+    table a plain one."""
     shown, lo, hi = fixed_tex(value, digits), number(lo), number(hi)
     if shown == "--" or math.isnan(lo) or math.isnan(hi):
         return shown
     if math.isinf(lo) or math.isinf(hi):
-        return rf"{shown}\,[unbounded]"
-    return rf"{shown}\,[{lo:.{digits}f}, {hi:.{digits}f}]"
+        return rf"{shown}{space}[unbounded]"
+    return rf"{shown}{space}[{lo:.{digits}f}, {hi:.{digits}f}]"

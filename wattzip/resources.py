@@ -37,6 +37,25 @@ def factor_table() -> list[dict[str, str]]:
 
 
 @functools.cache
+def operations() -> dict[str, dict[str, str]]:
+    """Every operation a run measures, by name, in the order tables list them
+    (data/operations.csv: the one place they are declared): its arm (plain, codec, or the
+    duty cycle), its direction (write, read), its region (io: cold caches and the flush
+    inside it, SYSTOR '09's; codec: the codec alone, from the page cache to /dev/null;
+    duty), the I/O operation a codec-only one splits, and what it does. The R scripts read
+    the same file through scripts/operations.csv."""
+    text = (data() / "operations.csv").read_text(encoding="utf-8")
+    return {row["op"]: row for row in csv.DictReader(io.StringIO(text))}
+
+
+def operations_where(**wanted: str) -> tuple[str, ...]:
+    """The operations whose columns hold the wanted values, in the table's order:
+    operations_where(region="io", arm="plain") is ("plain-write", "plain-read")."""
+    return tuple(op for op, row in operations().items()
+                 if all(row[k] == v for k, v in wanted.items()))
+
+
+@functools.cache
 def tool_order() -> list[str]:
     """The tools in the paper's order, by which every table and figure orders the codecs
     (data/tool_order.csv; the R scripts read the same file through scripts/tool_order.csv)."""

@@ -12,8 +12,9 @@ from collections import defaultdict
 
 from wattzip.analysis.cell_summary import GROUP, key_of, paired_with
 from wattzip.analysis.stopping import first_runs, last_runs
+from wattzip.resources import operations_where
 
-FOUR_OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
+FOUR_OPS = operations_where(region="io")
 
 
 def four_operations(rows: list[dict]) -> list[tuple[tuple, dict[str, list[dict]]]]:

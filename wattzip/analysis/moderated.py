@@ -40,6 +40,7 @@ from functools import lru_cache
 
 from wattzip.analysis import verdicts
 from wattzip.analysis.uncertainty import widen
+from wattzip.resources import operations, operations_where
 from wattzip.stats import Interval, _betainc, mean, t_ppf
 
 # A prior needs this many arms with a variance (the method of moments with fewer is noise).
@@ -55,8 +56,8 @@ GUARD = 0.50
 ARM_GUARD = 0.20
 # Degrees of freedom beyond this are a normal distribution for every purpose here.
 DF_CAP = 1000.0
-KIND = {"plain-write": "write", "compress-write": "write",
-        "plain-read": "read", "decompress-read": "read"}
+# The I/O operations' directions (data/operations.csv): a prior per direction.
+KIND = {op: operations()[op]["direction"] for op in operations_where(region="io")}
 
 
 def digamma(x: float) -> float:

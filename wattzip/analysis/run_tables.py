@@ -13,7 +13,17 @@ from collections import defaultdict
 from pathlib import Path
 
 from wattzip import records
-from wattzip.analysis import breakeven, family, moderated, power, robustness, uncertainty, verdicts
+from wattzip.analysis import (
+    breakeven,
+    codec_cost,
+    family,
+    moderated,
+    power,
+    robustness,
+    threads,
+    uncertainty,
+    verdicts,
+)
 from wattzip.analysis.analysis_options import AnalysisOptions, breakeven_levels, percent
 from wattzip.analysis.arms import FOUR_OPS, four_operations, look_arms, own_runs, shares_plain
 from wattzip.analysis.cell_summary import (
@@ -270,9 +280,10 @@ def claim_rows(run_files: list[str], claim_ids: list[str] | None,
 def analyze(run_files: list[str], out_dir: str | os.PathLike,
             reference_dir: ReferenceDir | None = None, *, options: AnalysisOptions,
             settings_path: str | os.PathLike | None = None) -> list[str]:
-    """Write summary, breakeven, esav, correlation, claims, comparison, pareto and
-    model_check CSVs to out_dir, every row labelled with its setting's factors and the
-    primary flag."""
+    """Write summary, breakeven, esav, correlation, claims, comparison, pareto,
+    model_check, codec_io and lzbench (wattzip.analysis.codec_cost) and threads
+    (wattzip.analysis.threads) CSVs to out_dir,
+    every row labelled with its setting's factors and the primary flag."""
     rows, settings = load(run_files, settings_path)
     summary = label(summarize(rows, options), settings)
     breakeven = label(breakeven_table(rows, options), settings)
@@ -289,7 +300,10 @@ def analyze(run_files: list[str], out_dir: str | os.PathLike,
         {"testbed": "", "note": "no run measured by a real meter beside the model"}]
     tables = {"summary": summary, "breakeven": breakeven, "esav": esav,
               "correlation": correlation, "claims": claims, "comparison": comparison,
-              "pareto": pareto, "model_check": model_check}
+              "pareto": pareto, "model_check": model_check,
+              "codec_io": label(codec_cost.split_table(rows, options), settings),
+              "lzbench": label(codec_cost.lzbench_table(summary), settings),
+              "threads": label(threads.threads_table(rows, options), settings)}
     # A rehearsal's tables say so in every row: the figures and tables drawn from them
     # mark themselves SIMULATED from the data, not from where they were written.
     simulated = any(r.get("simulated") for r in rows)

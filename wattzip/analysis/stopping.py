@@ -39,9 +39,13 @@ from wattzip.analysis import breakeven, moderated, uncertainty, verdicts
 from wattzip.analysis.analysis_options import AnalysisOptions, pair_confidence
 from wattzip.analysis.cell_summary import METRICS as PER_RUN
 from wattzip.analysis.cell_summary import NEEDS_ENERGY, WATCHABLE, has_metric
+from wattzip.resources import operations_where
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
-PLAIN_OPS = ("plain-write", "plain-read")
+PLAIN_OPS = operations_where(region="io", arm="plain")
+# The codec's own I/O operations: the looks compare them with the plain arm's; the
+# codec-only operations measured beside them (data/operations.csv) are no arm of a look.
+CODEC_IO_OPS = operations_where(region="io", arm="codec")
 # The metrics whose verdicts and break-even kinds the looks judge, and their runs' field.
 METRICS = {"T": "elapsed_s", "E": "energy_j"}
 
@@ -255,7 +259,8 @@ class VerdictLooks:
         among this job's four)."""
         others = defaultdict(list)
         for r in self.prior_runs:
-            if not r.get("verified") or r.get(metric) is None:
+            if (not r.get("verified") or r.get(metric) is None
+                    or r["op"] not in (*PLAIN_OPS, *CODEC_IO_OPS)):
                 continue
             if r["op"] in PLAIN_OPS:
                 if self.plain_type is None:

@@ -226,8 +226,17 @@ def cmd_analyze(a) -> int:
             records.check_stage(runs, a.expect)
         if a.testbed:
             records.check_testbed(runs, a.testbed, a.runs)
+    options = _analysis_options(a)
     written = run_tables.analyze(a.runs, a.out, reference_dir=a.reference,
-                               options=_analysis_options(a), settings_path=a.settings)
+                               options=options, settings_path=a.settings)
+    # The lzbench-shaped table as Markdown beside its CSV, to paste beside lzbench's.
+    from wattzip.analysis.analysis_options import percent
+    from wattzip.report import codec_cells, tables
+
+    markdown = os.path.join(a.out, "lzbench.md")
+    records.write_text_atomically(markdown, codec_cells.lzbench_markdown(
+        tables.rows(os.path.join(a.out, "lzbench.csv")), f"{percent(options.confidence)}%"))
+    written.append(markdown)
     for path in written:
         log(f"wrote {path}")
     return 0

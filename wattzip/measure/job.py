@@ -19,7 +19,7 @@ from wattzip.measure import runner
 from wattzip.measure.disturbance import DriftCheck, QuietLimits
 from wattzip.measure.runner import Operation, sha256_of_command
 from wattzip.meters.coefficients import Coefficients
-from wattzip.resources import schema_default
+from wattzip.resources import operations_where, schema_default
 from wattzip.workload import codec_registry
 from wattzip.workload.codec_registry import Codec
 from wattzip.workload.inputs import sha256_file
@@ -94,6 +94,9 @@ class MeasurementJob:
     drift: DriftCheck | None = field(default=None, repr=False, compare=False)
     # Measured again after a drift: a new key, so its runs are measured afresh.
     epoch: int = 0
+    # The codec's own cost measured too (config codec_only): its codec-only operations
+    # after each repeat's write and read (data/operations.csv).
+    codec_only: bool = False
     verification: str = field(default="", repr=False, compare=False)
     _verified_digests: set[str] = field(default_factory=set, repr=False, compare=False)
 
@@ -115,9 +118,15 @@ class MeasurementJob:
     def ops(self) -> tuple[str, ...]:
         if self.duty:
             return ("write-compute",)
-        if self.codec:
-            return ("compress-write", "decompress-read")
-        return ("plain-write", "plain-read")
+        return operations_where(region="io", arm="codec" if self.codec else "plain")
+
+    @property
+    def codec_only_ops(self) -> tuple[str, ...]:
+        """The codec-only operations this job measures beside its I/O ones: none for the
+        plain baseline, a duty cycle, or a codec that cannot stream (Codec.streams)."""
+        if not (self.codec_only and self.codec and self.codec.streams and not self.duty):
+            return ()
+        return operations_where(region="codec")
 
     def key(self) -> str:
         """Identifies runs that belong to this exact job (input, invocation, factors)."""
@@ -138,6 +147,8 @@ class MeasurementJob:
             ident["duty"] = vars(self.duty)
         if self.epoch:
             ident["epoch"] = self.epoch
+        if self.codec_only_ops:
+            ident["codec_only"] = True
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
     def stored_paths(self) -> list[str]:
@@ -205,6 +216,24 @@ class MeasurementJob:
         argvs = [c.decompress_argv(p, self.threads) for p in stored]
         stdins = [os.devnull] * self.copies if c.reads_in_path else stored
         return Operation("decompress-read", argvs, stdins, [None] * self.copies)
+
+    def codec_only_operations(self) -> list[Operation]:
+        """The codec alone (SYSTOR '09's operations without their I/O): the input
+        compressed, then the stored file decompressed, each read from the page cache
+        (read in outside the region: wattzip.measure.repeats) and written to /dev/null,
+        no flush. The
+        input is the one in the input folder, every copy's (a copy staged on an emulated
+        disk would be read through its budget)."""
+        if not self.codec_only_ops:
+            return []
+        c, stored = self.codec, self.stored_paths()
+        write, read = self.codec_only_ops
+        return [Operation(write, [c.compress_argv(os.devnull, self.threads) for _ in stored],
+                          [self.input_path] * self.copies, [None] * self.copies,
+                          ok_exit_codes=c.ok_exit_codes),
+                Operation(read, [c.decompress_argv(p, self.threads) for p in stored],
+                          [os.devnull] * self.copies if c.reads_in_path else stored,
+                          [None] * self.copies)]
 
     def verify(self) -> tuple[bool, str]:
         """Does every stored file give back the original bytes? (outside the region)

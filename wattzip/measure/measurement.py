@@ -205,6 +205,7 @@ def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None
         verify_cache=given.verify_cache, quiet=specs.quiet(spec),
         idle_temp_c=calibration.package_temp_c,
         drift=specs.drift(spec, calibration.reference_phases),
+        codec_only=bool(spec.get("codec_only")),
         # The verdict design's looks are a codec's (its job measures its own plain arm, or
         # under the moderated design adds to its setting and file type's shared one).
         looks=(verdict_looks(spec.get("looks"), given.journal, manifest["file_type"])

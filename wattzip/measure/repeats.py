@@ -33,7 +33,7 @@ from wattzip.errors import ConfigError, FactorError
 from wattzip.machine import factors, system
 from wattzip.machine.extents import check_owns_blocks
 from wattzip.machine.throttle import throttled
-from wattzip.measure import job_summary
+from wattzip.measure import job_summary, runner
 from wattzip.measure.cold_cache import ColdCache
 from wattzip.measure.interleaving import pairing, plain_arm, repeat_arms
 from wattzip.measure.job import MeasurementJob
@@ -50,6 +50,11 @@ from wattzip.run_record import RunRecord, codec_fields, in_effect_fields
 from wattzip.workload import codec_registry
 
 MAX_CONSECUTIVE_FAILURES = 2
+# A codec-only run's cache: nothing dropped, its input and the stored file read into the
+# page cache before it; its output goes to /dev/null, so it is checked by its exit code,
+# the same command's stored output having given the input back in the repeat's write.
+CACHED = "none: input and stored file cached"
+CACHED_VERIFICATION = "exit code; the repeat's write of the same command verified"
 
 
 def read_journal(path: str | os.PathLike, key: str) -> list[dict]:
@@ -234,18 +239,27 @@ def _set_up_medium(job: MeasurementJob, stack: contextlib.ExitStack) -> tuple[di
 def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, cold_cache: ColdCache,
                   version: str | None, info: dict, repeat: int, key: str,
                   stored: list[str], paired: dict) -> Iterator[dict]:
-    """One arm's write and then read in one repeat, each record as soon as its run ends
-    (the read of a failed write is recorded as not run). Every stored file of the job is
-    removed before the write, so the target holds one arm's files at a time."""
+    """One arm's write and then read in one repeat, then its codec-only operations (the
+    codec alone, from the page cache: MeasurementJob.codec_only_operations), each record as
+    soon as its run ends (what follows a failed write is recorded as not run). Every
+    stored file of the job is removed before the write, so the target holds one arm's
+    files at a time."""
     write_op = arm.write_operation()
     read_op = None if arm.duty else arm.read_operation()
+    cached = arm.codec_only_operations()
     _remove(stored)
     written_ok = False
-    for operation in (write_op, read_op) if read_op else (write_op,):
-        if operation is read_op and not written_ok:
+    cached_write = cached[0].op if cached else None
+    for operation in (write_op, *((read_op,) if read_op else ()), *cached):
+        if operation is not write_op and not written_ok:
             record = _skipped_read(arm, operation.op, repeat, version, key)
         else:
-            cache, warmed = cold_cache()
+            if operation in cached:  # input and stored file in the page cache, tools too
+                runner.warm([*cold_cache.tool_files, *operation.stdin_paths,
+                             *arm.stored_paths()])
+                cache, warmed = CACHED, True
+            else:
+                cache, warmed = cold_cache()
             moved = arm.medium.disk_moved_bytes()
             result = measure(operation, meter, arm.idle_power_w, devices, throttle=throttle,
                              helpers=arm.medium.helper_pids())
@@ -260,7 +274,10 @@ def _measure_pair(arm: MeasurementJob, meter: Meter, devices: dict, throttle, co
                 written_ok = verified
             else:
                 verified, why = written_ok and result["succeeded"], result["error"]
-                record.output_bytes = arm.input_bytes * arm.copies
+                record.output_bytes = (arm.input_bytes * arm.copies
+                                       if operation.op != cached_write else None)
+                if operation in cached:
+                    record.verification = CACHED_VERIFICATION
             record.verified = bool(verified)
             record.failure = None if verified else (why or "failed")
             # Another process's load (or a VM neighbour's steal) in the region: flagged and
@@ -345,7 +362,8 @@ def _record(job: MeasurementJob, result: dict, repeat: int, version: str | None,
 
 def _skipped_read(job: MeasurementJob, op: str, repeat: int, version: str | None,
                   key: str) -> RunRecord:
-    """The read of a repeat whose write failed: not run, recorded with its job's fields."""
+    """An operation after a repeat's write that failed (its read, its codec-only runs):
+    not run, recorded with its job's fields."""
     return RunRecord.new(_job_fields(job, repeat, version, key, cache=None), {
         "op": op, "verified": False, "succeeded": False, "exit_code": None,
         "failure": "not run: the write of this repeat failed or did not verify",

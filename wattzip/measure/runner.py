@@ -32,8 +32,6 @@ from wattzip.machine.system import DiskSampler, evict
 from wattzip.measure import disturbance
 from wattzip.meters import Meter
 
-OPS = ("plain-write", "compress-write", "plain-read", "decompress-read")
-WRITE_OPS = ("plain-write", "compress-write")
 DROP_CACHES = "/proc/sys/vm/drop_caches"
 # GNU cat's own read size; plain I/O copies through user space in blocks of it.
 DEFAULT_COPY_BUFFER = 128 * 1024

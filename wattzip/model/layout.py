@@ -30,7 +30,7 @@ from wattzip.model.study import Study
 from wattzip.workload import codec_registry, pinned
 
 ANALYSIS_TABLES = ("summary", "breakeven", "esav", "correlation", "claims", "comparison",
-                   "pareto", "model_check")
+                   "pareto", "model_check", "codec_io", "lzbench", "threads")
 # The figures of a file type (<name>_<file type>.pdf, rule figures_per_file_type): each
 # one's script in scripts/ and the wildcards it adds (scripts/figures.R draws them).
 PER_FILE_TYPE_FIGURES = {
@@ -40,7 +40,7 @@ PER_FILE_TYPE_FIGURES = {
 # The whole testbed's figures drawn by a rule of their own, when the study has what they
 # show (testbed_figure_kinds); every other scripts/fig_<name>.R draws a figure <name> of
 # every testbed (testbed_figures), one per metric where FIGURES_BY_METRIC names them.
-OWN_RULE_FIGURES = ("levels", "timeline", "factor", "bandwidth", "testbeds")
+OWN_RULE_FIGURES = ("levels", "timeline", "factor", "threads", "bandwidth", "testbeds")
 FIGURES_BY_METRIC = {"pareto": ("energy", "time")}
 # Each reproduced break-even table: the original it stands beside, its metrics, its title.
 BREAKEVEN_ORIGINALS = {
@@ -122,6 +122,7 @@ def testbed_figure_kinds(study: Study, own: bool) -> list[str]:
     kinds += ["levels"] if has_level_sweep(study) else []
     kinds.append("timeline")
     kinds += [f"factor_{f}" for f in study.varied_factors]
+    kinds += ["threads"] if "threads" in study.varied_factors else []
     return kinds + (["bandwidth"] if "bandwidth" in study.varied_factors else [])
 
 
@@ -238,6 +239,7 @@ class Tree:
     def outputs(self) -> list[str]:
         """Every analysis table, figure and the report of the tree."""
         out = [f"{self.root}/{t}/{name}.csv" for t in self.testbeds for name in ANALYSIS_TABLES]
+        out += [f"{self.root}/{t}/lzbench.md" for t in self.testbeds]
         for testbed in self.testbeds:
             out += self.figures(testbed)
         if len(self.testbeds) > 1:

@@ -23,12 +23,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wattzip import machine, records
-from wattzip.errors import WattzipError
+from wattzip.errors import ConfigError, WattzipError
 from wattzip.machine import scratch
 from wattzip.measure import drift, runner
 from wattzip.model.jobs import Job, RepeatPlan
 from wattzip.model.study import Study
-from wattzip.workload import codec_registry, inputs
+from wattzip.workload import codec_registry, corpus, inputs
 
 PILOT_BYTES = 8 << 20
 # The pipeline's own costs that the pilot does not see, from the default study's
@@ -79,33 +79,55 @@ def save_cache(cache: Path, data: dict) -> None:
 
 
 def pilot(file_types: list[str], codec_names: list[str], cache: Path, seed: int = 2009,
-          progress=None) -> dict:
+          progress=None, sources: dict | None = None) -> dict:
     """Seconds per byte of each (file type, codec, operation) and of generating each type;
-    measured on PILOT_BYTES samples and cached in `cache` (a JSON file)."""
+    measured on PILOT_BYTES samples (a file type read from the user's data: its
+    `sources`' first bytes, sample_input) and cached in `cache` (a JSON file)."""
     data = read_cache(cache)
     # On the study's own disk, whose speed it measures; journaled, so a kill leaks none.
     with scratch.folder("wattzip-pilot", str(cache.parent)) as folder:
-        _measure_pilot(data, file_types, codec_names, cache, Path(folder), seed, progress)
+        _measure_pilot(data, file_types, codec_names, cache, Path(folder), seed, progress,
+                       sources or {})
     save_cache(cache, data)
     return data
 
 
+# The file types read from the user's data (config sources): the pilot cannot make them.
+SOURCED = ("user", "silesia")
+
+
+def sample_input(ftype: str, sample: Path, seed: int, sources: dict) -> int:
+    """The pilot's sample of a file type, its size: PILOT_BYTES generated, or of a type
+    read from the user's data the first bytes of its source (at most PILOT_BYTES; a
+    rate per byte, not the study's input, so not pinned)."""
+    if ftype not in SOURCED:
+        inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
+        return PILOT_BYTES
+    source = (sources.get(ftype) or [None])[0]
+    if source is None:
+        raise ConfigError(f"file type {ftype!r} needs a source (config sources.{ftype}) "
+                          "for the plan's pilot too")
+    size = min(PILOT_BYTES, corpus.user_data_size(source))
+    inputs.generate("user", size, sample, sources=[source], progress=False)
+    return size
+
+
 def _measure_pilot(data: dict, file_types: list[str], codec_names: list[str], cache: Path,
-                   work: Path, seed: int, progress) -> None:
+                   work: Path, seed: int, progress, sources: dict) -> None:
     """What `data` lacks, measured in `work`, saved to `cache` after each codec."""
     for ftype in file_types:
         sample = work / f"{ftype}.bin"
         key = f"gen|{ftype}"
         if key not in data:
             t0 = time.perf_counter()
-            inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
-            data[key] = (time.perf_counter() - t0) / PILOT_BYTES
+            size = sample_input(ftype, sample, seed, sources)
+            data[key] = (time.perf_counter() - t0) / size
         for name in ["plain", *codec_names]:
             key = f"{ftype}|{name}"
             if key in data:
                 continue
             if not sample.exists():
-                inputs.generate(ftype, PILOT_BYTES, sample, seed=seed, progress=False)
+                sample_input(ftype, sample, seed, sources)
             if progress:
                 progress(f"pilot: {ftype} {name}")
             data[key] = _pilot_codec(sample, name, work)
@@ -133,10 +155,11 @@ def _pilot_codec(sample: Path, name: str, work: Path) -> dict:
         dargv = codec.decompress_argv(str(out), 1)
         read = _timed(dargv, os.devnull if codec.reads_in_path else str(out), None,
                       frozenset(codec.ok_exit_codes))
-    stored = out.stat().st_size if out.exists() else PILOT_BYTES
+    size = sample.stat().st_size  # PILOT_BYTES, or less of a small corpus (sample_input)
+    stored = out.stat().st_size if out.exists() else size
     out.unlink(missing_ok=True)
-    return {"write_s_per_byte": write / PILOT_BYTES, "read_s_per_byte": read / PILOT_BYTES,
-            "stored_per_byte": stored / PILOT_BYTES}
+    return {"write_s_per_byte": write / size, "read_s_per_byte": read / size,
+            "stored_per_byte": stored / size}
 
 
 def throttled_s(seconds: float, moved_bytes: list[float], bytes_per_s: int | None) -> float:
@@ -330,7 +353,7 @@ def run(study, cache: str | None, out: str | None, lock_wait: float,
                  "(runs once per testbed)")
     with machine.session("plan", testbed, os.getcwd(), wait_s=lock_wait):
         rates = pilot(study.file_types, names, cache_path, study.config["seed"],
-                      progress=progress)
+                      progress=progress, sources=study.config.get("sources", {}))
     est = estimate(study, rates)
     designs = all_designs(study, rates)
     chosen = study.repeats["design"]

@@ -35,14 +35,13 @@ from wattzip.meters import METERS, coefficients
 from wattzip.model import checks
 from wattzip.model.jobs import Job
 from wattzip.model.study import Study
-from wattzip.resources import label
+from wattzip.resources import label, operations, operations_where
 from wattzip.workload import codec_registry
 
 THREADS = 4  # the simulated testbed's hardware threads
 DISK_READ_MB_S, DISK_WRITE_MB_S = 400.0, 300.0  # its disk, where no bandwidth is emulated
 NOISE_CV = 0.03
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-CODEC_OPS = ("compress-write", "decompress-read")
 SIMULATED_HOW = label("simulated")  # the provenance's note, the idle calibration's stop
 
 
@@ -88,21 +87,24 @@ class Simulator:
         return read_b / (DISK_READ_MB_S * 1e6) + write_b / (DISK_WRITE_MB_S * 1e6)
 
     def operation(self, op: str, codec, file_type: str, bandwidth: int | None,
-                  phases: int = 1) -> dict:
-        """Time, CPU time and bytes of one operation on one input."""
+                  phases: int = 1, threads: int = THREADS) -> dict:
+        """Time, CPU time and bytes of one operation on one input (`threads`: those a
+        multi-threaded codec runs)."""
         size = self.study.file_size_bytes
         cpu_s, stored = 0.02 * size / 1e9, float(size)
         if codec is not None:
             model = self.models[codec.tool]
             speed = model["speed_per_level"] ** _steps(codec.level)
-            parallel = THREADS if codec.multithreaded else 1
+            parallel = threads if codec.multithreaded else 1
             stored = size / _ratio(model, file_type, codec.level)
             rate = model["compress_mb_s"] if "write" in op else model["decompress_mb_s"]
             cpu_s += size / (rate * 1e6 * speed)
             busy_s = cpu_s / parallel
         else:
             busy_s = cpu_s
-        if "write" in op:
+        if operations()[op]["region"] == "codec":  # from the page cache to /dev/null
+            io_s = 0.0
+        elif "write" in op:
             io_s = self.disk_s(size, stored, bandwidth)
         else:
             io_s = self.disk_s(stored, 0, bandwidth)
@@ -116,7 +118,8 @@ class Simulator:
                pairing: dict) -> dict:
         s = self.study.settings[job.setting]
         phases = self.study.duty.phases if job.file_type == "dutycycle" else 1
-        o = self.operation(op, arm_codec, file_type, s.bandwidth_bytes_per_s, phases)
+        threads = (s.threads or THREADS) if arm_codec and arm_codec.multithreaded else 1
+        o = self.operation(op, arm_codec, file_type, s.bandwidth_bytes_per_s, phases, threads)
         started = self.clock
         self.clock += dt.timedelta(seconds=o["elapsed_s"] + 0.5)
         elapsed, cpu_s = o["elapsed_s"], min(o["cpu_s"], o["elapsed_s"] * THREADS)
@@ -138,7 +141,7 @@ class Simulator:
             "meter_identity": {"source": self.meter, "simulated": True},
             "meter_id": "simulated", "samples": max(int(elapsed / 0.1), 1),
             "output_bytes": o["output_bytes"], "verified": True,
-            "verification": "simulated", "exit_code": 0, "threads": THREADS,
+            "verification": "simulated", "exit_code": 0, "threads": threads,
             "copies": s.copies, "phases": phases if phases > 1 else None,
             "medium_kind": medium.kind, "flush": medium.flush,
             "bandwidth_bytes_per_s": s.bandwidth_bytes_per_s,
@@ -167,13 +170,15 @@ class Simulator:
         out: list[dict] = []
         for repeat in range(1, 2 * plan.max + 1):  # the jobs' cap: twice the most
             for arm_codec, pairing in self.repeat_arms(job, codec, plan, repeat):
-                ops = (("write-compute",) if job.file_type == "dutycycle" else
-                       ("plain-write", "plain-read") if arm_codec is None else
-                       ("compress-write", "decompress-read"))
+                ops = (operations_where(region="duty") if job.file_type == "dutycycle" else
+                       operations_where(region="io", arm="plain") if arm_codec is None else
+                       stopping.CODEC_IO_OPS + (
+                           operations_where(region="codec")
+                           if self.study.config["codec_only"] and arm_codec.streams else ()))
                 for op in ops:
                     out.append(self.record(job, op, repeat, file_type, arm_codec, pairing))
             if looks is None and repeat >= plan.min or looks is not None and (
-                    not stopping.needs_more(out, CODEC_OPS, plan.min, plan.max,
+                    not stopping.needs_more(out, stopping.CODEC_IO_OPS, plan.min, plan.max,
                                             plan.ci_target, plan.watch, looks)):
                 break
         return out

@@ -150,12 +150,16 @@ class Study:
         f = self.config["factors"]
         media = f.get("medium") or {"default": self.config["target_dir"]}
         emulated = any(throttle.parse_bandwidth(b) is not None for b in f["bandwidth"])
-        levels = {"medium": list(media), **{name: f[name] for name in FACTORS
-                                            if name != "medium"}}
+        threads = self.config["threads"]
+        levels = {"medium": list(media), "threads": threads if isinstance(threads, list)
+                  else [threads], **{name: f[name] for name in FACTORS
+                                     if name not in ("medium", "threads")}}
+        levels = {name: levels[name] for name in FACTORS}  # in the table's order
         settings = {}
         for combo in itertools.product(*levels.values()):
             values = dict(zip(levels, combo, strict=True))
-            s = Setting.of(values, medium_fields(media[values["medium"]], emulated))
+            s = Setting.of(values, medium_fields(media[values["medium"]], emulated),
+                           threads_named=len(levels["threads"]) > 1)
             settings[s.name] = s
         for s in settings.values():  # every medium must be a valid one on every testbed
             for testbed in self.testbeds.values():
@@ -231,15 +235,26 @@ class Study:
         the plain baseline as a job of its own under the paper's design (under the verdict
         design each codec's job measures its own plain arm, under the moderated design
         pairs of its setting and file type's shared one), then the duty cycle's per
-        setting. A codec limited to some file types (CellScope) has no job on the others."""
+        setting. A codec limited to some file types (CellScope) has no job on the others;
+        a single-threaded codec has none in a setting of another thread count than the
+        first listed (threads_measured)."""
         plain = [] if self.verdict_design else ["plain"]
         root = self.root(stage)
         out = [Job(testbed, s, ftype, codec, root) for s in self.settings
-               for ftype in self.file_types for codec in [*self.scope.codecs_on(ftype), *plain]]
+               for ftype in self.file_types for codec in [*self.scope.codecs_on(ftype), *plain]
+               if self.threads_measured(codec, s)]
         if self.duty:
             out += [Job(testbed, s, "dutycycle", codec, root) for s in self.settings
                     for codec in self.duty.codecs]
         return out
+
+    def threads_measured(self, codec: str, setting: str) -> bool:
+        """Whether a codec is measured in a setting as its thread count goes: plain and the
+        multi-threaded codecs at every count, a single-threaded codec at the first listed
+        only (it runs the same there as at any other)."""
+        first = next(iter(self.settings.values())).threads
+        return (codec == "plain" or codec_registry.get(codec).multithreaded
+                or self.settings[setting].threads == first)
 
     def measure_order(self, testbed: str,
                       seconds: Callable[[Job], float] | None = None) -> list[Job]:
@@ -367,7 +382,8 @@ class Study:
                 **self._setting_slice(job.testbed, job.setting),
                 "repeats": {"min": plan.min, "max": plan.max, "ci_target": plan.ci_target,
                             "watch": list(plan.watch)},
-                "threads": c["threads"], "looks": None, "duty": None,
+                "threads": s.threads, "codec_only": c["codec_only"],
+                "looks": None, "duty": None,
                 "quiet": dict(c["quiet"]),
                 "drift": {**c["drift"], "pool": f"{job.root}/{job.testbed}/journal"},
                 "expect": self.expect(job.testbed)}

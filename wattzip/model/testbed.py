@@ -48,15 +48,19 @@ class Setting:
     bandwidth_bytes_per_s: int | None
     # The values of the factors that are machine settings (MACHINE_FACTORS), by name.
     machine: dict = field(hash=False)
+    # The threads of the multi-threaded codecs (config threads; 0: every core).
+    threads: int = 0
 
     @classmethod
-    def of(cls, values: dict, medium_spec: dict) -> Setting:
+    def of(cls, values: dict, medium_spec: dict, threads_named: bool = False) -> Setting:
         """The setting of one value of each factor (FACTORS' names), named by their parts in
         data/factors.csv's order; an unlimited bandwidth leaves its part out, and a
-        bandwidth goes into the name as its label ('50MB/s' -> 'bw-50MBps')."""
+        bandwidth goes into the name as its label ('50MB/s' -> 'bw-50MBps'); the threads
+        are in the name only where the study sweeps them (`threads_named`)."""
         rate = throttle.parse_bandwidth(values["bandwidth"])
         shown = {**values, "bandwidth": throttle.bandwidth_label(values["bandwidth"])
-                 if rate is not None else None}
+                 if rate is not None else None,
+                 "threads": values["threads"] if threads_named else None}
         name = ".".join(NAME_PARTS[f].format(shown[f]) for f in FACTORS if shown[f] is not None)
         rest = {f: value for f, value in values.items() if f not in MACHINE_FACTORS}
         return cls(name=name, medium_spec=medium_spec, bandwidth_bytes_per_s=rate,
@@ -70,6 +74,7 @@ class Setting:
         plain = {"medium": medium_kind == "directory",
                  "bandwidth": self.bandwidth_bytes_per_s is None,
                  "copies": self.copies == 1,
+                 "threads": True,  # the commands' own flag: hyperfine runs them alike
                  **{name: value == KEEP for name, value in self.machine.items()}}
         return [(f, medium_kind if f == "medium" else self.column(f))
                 for f in FACTORS if not plain[f]]

@@ -106,6 +106,18 @@ EMULATED_DISKS = {
         "faster than on that disk and compression's saving on the write side is "
         "understated."),
 }
+THREADS = (
+    "The thread count is a factor of the multi-threaded codecs alone (pigz \\texttt{-p}, "
+    "zstd and xz \\texttt{-T}, pbzip2 \\texttt{-p}, lbzip2 \\texttt{-n}); brotli's command "
+    "line has no threads, and every single-threaded codec runs the same at any count, so "
+    "it was measured once, at the first. Multi-threaded and single-threaded codecs are "
+    "compared on what the whole machine spends on the same input, its time and its "
+    "energy, not on speed per thread: a codec that keeps one core busy leaves the others "
+    "idle, and the machine draws their idle power all the same for as long as it runs. "
+    "That passive energy of the idle cores is each run's passive energy (the idle "
+    "calibration's power over its meter interval) times the share of the cores it left "
+    "idle, (cores $-$ threads) / cores: the idle power split evenly over the cores, an "
+    "attribution, not a reading of each core.")
 HPC14 = [
     "\\section{Compression in the filesystem and between compute phases (HPC '14)}",
     "Filesystem-level compression (btrfs \\texttt{compress-force}) is measured as a plain "
@@ -126,11 +138,20 @@ def factor_sections(claims: list[dict], params: Mapping, estimated: bool) -> str
     for factor in params["varied_factors"]:
         values = params["factor_values"][factor]
         out += [f"\\subsection{{{FACTOR_TITLES[factor]}}}",
-                f"The study ran every codec under {len(values)} values of this factor: "
+                f"The study ran "
+                f"{'its multi-threaded codecs' if factor == 'threads' else 'every codec'} "
+                f"under {len(values)} values of this factor: "
                 f"{tex(', '.join(values))}."]
         out += figure(f"\\FigDir/factor_{factor}.pdf",
                       f"{FACTOR_TITLES[factor]}: energy of each codec under each value, "
                       f"{BARS.format()}.{mark}")
+        if factor == "threads":
+            out += [THREADS]
+            out += figure("\\FigDir/threads.pdf",
+                          f"{FACTOR_TITLES[factor]}: time, energy and the idle cores' passive "
+                          f"energy of each codec's operations against the thread count, "
+                          f"{BARS.format()}; dashed, a single-threaded codec, measured "
+                          f"once.{mark}")
         if factor == "bandwidth":
             out += [EMULATED_DISKS[layout] for layout in params["emulated_input_layouts"]]
             out += figure("\\FigDir/bandwidth.pdf",

@@ -24,9 +24,10 @@ from wattzip.analysis.reference import (
     read_reference,
     read_with_tex,
 )
+from wattzip.latex import tex
 from wattzip.model import layout
 from wattzip.records import write_text_atomically
-from wattzip.report import comparison_cells, hpc14_cells, text_cells
+from wattzip.report import codec_cells, comparison_cells, hpc14_cells, legends, text_cells
 from wattzip.report.tables import primary_rows, rows
 from wattzip.resources import label, tool_order
 
@@ -209,6 +210,53 @@ def hpc14_tables(summary: list[dict], duty_codecs: Iterable[str],
     return Table(lines or [NO_HPC14], _simulated(filesystem[:1] + duty[:1]))
 
 
+SPLIT_HEADER = ("File", "Codec", "Operation", "T (s)", r"codec \%", "I/O (s)", "E (J)",
+                r"codec \%", "I/O (J)")
+NO_CODEC_ONLY = (r"This study measured no codec-only operations (config \texttt{codec\_only}), "
+                 "so nothing splits a compress-write into its codec and its I/O.")
+SPLIT_NOTE = (r"Each operation's mean time T and energy E; codec \%: the share of the codec "
+              "alone (its codec-only operation, from the page cache to /dev/null, no flush); "
+              r"I/O: the rest, the difference of the two means, with its Welch interval at "
+              r"\ConfidencePct{} in brackets.")
+
+
+def codec(inputs: Mapping) -> Table:
+    """The codec's own cost: each compress-write and decompress-read split into the codec
+    and its I/O (when the study measured codec-only operations), and the table in
+    lzbench's shape, its speeds and its joules per GB."""
+    split = codec_cells.split_rows(rows(inputs["codec_io"]))
+    lz = codec_cells.lzbench_rows(rows(inputs["lzbench"]))
+    lines: list[str] = []
+    if split:
+        order = codec_order(split)
+        shown = sorted(split, key=lambda r: (r["file_type"], order.index(r["codec"]), r["op"]))
+        note = SPLIT_NOTE + (" " + legends.ESTIMATED if any(r["estimated"] for r in split)
+                             else "")
+        lines += [r"\begin{table}[H]\centering\small",
+                  r"\caption{Each codec's operations split into the codec alone and its I/O.}",
+                  r"\label{tab:codec-io}",
+                  *tabular(SPLIT_HEADER, ([r["file_type"], r["codec"], r["op"], r["T_total"],
+                                           r["T_share"], r["T_io"], r["E_total"], r["E_share"],
+                                           r["E_io"]] for r in shown), "lllrrrrrr", note),
+                  r"\end{table}"]
+    else:
+        lines += [NO_CODEC_ONLY, ""]
+    order = codec_order(lz)
+    shown = sorted(lz, key=lambda r: (r["file_type"], order.index(r["codec"])))
+    note = codec_cells.lzbench_note(lz, r"\HalfWidthConfidencePct{}", tex)
+    for unit, what in (("mb_s", "speed (MB/s)"), ("j_per_gb", "energy (J/GB)")):
+        lines += [r"\begin{table}[H]\centering\scriptsize",
+                  rf"\caption{{In lzbench's shape: ratio and {what}, of the codec alone and "
+                  r"with its I/O.}",
+                  rf"\label{{tab:lzbench-{unit.replace('_', '-')}}}",
+                  *tabular(["File", "Codec", "Ratio", *codec_cells.COLUMNS.values()],
+                           ([r["file_type"], r["codec"], r["ratio"],
+                             *(r[f"{k}_{unit}"] for k in codec_cells.COLUMNS)] for r in shown),
+                           "llrrrrr", note if unit == "j_per_gb" else ""),
+                  r"\end{table}"]
+    return Table(lines, _simulated(split[:1] + lz[:1]))
+
+
 def testbeds(inputs: Mapping) -> Table:
     """Every testbed's text break-even (E / T) beside the slides' server, desktop and
     laptop: the columns in the order the cells come, the codecs in the paper's."""
@@ -237,7 +285,7 @@ def builders(duty_codecs: Iterable[str]) -> dict[str, Callable[[Mapping], Table]
     """Each table of a testbed by its name (its file, generated/<testbed>/<name>.tex):
     the one list of them, which the workflow's lookups take (names)."""
     out: dict[str, Callable[[Mapping], Table]] = {
-        "ratios": ratios, "claims": claims, "provenance": provenance,
+        "ratios": ratios, "claims": claims, "provenance": provenance, "codec": codec,
         "hpc14": lambda inputs: hpc14(inputs, duty_codecs)}
     for original in layout.BREAKEVEN_ORIGINALS:
         out[f"breakeven_{original}"] = lambda inputs, o=original: breakeven(inputs, o)

@@ -63,6 +63,14 @@ class Codec:
     def reads_in_path(self) -> bool:
         return any("{in}" in a for a in self.decompress)
 
+    @property
+    def streams(self) -> bool:
+        """Whether the codec alone can be run from the page cache to /dev/null (the
+        codec-only operations): a tool that compresses to standard output. Not a tool
+        that writes its output file itself (7-Zip), nor the kernel's compression, which
+        has no command of its own."""
+        return not self.filesystem and not self.writes_out_path
+
 
 def _fill(arg: str, out: str = "", inp: str = "", threads: int = 1) -> str:
     return arg.replace("{out}", out).replace("{in}", inp).replace("{threads}", str(threads))
