@@ -35,7 +35,7 @@ def setting_name(disk: str) -> str:
 def settings_of(disks) -> dict[str, dict]:
     """The study model's settings: the bandwidth varied, the uncapped disk primary."""
     return {setting_name(d): {"setting": setting_name(d), "medium": "ext2",
-                              "io_scheduler": "keep", "governor": "keep", "copies": 1,
+                              "io_scheduler": "keep", "governor": "keep", "copies": 1, "threads": 0,
                               "bandwidth_bytes_per_s": DISKS[d], "dutycycle": "",
                               "primary": d == "unlimited"} for d in disks}
 

@@ -81,6 +81,17 @@ def test_a_column_not_measured_is_empty_and_an_interval_reaching_zero_is_unbound
         "compress_io_mb_s"].endswith(r"\,[unbounded]")
 
 
+def test_a_per_gb_energy_s_interval_ends_at_zero():
+    """A few noisy runs give a half-width beyond the mean: energy is never negative, so the
+    interval's low end is zero, not below it."""
+    noisy = [{**r, "energy_j": e} for r, e in zip(
+        (r for r in runs() if r["op"] == "compress-only"), (1.0, 40.0, 2.0), strict=True)]
+    [row] = codec_cost.lzbench_table(summarize(
+        [r for r in runs() if r["op"] != "compress-only"] + noisy, AnalysisOptions()))
+    assert row["compress_codec_j_per_gb_lo"] == 0.0
+    assert row["compress_codec_j_per_gb_hi"] > row["compress_codec_j_per_gb"] > 0
+
+
 def test_the_markdown_says_estimated_and_simulated_where_they_are():
     [row] = codec_cost.lzbench_table(summarize(runs(), AnalysisOptions()))
     text = codec_cells.lzbench_markdown([{**row, "primary": True, "simulated": True}], "95%")

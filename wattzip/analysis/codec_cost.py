@@ -100,7 +100,9 @@ def lzbench_table(summary: list[dict]) -> list[dict]:
                 measured.append(s)
             speed = _per(mb, s["mean_elapsed_s"], s["hw_elapsed_s"])
             gb = mb * MB / GB
-            energy = [e / gb for e in (s["mean_energy_j"], s["mean_energy_j"] - s["hw_energy_j"],
+            low = s["mean_energy_j"] - s["hw_energy_j"]
+            # energy is never below zero: an interval reaching it ends there (NaN stays)
+            energy = [e / gb for e in (s["mean_energy_j"], 0.0 if low < 0 else low,
                                        s["mean_energy_j"] + s["hw_energy_j"])]
             row.update({f"{column}_mb_s": speed[0], f"{column}_mb_s_lo": speed[1],
                         f"{column}_mb_s_hi": speed[2], f"{column}_j_per_gb": energy[0],
