@@ -48,4 +48,4 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] \
   "$venv/bin/python" -m pip install -q -e ".[workflow,test]"
   echo "$want" >"$stamp"
 fi
-echo "setup: ready; run the study with $venv/bin/snakemake --cores all" >&2
+echo "setup: ready in ${SECONDS} s; run the study with $venv/bin/snakemake --cores all" >&2
