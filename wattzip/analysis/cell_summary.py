@@ -54,6 +54,15 @@ def key_of(row: dict, fields: tuple[str, ...]) -> tuple:
     return tuple(row.get(f) for f in fields)
 
 
+def verified_groups(rows: Iterable[dict]) -> dict[tuple, list[dict]]:
+    """The verified runs by cell and operation (GROUP), in the cells' order."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r.get("verified"):
+            groups[key_of(r, GROUP)].append(r)
+    return dict(sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))))
+
+
 def is_estimated(rows: Iterable[dict]) -> bool:
     return any(r.get("meter_method") == "estimated" for r in rows)
 

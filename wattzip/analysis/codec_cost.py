@@ -9,10 +9,16 @@ TurboBench's and `zstd -b`'s, which time the codec alone, in memory.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.analysis.cell_summary import CELL, GROUP, has_metric, is_estimated, key_of
+from wattzip.analysis.cell_summary import (
+    CELL,
+    GROUP,
+    has_metric,
+    is_estimated,
+    key_of,
+    verified_groups,
+)
 from wattzip.resources import operations
 from wattzip.stats import mean, welch_interval
 
@@ -32,12 +38,9 @@ def split_table(rows: list[dict], options: AnalysisOptions) -> list[dict]:
     """Per cell and I/O operation that has codec-only runs beside it: its mean time and
     energy, the codec's part (the codec-only operation's mean), and the I/O's part (the
     difference, with its Welch interval at options.confidence) and the codec's share."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:
-        if r.get("verified"):
-            groups[key_of(r, GROUP)].append(r)
+    groups = verified_groups(rows)
     out = []
-    for key in sorted(groups, key=lambda k: tuple(map(str, k))):
+    for key in groups:
         cell, op = key[:4], key[4]
         if op not in SPLITS or (*cell, SPLITS[op]) not in groups:
             continue

@@ -14,10 +14,9 @@ the report states, not a reading of each core.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.analysis.cell_summary import GROUP, is_estimated, key_of
+from wattzip.analysis.cell_summary import GROUP, is_estimated, verified_groups
 from wattzip.stats import half_width, mean
 
 METRICS = {"elapsed_s": "elapsed_s", "energy_j": "energy_j",
@@ -44,12 +43,9 @@ def threads_table(rows: list[dict], options: AnalysisOptions) -> list[dict]:
     and the mean time, energy, passive energy and the idle cores' share of it, each with
     its half-width at options.confidence. The thread count of the setting is its factor
     column (added when the rows are labelled)."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:
-        if r.get("verified"):
-            groups[key_of(r, GROUP)].append(r)
+    groups = verified_groups(rows)
     out = []
-    for key in sorted(groups, key=lambda k: tuple(map(str, k))):
+    for key in groups:
         runs = groups[key]
         row = dict(zip(GROUP, key, strict=True))
         row.update(tool=runs[0].get("tool"), level=runs[0].get("level"), n=len(runs),
