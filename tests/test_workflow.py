@@ -290,6 +290,22 @@ def test_bad_config_names_the_key(tmp_path):
     assert "unknown codec or codec set 'gz-7x'" in proc.stdout + proc.stderr
 
 
+def test_a_failing_figure_stops_the_study_before_anything_is_measured(tmp_path):
+    root = workflow_copy(tmp_path / "wf")
+    script = root / "scripts" / "fig_esav.R"
+    script.write_text('stop("a figure script broken on purpose")\n' + script.read_text())
+    proc = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", str(TINY)], cwd=root,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode != 0
+    assert "Error in rule figures_of_testbed" in proc.stdout + proc.stderr
+    assert "rehearsal/tiny/figures/tiny/esav.pdf" in proc.stdout + proc.stderr
+    measured = root / "results" / "tiny" / "tiny"
+    # the pre-flight may have run beside the rehearsal (it measures nothing); nothing after
+    # it did: no input, no idle calibration, no provenance, no run
+    assert not list(measured.glob("inputs/*.bin")) and not list(measured.rglob("*.jsonl"))
+    assert not list(measured.glob("idle/*.json")) and not (measured / "provenance.json").exists()
+
+
 def test_unsettable_factor_stops_before_any_run(tmp_path):
     root = workflow_copy(tmp_path / "wf")
     overlay = tmp_path / "gov.yaml"

@@ -52,12 +52,15 @@ def check_setting(name: str, setting: dict, codecs: list[str], file_size: int,
     """One setting on this machine: its medium made and mounted once, its free space, an
     emulated disk's ceiling, its scheduler, governor and throttle tried, all undone."""
     target, spec = setting["target_dir"], setting["medium"]
-    problems = checks.medium_problems(name, spec, codecs)
-    if problems:
-        raise PreflightError("; ".join(problems))
     medium = Medium.from_spec(spec["name"], spec)
     needed = space_needed(file_size, setting["copies"], duty_phases,
                           medium.inputs == "on-medium")
+    # The rehearsal's checks of the design first (it may run beside this one): they say
+    # what to change in the config before the machine is asked.
+    problems = (checks.medium_problems(name, spec, codecs)
+                + checks.space_problems(name, spec, needed))
+    if problems:
+        raise PreflightError("; ".join(problems))
     rate = throttle.parse_bandwidth(setting["bandwidth"])
     if medium.inputs == "on-medium":  # the emulated disk with one budget: tried here
         medium.share_budget(rate)
