@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import csv
+import functools
 import json
 import os
 import re
@@ -12,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,8 +32,13 @@ WORKFLOW_FILES = ("Snakefile", "config.yaml", "config", "rules", "scripts", "pro
 pytestmark = pytest.mark.workflow
 
 
-def workflow_copy(root: Path) -> Path:
-    """A fresh copy of the workflow, as a clone would have it."""
+def workflow_copy(root: Path, rehearsed: bool = False) -> Path:
+    """A fresh copy of the workflow, as a clone would have it. `rehearsed`: with the tiny
+    study's rehearsal in it already, as the study's next invocation finds it, for a test
+    of what comes after the rehearsal (the measuring path, a kill, a lock): Snakemake makes
+    it again only where a file of it is missing or older than its inputs, so it stands for
+    an overlay's rehearsal too (test_every_study_rehearses_to_its_pdf_marked_simulated
+    rehearses each shipped one, and the tiny_study fixture its own)."""
     root.mkdir(parents=True, exist_ok=True)
     for name in WORKFLOW_FILES:
         src = REPO / name
@@ -38,7 +46,23 @@ def workflow_copy(root: Path) -> Path:
             shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("generated"))
         elif src.exists():
             shutil.copy(src, root / name)
+    if rehearsed:
+        shutil.copytree(tiny_rehearsal(), root / "rehearsal" / "tiny", symlinks=True)
     return root
+
+
+@functools.cache
+def tiny_rehearsal() -> Path:
+    """tests/data/tiny.yaml's rehearsal (`wattzip rehearse`, simulated runs only), made once
+    per process of the suite in a private folder: its tree, rehearsal/tiny/."""
+    folder = Path(tempfile.mkdtemp(prefix="wattzip-tiny-rehearsal-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    root = workflow_copy(folder / "wf")
+    proc = subprocess.run([sys.executable, "-m", "wattzip", "rehearse", "--cores", "2",
+                           "--configfile", str(TINY)], cwd=root, capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return root / "rehearsal" / "tiny"
 
 
 def why_failed(proc: subprocess.CompletedProcess, cwd: Path) -> str:
@@ -196,7 +220,7 @@ def test_the_verdict_design_stops_each_codec_at_a_planned_look(tmp_path):
     with the codec's in ABBA order, and stops at one of the looks; its log says which
     verdicts decided it, and the analysis and the report go on as under the paper's rule
     (the plain rows of summary.csv pooling every codec's plain arm)."""
-    root = workflow_copy(tmp_path / "wf")
+    root = workflow_copy(tmp_path / "wf", rehearsed=True)
     overlay = root / "verdict.yaml"
     overlay.write_text("repeats: {min: 2, max: 2, ci_target: 0.05, design: verdict, "
                        "looks: [2, 3, 4]}\nverdict: {kind_metrics: [E]}\n"
@@ -330,7 +354,7 @@ def test_a_study_requiring_a_meter_stops_before_generating_anything(tmp_path):
 
 
 def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
-    root = workflow_copy(tmp_path / "wf")
+    root = workflow_copy(tmp_path / "wf", rehearsed=True)
     overlay = ONE_SETTING
     argv = [*SNAKEMAKE, "results/tiny/tiny/runs.csv", "--cores", "2", "--configfile", str(TINY),
             str(overlay)]
@@ -408,7 +432,7 @@ def test_two_studies_on_one_machine_take_turns(tmp_path):
     overlay.write_text("file_types: [text]\nfile_size: 1MiB\ncodecs: [gz-1]\n"
                        "crosscheck: {codecs: []}\nfactors: {bandwidth: [unlimited]}\n"
                        "idle: {count: 1, seconds: 0.2}\n")
-    roots = [workflow_copy(tmp_path / name) for name in ("a", "b")]
+    roots = [workflow_copy(tmp_path / name, rehearsed=True) for name in ("a", "b")]
     procs = [subprocess.Popen([*SNAKEMAKE, "results/tiny/tiny/runs.csv", "--cores", "2",
                                "--configfile", str(TINY), str(overlay)], cwd=root,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
