@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -141,7 +142,8 @@ class LoggerMeter(Meter):
 def test_a_meter_and_a_figure_are_their_own_files(tmp_path):
     """A meter is its module and its schema entry (its accuracy row besides): the package
     finds it, orders it as meter.order lists it and a config's key sets its option. A
-    figure of every testbed is its script: rule figures_of_testbed draws it."""
+    figure is its script: rule figures_of_testbed draws it, or figures_per_file_type
+    when its header line says so (wattzip.model.layout.figure_scripts)."""
     from wattzip.model import layout
 
     pkg = tmp_path / "pkg"
@@ -165,8 +167,22 @@ def test_a_meter_and_a_figure_are_their_own_files(tmp_path):
     assert done.stdout.split("\n")[:2] == [
         "['powercap', 'perf', 'ipmi', 'wattsup', 'logger', 'trace', 'model', 'none']",
         "/dev/x"]
-    scripts = tmp_path / "scripts"
+    # A figure is its script (and main.tex): one per testbed, or one per file type by
+    # its header line, which the layout reads; the package's copy lists its files.
+    scripts = pkg / "scripts"  # beside the package, as in a checkout
     shutil.copytree(REPO / "scripts", scripts)
     (scripts / "fig_heat.R").write_text("# a figure of every testbed\n")
+    (scripts / "fig_spread.R").write_text("# wattzip-figure: per=file_type\n# spread\n")
     assert layout.testbed_figures(scripts)["heat"] == {"script": "fig_heat.R"}
     assert set(layout.testbed_figures(scripts)) - set(layout.testbed_figures()) == {"heat"}
+    assert set(layout.file_type_figures(scripts)) - set(layout.file_type_figures()) == {
+        "spread"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from wattzip.model.layout import Tree; "
+         "from wattzip.model.study import Study; s = Study.from_files(sys.argv[1:]); "
+         "print('\\n'.join(Tree(s, 'rehearsal').figures(s.first_testbed)))",
+         str(REPO / "config.yaml"), str(TINY)], env={**os.environ, "PYTHONPATH": str(pkg)},
+        cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    listed = {Path(f).name for f in done.stdout.split()}
+    assert {"heat.pdf", "spread_text.pdf", "energy_text.pdf", "et_text.pdf"} <= listed
