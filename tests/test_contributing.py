@@ -156,12 +156,12 @@ def test_a_setting_a_job_reads_is_its_schema_entry_and_the_code_that_reads_it(tm
     text = code.read_text()
     at = text.index("    max_change: float = schema_default(\"drift.max_change\")\n")
     code.write_text(text[:at] + DRIFT_FIELD + text[at:])
-    overlay = tmp_path / "settle.yaml"
-    overlay.write_text(yaml.safe_dump({"drift": {"settle_s": 2.5}}))
     env = {**os.environ, "PYTHONPATH": str(pkg)}
-    for given, settled in (((), "0.5"), ((str(overlay),), "2.5")):
+    for drift, settled in (({"repeats": 2}, "0.5"), ({"repeats": 2, "settle_s": 2.5}, "2.5")):
+        overlay = tmp_path / "drift.yaml"
+        overlay.write_text(yaml.safe_dump({"drift": drift}))
         done = subprocess.run([sys.executable, "-c", JOB_RUNS_WITH, str(REPO / "config.yaml"),
-                               str(TINY), *given], env=env, cwd=tmp_path,
+                               str(TINY), str(overlay)], env=env, cwd=tmp_path,
                               capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr[-3000:]
         assert done.stdout.split() == [settled]  # the schema's default, then the config's
