@@ -13,7 +13,7 @@ rule figures_per_file_type:
                 category="{testbed}",
                 subcategory="{ftype}",
             )
-            for name in layout.PER_FILE_TYPE_FIGURES
+            for name in layout.file_type_figures()
         },
     log:
         "{figs}/logs/{testbed}/per_file_type_{ftype}.log",
@@ -21,7 +21,7 @@ rule figures_per_file_type:
         "../envs/r.yaml"
     params:
         code=REPORT_CODE,
-        figures=layout.PER_FILE_TYPE_FIGURES,
+        figures=layout.file_type_figures(),
     script:
         "../scripts/figures.R"
 

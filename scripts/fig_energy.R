@@ -1,3 +1,4 @@
+# wattzip-figure: per=file_type metric=energy,et name={metric}
 # Energy or the energy-delay product (the figure's `metric` wildcard: energy, et) of each
 # operation, stacked active / passive as the paper draws them (its Figure 2c-f). The
 # active share of a total is E_active / E of the same runs.

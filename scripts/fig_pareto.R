@@ -1,3 +1,4 @@
+# wattzip-figure: metric=energy,time
 # Which codec to choose: energy (or time) per GB of input for one write and n reads,
 # against the compression ratio; the Pareto front (no codec both cheaper and
 # compressing more) is drawn and its codecs named, per file type and n.

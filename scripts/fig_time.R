@@ -1,3 +1,4 @@
+# wattzip-figure: per=file_type
 # Elapsed time of each operation, stacked user / system / wait (paper Figure 2a,b).
 # A run that used several CPUs at once (pigz, zstd -T, copies > 1) has more CPU
 # time than elapsed time, so its wait is undefined: it is drawn as one elapsed

@@ -2,6 +2,8 @@
 # run it alone, its `snakemake` object holding its own output (and the rule's inputs,
 # params, wildcards and log, with the figure's own wildcards added), so that R and its
 # packages start once per rule instead of once per figure.
+# Which figures a rule draws, and the wildcards each adds, the layout reads from each
+# script's `# wattzip-figure:` line (wattzip.model.layout.figure_scripts).
 draw_figures <- function(rule, figures) {
   for (name in names(figures)) {
     figure <- figures[[name]]

@@ -47,7 +47,7 @@ def spec_text(kind: str, target_dir: Path, *, setting: dict | None = None,
     """A spec as a user's hand run gives `wattzip job --spec` (a bz-9 job on random
     data) or `wattzip idle --spec` (kind specs.JOB or IDLE): a one-testbed study's on the
     estimated model meter (1 W idle, 2 W at full load), writing to `target_dir`, its
-    setting and medium updated and its other parts (windows, repeats, ...) set as given."""
+    setting and medium updated and its other parts (idle, repeats, ...) set as given."""
     study = Study({**BASE, "file_types": ["random"], "codecs": ["bz-9"],
                    "target_dir": str(target_dir), "drift": {"repeats": 0},
                    "meter": {"order": ["model"],

@@ -1,5 +1,6 @@
 """CONTRIBUTING.md's promise, kept: a codec and a claim are added from data alone, a
-meter and a figure from their own files.
+meter and a figure from their own files, a setting a job reads from its schema entry and
+the code that reads it.
 
 A copy of the package gets one more codec family (a tool no study had, with its
 rehearsal model) in its data/codecs.yaml and one more claim about it in its
@@ -16,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -108,11 +110,61 @@ def test_a_setting_a_job_reads_is_declared_once_in_the_config_schema():
         specs.check({**job, "quiet": {**job["quiet"], "max_steal": 2}}, specs.JOB)
     text = (REPO / "wattzip" / "data" / "spec.schema.yaml").read_text()
     assert '$ref: "schema.yaml#/properties/quiet"' in text and "max_steal:" not in text
+    for section in ("quiet", "drift", "verdict", "idle", "repeats", "dutycycle", "meter",
+                    "machine"):  # each section whole, none key by key
+        assert f'$ref: "schema.yaml#/properties/{section}"' in text
+        assert f"schema.yaml#/properties/{section}/properties/" not in text
     assert QuietLimits() == QuietLimits(**{k: schema_default(f"quiet.{k}") for k in (
         "max_other_cpu", "max_steal", "wait_s", "max_heat_c")})
     assert DriftCheck() == DriftCheck(schema_default("drift.repeats"),
                                       schema_default("drift.max_change"))
     assert MeterOptions().interval_s == schema_default("meter.interval_s")
+
+
+DRIFT_KEY = """      settle_s:
+        default: 0.5
+        description: Seconds the machine rests before each reference measurement.
+        type: number
+        minimum: 0
+"""
+DRIFT_FIELD = """    settle_s: float = schema_default("drift.settle_s")
+"""
+JOB_RUNS_WITH = """
+import sys
+from wattzip.measure import spec as specs
+from wattzip.model.study import Study
+study = Study.from_files(sys.argv[1:])
+job = next(j for j in study.jobs(study.first_testbed) if j.codec != "plain")
+spec = specs.check(specs.read_json(specs.text(study.job_spec(job))), specs.JOB)
+print(specs.drift(spec).settle_s)
+"""
+
+
+def test_a_setting_a_job_reads_is_its_schema_entry_and_the_code_that_reads_it(tmp_path):
+    """A key added to drift: in the config schema, and a field of its name in DriftCheck
+    (the code that uses it), reaches the drift check a job runs with through the spec the
+    study model writes: no line of the spec's schema, the model or the spec's reader."""
+    pkg = tmp_path / "pkg"
+    shutil.copytree(REPO / "wattzip", pkg / "wattzip",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    schema = pkg / "wattzip" / "data" / "schema.yaml"
+    text = schema.read_text()
+    at = text.index("\n    properties:\n", text.index("\n  drift:\n")) + len(
+        "\n    properties:\n")
+    schema.write_text(text[:at] + DRIFT_KEY + text[at:])
+    code = pkg / "wattzip" / "measure" / "disturbance.py"
+    text = code.read_text()
+    at = text.index("    max_change: float = schema_default(\"drift.max_change\")\n")
+    code.write_text(text[:at] + DRIFT_FIELD + text[at:])
+    env = {**os.environ, "PYTHONPATH": str(pkg)}
+    for drift, settled in (({"repeats": 2}, "0.5"), ({"repeats": 2, "settle_s": 2.5}, "2.5")):
+        overlay = tmp_path / "drift.yaml"
+        overlay.write_text(yaml.safe_dump({"drift": drift}))
+        done = subprocess.run([sys.executable, "-c", JOB_RUNS_WITH, str(REPO / "config.yaml"),
+                               str(TINY), str(overlay)], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert done.stdout.split() == [settled]  # the schema's default, then the config's
 
 
 METER = '''
@@ -141,7 +193,8 @@ class LoggerMeter(Meter):
 def test_a_meter_and_a_figure_are_their_own_files(tmp_path):
     """A meter is its module and its schema entry (its accuracy row besides): the package
     finds it, orders it as meter.order lists it and a config's key sets its option. A
-    figure of every testbed is its script: rule figures_of_testbed draws it."""
+    figure is its script: rule figures_of_testbed draws it, or figures_per_file_type
+    when its header line says so (wattzip.model.layout.figure_scripts)."""
     from wattzip.model import layout
 
     pkg = tmp_path / "pkg"
@@ -165,8 +218,22 @@ def test_a_meter_and_a_figure_are_their_own_files(tmp_path):
     assert done.stdout.split("\n")[:2] == [
         "['powercap', 'perf', 'ipmi', 'wattsup', 'logger', 'trace', 'model', 'none']",
         "/dev/x"]
-    scripts = tmp_path / "scripts"
+    # A figure is its script (and main.tex): one per testbed, or one per file type by
+    # its header line, which the layout reads; the package's copy lists its files.
+    scripts = pkg / "scripts"  # beside the package, as in a checkout
     shutil.copytree(REPO / "scripts", scripts)
     (scripts / "fig_heat.R").write_text("# a figure of every testbed\n")
+    (scripts / "fig_spread.R").write_text("# wattzip-figure: per=file_type\n# spread\n")
     assert layout.testbed_figures(scripts)["heat"] == {"script": "fig_heat.R"}
     assert set(layout.testbed_figures(scripts)) - set(layout.testbed_figures()) == {"heat"}
+    assert set(layout.file_type_figures(scripts)) - set(layout.file_type_figures()) == {
+        "spread"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from wattzip.model.layout import Tree; "
+         "from wattzip.model.study import Study; s = Study.from_files(sys.argv[1:]); "
+         "print('\\n'.join(Tree(s, 'rehearsal').figures(s.first_testbed)))",
+         str(REPO / "config.yaml"), str(TINY)], env={**os.environ, "PYTHONPATH": str(pkg)},
+        cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    listed = {Path(f).name for f in done.stdout.split()}
+    assert {"heat.pdf", "spread_text.pdf", "energy_text.pdf", "et_text.pdf"} <= listed

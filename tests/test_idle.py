@@ -202,10 +202,9 @@ def test_the_schema_declares_the_defaults_and_the_cli_takes_them(monkeypatch):
     # `wattzip idle --configfile` runs the windows the study's spec would give it.
     monkeypatch.chdir(REPO)
     args = cli.build_parser().parse_args(["idle", "--configfile", "config/paper.yaml"])
-    assert commands.study_slice(args, spec.IDLE)["windows"] == {**config["idle"],
-                                                                 "min_count": 10}
+    assert commands.study_slice(args, spec.IDLE)["idle"] == config["idle"]
     args = cli.build_parser().parse_args(["idle", "--configfile"])
-    assert commands.study_slice(args, spec.IDLE)["windows"]["min_count"] == schema_default(
+    assert commands.study_slice(args, spec.IDLE)["idle"]["min_count"] == schema_default(
         "idle.min_count")
 
 

@@ -39,7 +39,7 @@ def test_a_job_spec_is_the_models_own_slice_of_the_study():
     assert spec["codec"] == "gz-1" and spec["testbed"] == "tb"
     assert spec["meter"] == rules.testbeds["tb"].meter  # the config's, as it is
     # the drift check's pairs come from the folder the measure rule journals to
-    assert spec["drift"]["pool"] == f"{rules.measured}/tb/journal"
+    assert spec["drift_pool"] == f"{rules.measured}/tb/journal"
 
 
 def test_each_tree_answers_through_its_own_wildcards():

@@ -202,7 +202,7 @@ def test_sigterm_unwinds_idle_and_restores_the_scheduler(tmp_path):
     original = factors.current_io_scheduler(disk)
     (other,) = other_schedulers(disk, 1)
     spec = spec_text(specs.IDLE, tmp_path, setting={"io_scheduler": other},
-                     windows={"count": 100, "min_count": 3, "seconds": 0.5})
+                     idle={"count": 100, "min_count": 3, "seconds": 0.5})
     proc = subprocess.Popen([*WATTZIP, "idle", "--spec", spec], stderr=subprocess.PIPE,
                             text=True)
     deadline = time.monotonic() + 30
@@ -247,8 +247,8 @@ def test_a_restore_that_fails_names_what_stays_changed(tmp_path):
 def test_idle_refuses_a_machine_that_is_not_quiet(tmp_path):
     busy = subprocess.Popen(["sh", "-c", "while :; do :; done"])
     try:
-        spec = spec_text(specs.IDLE, tmp_path, quiet_wait_s=3,
-                         windows={"count": 1, "min_count": 3, "seconds": 1})
+        spec = spec_text(specs.IDLE, tmp_path, quiet={"wait_s": 3},
+                         idle={"count": 1, "min_count": 3, "seconds": 1})
         out = subprocess.run([*WATTZIP, "idle", "--spec", spec], capture_output=True,
                              text=True, check=False)
     finally:

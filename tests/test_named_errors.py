@@ -54,8 +54,10 @@ def job_with(spec: str, *flags: str) -> subprocess.CompletedProcess:
     (lambda s: s.update(copies=1), "('copies' was unexpected)"),
     (lambda s: s["setting"].update(log_scheduler="bfq"),
      "at setting: factors no command sets: ['log_scheduler']"),
-    (lambda s: s.update(spec="wattzip-idle/1"),
-     "its \"spec\" is 'wattzip-idle/1', not 'wattzip-job/1'"),
+    (lambda s: s.update(spec="wattzip-idle/2"),
+     "its \"spec\" is 'wattzip-idle/2', not 'wattzip-job/2': a spec of another command"),
+    (lambda s: s.update(spec="wattzip-job/1"),
+     "a document of another version. The study's workflow writes its specs again"),
 ])
 def test_a_spec_is_checked_against_its_schema_with_the_key_named(tmp_path, change, said):
     """A hand-written or damaged spec is refused before anything runs, its key named as a
@@ -71,7 +73,7 @@ def test_a_spec_is_checked_against_its_schema_with_the_key_named(tmp_path, chang
 
 @pytest.mark.parametrize("text, said", [
     ('[{"copies": 1}]', "--spec [{\"copies\": 1}] cannot be used: No such file"),
-    ('{"spec": "wattzip-job/1", "copies": 1', "--spec: not JSON"),
+    ('{"spec": "wattzip-job/2", "copies": 1', "--spec: not JSON"),
 ])
 def test_a_spec_that_is_no_json_object_is_named(text, said):
     out = job_with(text)

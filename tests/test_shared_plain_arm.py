@@ -45,12 +45,14 @@ def test_a_job_reads_the_other_cells_last_measurements_of_its_setting_for_its_pr
     records.append_journal(folder / "text" / "bz-1.jsonl.reference.jsonl",
                            {"key": "k", "phase": "before", "runs": [1.0, 1.1]})
     own = folder / "text" / "gz-1.jsonl"
-    spec = {"runs": [2, 4, 8], "margin": 0.02, "reads_per_write": 1.0, "kinds": ["T", "E"],
-            "moderated": True, "prior_journals": str(folder)}
+    spec = {"looks": {"runs": [2, 4, 8], "kinds": ["T", "E"], "prior_journals": str(folder)},
+            "repeats": {"design": "moderated", "moderated_looks": [2, 4, 8], "looks": [2, 4, 8]},
+            "verdict": {"margin": 0.02, "reads_per_write": 1.0}}
     looks = measurement.verdict_looks(spec, str(own), "text")
     assert looks.options.moderated and looks.looks == (2, 4, 8) and looks.plain_type == "text"
     assert {r["job_key"] for r in looks.prior_runs} == {"text-bz-1", "zero-gz-1"}
-    assert not measurement.verdict_looks({**spec, "moderated": False}).prior_runs
+    verdict_design = {**spec, "repeats": {**spec["repeats"], "design": "verdict"}}
+    assert not measurement.verdict_looks(verdict_design).prior_runs
 
 
 def shared_plain_study(codecs, rng, noise=0.02, meter=None):

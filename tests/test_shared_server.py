@@ -259,8 +259,8 @@ def test_idle_sets_the_scheduler_on_the_jobs_device_not_the_root_disk(tmp_path):
     try:
         spec = spec_text(specs.IDLE, tmp_path / "mnt", setting={"io_scheduler": "kyber"},
                          medium={"name": "disk", "kind": "block", "device": loop},
-                         windows={"count": 2, "min_count": 2, "seconds": 1,
-                                  "max_other_load": 1})
+                         idle={"count": 2, "min_count": 2, "seconds": 1,
+                               "max_other_load": 1})
         proc = subprocess.Popen([*WATTZIP, "idle", "--spec", spec], stderr=subprocess.PIPE,
                                 text=True)
         seen = set()
@@ -289,8 +289,7 @@ def test_idle_on_an_emulated_disk_leaves_the_host_disk_s_scheduler_as_it_is(tmp_
                      setting={"io_scheduler": other, "bandwidth": "30MB/s"},
                      medium={"name": "disk", "kind": "image", "size": "16MiB",
                              "inputs": "on-medium"},
-                     windows={"count": 1, "min_count": 1, "seconds": 0.5,
-                              "max_other_load": 1})
+                     idle={"count": 1, "seconds": 0.5, "max_other_load": 1})
     proc = subprocess.Popen([*WATTZIP, "idle", "--spec", spec], stderr=subprocess.PIPE,
                             text=True)
     while proc.poll() is None:

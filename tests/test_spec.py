@@ -30,7 +30,7 @@ def test_every_shipped_study_gives_its_jobs_specs_their_schema_takes(overlay, mo
 
 def test_a_spec_carries_the_config_s_own_meter_and_names(monkeypatch, tmp_path):
     """Nothing is translated on the way: the meter is the testbed's `meter:` as the config
-    holds it (its defaults filled in), the looks the config's verdict values."""
+    holds it (its defaults filled in), the looking job the config's verdict whole."""
     monkeypatch.chdir(tmp_path)
     study = Study({**BASE, "meter": {"order": ["trace", "model"],
                                                  "trace_path": "/var/log/power.csv"},
@@ -40,7 +40,8 @@ def test_a_spec_carries_the_config_s_own_meter_and_names(monkeypatch, tmp_path):
     spec = study.job_spec(job)
     assert spec["meter"] == study.testbeds["tb"].meter
     assert spec["meter"]["trace_path"] == "/var/log/power.csv"
-    assert spec["looks"]["runs"] == [3, 5, 8] and spec["looks"]["margin"] == 0.03
+    assert spec["looks"]["runs"] == [3, 5, 8] and spec["verdict"]["margin"] == 0.03
+    assert spec["verdict"] == study.config["verdict"]  # every key, defaults filled in
     assert specs.check(json.loads(specs.text(spec)), specs.JOB) == spec
 
 

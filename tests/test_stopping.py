@@ -111,16 +111,19 @@ def test_a_kind_the_study_does_not_ask_for_is_left_open():
     assert both.open_kinds(mine, OPS, 3).keys() == {"T"}
     assert not energy.open_kinds(mine, OPS, 3)
     assert both.needs_more(mine, OPS) and not energy.needs_more(mine, OPS)
-    spec = {"runs": [3, 5, 8], "margin": 0.02, "reads_per_write": 1.0, "kinds": ["E"],
-            "moderated": False, "prior_journals": None}
+    looks = {"runs": [3, 5, 8], "kinds": ["E"], "prior_journals": None}
+    spec = {"looks": looks, "repeats": {"design": "verdict", "looks": [3, 5, 8]},
+            "verdict": {"margin": 0.02, "reads_per_write": 1.0}}
     assert measurement.verdict_looks(spec).kind_metrics == ("E",)
-    # The spec's values are the analysis's options: the looks decide as the report does.
-    assert measurement.verdict_looks({**spec, "reads_per_write": 2.0, "margin": 0.05}
-                                     ).options == AnalysisOptions(looks=3, margin=0.05,
-                                                                  reads_per_write=2.0)
-    assert measurement.verdict_looks({**spec, "kinds": []}).kind_metrics == ()
+    # The spec's sections are the analysis's options: the looks decide as the report does.
+    sections = {**spec, "verdict": {"reads_per_write": 2.0, "margin": 0.05}}
+    assert measurement.verdict_looks(sections).options == AnalysisOptions.of_study(
+        sections["repeats"], sections["verdict"])
+    assert measurement.verdict_looks(sections).options.margin == 0.05
+    assert measurement.verdict_looks({**spec, "looks": {**looks, "kinds": []}}
+                                     ).kind_metrics == ()
     with pytest.raises(WattzipError, match="the looks must increase"):
-        measurement.verdict_looks({**spec, "runs": [3, 3]})
+        measurement.verdict_looks({**spec, "looks": {**looks, "runs": [3, 3]}})
 
 
 def test_a_look_s_level_is_one_method_its_verdicts_and_kinds_both_read():

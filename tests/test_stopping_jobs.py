@@ -22,9 +22,12 @@ from .test_stopping import OPS
 
 
 def moderated_looks(prior_journals) -> dict:
-    """A job spec's looks under the moderated design (wattzip.measure.spec)."""
-    return {"runs": [2, 3], "margin": 0.02, "reads_per_write": 1.0, "kinds": ["T", "E"],
-            "moderated": True, "prior_journals": str(prior_journals)}
+    """A job spec's looks, verdict and repeats under the moderated design
+    (wattzip.measure.spec)."""
+    return {"looks": {"runs": [2, 3], "kinds": ["T", "E"],
+                      "prior_journals": str(prior_journals)},
+            "repeats": {"design": "moderated", "moderated_looks": [2, 3]},
+            "verdict": {"margin": 0.02, "reads_per_write": 1.0}}
 
 
 @pytest.fixture

@@ -356,15 +356,13 @@ def calibrate(meter: Meter, *, count: int, seconds: float, setting: str, target_
 
 def calibrate_spec(meter: Meter, spec: Mapping, journal: str | None,
                    log: Callable[[str], None] = print) -> dict:
-    """The idle calibration an idle spec describes (wattzip.measure.spec)."""
-    windows, medium = spec["windows"], specs.medium(spec)
-    return calibrate(meter, count=windows["count"], seconds=windows["seconds"],
-                     setting=spec["setting"]["name"], target_dir=medium.path,
-                     min_count=windows["min_count"], ci_target=windows["ci_target"],
-                     machine_factors=specs.machine_factors(spec),
-                     max_other_load=windows["max_other_load"],
-                     quiet_wait_s=spec["quiet_wait_s"], journal=journal, log=log,
-                     medium=medium, drift_repeats=spec["drift_repeats"],
+    """The idle calibration an idle spec describes (wattzip.measure.spec): its windows are
+    the config's idle, keyword by key."""
+    medium = specs.medium(spec)
+    return calibrate(meter, **spec["idle"], setting=spec["setting"]["name"],
+                     target_dir=medium.path, machine_factors=specs.machine_factors(spec),
+                     quiet_wait_s=spec["quiet"]["wait_s"], journal=journal, log=log,
+                     medium=medium, drift_repeats=spec["drift"]["repeats"],
                      testbed=spec["testbed"],
                      emulated=EmulatedMachine.of(spec.get("machine")))
 

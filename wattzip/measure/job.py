@@ -35,6 +35,11 @@ class DutyCycle:
     compute_s: float
     compute: str = "idle"  # or "busy"
 
+    def __post_init__(self):
+        # Typed as the job's key reads them: a config's `compute_s: 1` is the job 1.0 is.
+        object.__setattr__(self, "phases", int(self.phases))
+        object.__setattr__(self, "compute_s", float(self.compute_s))
+
     def compute_argv(self) -> str:
         if self.compute == "busy":
             return (f"timeout {self.compute_s:g} sh -c 'while :; do :; done'; "

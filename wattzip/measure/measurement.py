@@ -99,37 +99,37 @@ def idle_calibration(meter: meters.Meter, calibration_path: str | None,
         package_temp_c=calibration.get("package_temp_c"))
 
 
-def verdict_looks(looks: Mapping | None, own_journal: str | None = None,
+def verdict_looks(spec: Mapping, own_journal: str | None = None,
                   file_type: str | None = None) -> VerdictLooks | None:
-    """The verdict design's stopping rule (a job spec's `looks`): the codec's job measures
-    its own plain arm, which the verdicts compare with (wattzip.measure.repeats), and
-    stops once they and the break-even kinds of `kinds` are decided. Under the moderated
-    design the other cells' journals in `prior_journals` (those written so far; not
-    `own_journal`; each one's last measurement) give the prior, and the plain arm is the
-    one of the setting's `file_type` that every codec's job of it adds to."""
+    """The verdict design's stopping rule (a job spec's `looks`, decided by its `verdict`
+    and `repeats`): the codec's job measures its own plain arm, which the verdicts compare
+    with (wattzip.measure.repeats), and stops once they and the break-even kinds of
+    `kinds` are decided. Under the moderated design the other cells' journals in
+    `prior_journals` (those written so far; not `own_journal`; each one's last
+    measurement) give the prior, and the plain arm is the one of the setting's
+    `file_type` that every codec's job of it adds to."""
+    looks = spec.get("looks")
     if not looks:
         return None
     planned = tuple(looks["runs"])
     if any(b <= a for a, b in zip(planned, planned[1:], strict=False)) or planned[0] < 2:
         raise WattzipError(f"looks {list(planned)}: the looks must increase from 2 runs on, "
                            "e.g. 3,5,8")
-    moderated, prior_journals = looks["moderated"], looks["prior_journals"]
+    # The study's options of its repeats and verdict: the looks decide by the rules the
+    # report decides by (Study.analysis_options).
+    options = AnalysisOptions.of_study(spec["repeats"], spec["verdict"])
+    prior_journals = looks["prior_journals"] if options.moderated else None
     own = os.path.abspath(own_journal) if own_journal else None
     # The runs' journals, not the drift check's reference journals beside them.
     paths = sorted(p for p in glob.glob(os.path.join(prior_journals, "*", "*.jsonl"))
-                   if not p.endswith(drift.REFERENCE_SUFFIX)) if (
-        moderated and prior_journals) else []
+                   if not p.endswith(drift.REFERENCE_SUFFIX)) if prior_journals else []
     # Each journal's last measurement: the runs the analysis reads of that job (runs.csv),
     # so that the report decides each cell on the prior its job's looks fitted.
     prior = [r for path in paths if os.path.abspath(path) != own
              for r in records.last_measurement(
                  records.read_journal(path, required=records.RUN_REQUIRED))]
-    # The spec's values as the analysis's options (its confidence the study's default):
-    # the looks decide by the rules the report decides by.
-    options = AnalysisOptions(margin=looks["margin"], reads_per_write=looks["reads_per_write"],
-                              looks=len(planned), moderated=moderated)
     return VerdictLooks(planned, options, prior_runs=tuple(prior),
-                        plain_type=file_type if moderated and prior_journals else None,
+                        plain_type=file_type if prior_journals else None,
                         kind_metrics=tuple(m for m in METRICS if m in looks["kinds"]))
 
 
@@ -152,10 +152,10 @@ class Invocation:
 
 def run_spec(spec: Mapping, given: Invocation, log: Callable[[str], None]) -> dict:
     """The job a spec describes (wattzip.measure.spec), measured alone on this machine."""
-    repeats = spec["repeats"]
-    if repeats["max"] < repeats["min"]:
-        raise WattzipError(f"wattzip job: the spec's repeats.max {repeats['max']} is below "
-                           f"its repeats.min {repeats['min']}")
+    least, most = specs.repeat_range(spec)
+    if most < least:
+        raise WattzipError(f"wattzip job: the spec's repeats.max {most} is below its "
+                           f"repeats.min {least}")
     system.check_host(*specs.expected(spec))
     trust.trusted_paths({"the input manifest": given.manifest, "the idle calibration":
                          given.idle, "the job's journal": given.journal,
@@ -177,16 +177,16 @@ def run_spec(spec: Mapping, given: Invocation, log: Callable[[str], None]) -> di
 def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None,
            meter: meters.Meter, calibration: IdleCalibration,
            given: Invocation) -> MeasurementJob:
-    """The measurement job of a spec, its input, medium, codec, meter and idle calibration.
-    Its numbers are typed as the job's key reads them, so that a spec whose config wrote
-    `compute_s: 1` is the job a flag's 1.0 made."""
-    repeats, setting, duty = spec["repeats"], spec["setting"], spec.get("duty")
+    """The measurement job of a spec, its input, medium, codec, meter and idle calibration."""
+    repeats, setting = spec["repeats"], spec["setting"]
+    least, most = specs.repeat_range(spec)
+    duty = specs.of_section(DutyCycle, spec["dutycycle"]) if spec.get("dutycycle") else None
     emulated = EmulatedMachine.of(spec.get("machine"))
     return MeasurementJob(
         testbed=spec["testbed"], file_type=manifest["file_type"],
         input_path=manifest["path"], input_sha256=manifest["sha256"],
         input_bytes=manifest["size_bytes"], medium=medium, codec=codec,
-        min_repeats=repeats["min"], max_repeats=repeats["max"],
+        min_repeats=least, max_repeats=most,
         ci_target=repeats["ci_target"], watch=tuple(repeats["watch"]),
         copies=int(setting.get("copies", 1)),
         # The cores it is given: the emulated machine's, else its affinity's.
@@ -196,8 +196,7 @@ def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None
         idle_windows=calibration.windows, trace_dir=given.trace_dir,
         copy_buffer_bytes=given.copy_buffer_bytes,
         bandwidth_bytes_per_s=throttle.parse_bandwidth(setting.get("bandwidth", "unlimited")),
-        duty=DutyCycle(int(duty["phases"]), float(duty["compute_s"]), duty["compute"])
-        if duty else None,
+        duty=duty,
         factors={"setting": setting["name"], **specs.machine_factors(spec),
                  "medium": medium.name, "target_dir": medium.path},
         meter_identity=calibration.meter_identity,
@@ -208,7 +207,7 @@ def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None
         codec_only=bool(spec.get("codec_only")),
         # The verdict design's looks are a codec's (its job measures its own plain arm, or
         # under the moderated design adds to its setting and file type's shared one).
-        looks=(verdict_looks(spec.get("looks"), given.journal, manifest["file_type"])
+        looks=(verdict_looks(spec, given.journal, manifest["file_type"])
                if codec and not duty else None),
     )
 

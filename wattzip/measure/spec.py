@@ -3,15 +3,20 @@
 The study model writes a job's and an idle calibration's spec (wattzip.model.study), the
 workflow keeps each beside the runs (results/<study>/<testbed>/specs/), and `wattzip job`
 and `wattzip idle` read it here into the objects they run with; a hand run naming the
-study's config (`--configfile`) runs the same document, made by the model. Its parts
-carry the config's own names, so nothing is translated on the way: the meter is the
-testbed's `meter:` as the config holds it, the medium the fields of
-wattzip.machine.media.Medium. The document is checked against data/spec.schema.yaml, so
-a hand-written one is refused with its key named, as a config is.
+study's config (`--configfile`) runs the same document, made by the model. It carries
+the config's sections the command reads whole, under their own keys and names, so
+nothing is translated on the way: the meter is the testbed's `meter:` as the config
+holds it, the drift check's fields are `drift:`'s keys, the medium the fields of
+wattzip.machine.media.Medium; what the model derives for one job (drift_pool, looks)
+stands beside them. A key added to one of those sections reaches its object here with
+no line of this module: the object's field of the key's name takes it. The document is
+checked against data/spec.schema.yaml, so a hand-written one is refused with its key
+named, as a config is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Mapping
@@ -24,8 +29,8 @@ from wattzip.machine.factors import MACHINE_FACTORS
 from wattzip.machine.media import Medium
 from wattzip.measure.disturbance import DriftCheck, QuietLimits
 
-JOB = "wattzip-job/1"
-IDLE = "wattzip-idle/1"
+JOB = "wattzip-job/2"
+IDLE = "wattzip-idle/2"
 
 
 @functools.cache
@@ -50,8 +55,15 @@ def check(spec: object, kind: str, source: str = "--spec") -> dict:
     if not isinstance(spec, dict):
         raise ConfigError(f"{source}: a JSON object was expected, not {type(spec).__name__}")
     if spec.get("spec") != kind:
-        raise ConfigError(f"{source}: its \"spec\" is {spec.get('spec')!r}, not {kind!r}: a "
-                          "spec of another command or version")
+        given = str(spec.get("spec"))
+        same = given.partition("/")[0] == kind.partition("/")[0]
+        raise ConfigError(
+            f"{source}: its \"spec\" is {spec.get('spec')!r}, not {kind!r}: "
+            + ("a document of another version. The study's workflow writes its specs "
+               "again itself; a spec written by hand must be written again in this "
+               "version's shape (data/spec.schema.yaml: the config's sections whole, under "
+               "their own keys), or the command run with --configfile" if same
+               else "a spec of another command"))
     error = jsonschema.exceptions.best_match(_checker().iter_errors(spec))
     if error is not None:
         where = ".".join(map(str, error.absolute_path)) or "top level"
@@ -104,15 +116,30 @@ def machine_factors(spec: Mapping) -> dict[str, str]:
     return {name: spec["setting"].get(name, KEEP) for name in MACHINE_FACTORS}
 
 
+def of_section(cls, section: Mapping, **derived):
+    """An object of the dataclass `cls` whose fields are named as a config section's keys:
+    those of the section's keys it has, and what the model derived (`derived`)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in section.items() if k in names}, **derived)
+
+
 def quiet(spec: Mapping) -> QuietLimits:
-    return QuietLimits(**spec["quiet"])
+    return of_section(QuietLimits, spec["quiet"])
 
 
 def drift(spec: Mapping, phases: tuple = ()) -> DriftCheck | None:
-    """The job's drift check, with the idle calibration's phases (None: 0 repeats)."""
-    d = spec["drift"]
-    return DriftCheck(d["repeats"], d["max_change"], phases, d["pool"]) if d["repeats"] \
-        else None
+    """The job's drift check (config drift), with the idle calibration's phases and the
+    study's journal folder (drift_pool); None: 0 repeats."""
+    check = of_section(DriftCheck, spec["drift"], phases=phases, pool=spec["drift_pool"])
+    return check if check.repeats else None
+
+
+def repeat_range(spec: Mapping) -> tuple[int, int]:
+    """The job's least and most runs per operation: the paper's rule's (repeats.min and
+    max), or the first and last of its planned looks."""
+    looks = spec.get("looks")
+    return ((looks["runs"][0], looks["runs"][-1]) if looks
+            else (spec["repeats"]["min"], spec["repeats"]["max"]))
 
 
 def expected(spec: Mapping) -> tuple[str | None, str | None]:

@@ -31,17 +31,11 @@ from wattzip.workload import codec_registry, pinned
 
 ANALYSIS_TABLES = ("summary", "breakeven", "esav", "correlation", "claims", "comparison",
                    "pareto", "model_check", "codec_io", "lzbench", "threads")
-# The figures of a file type (<name>_<file type>.pdf, rule figures_per_file_type): each
-# one's script in scripts/ and the wildcards it adds (scripts/figures.R draws them).
-PER_FILE_TYPE_FIGURES = {
-    "time": {"script": "fig_time.R"},
-    "energy": {"script": "fig_energy.R", "wildcards": {"metric": "energy"}},
-    "et": {"script": "fig_energy.R", "wildcards": {"metric": "et"}}}
 # The whole testbed's figures drawn by a rule of their own, when the study has what they
-# show (testbed_figure_kinds); every other scripts/fig_<name>.R draws a figure <name> of
-# every testbed (testbed_figures), one per metric where FIGURES_BY_METRIC names them.
+# show (testbed_figure_kinds); every other scripts/fig_<name>.R is drawn by rule
+# figures_per_file_type or figures_of_testbed, as its header line says (figure_scripts).
 OWN_RULE_FIGURES = ("levels", "timeline", "factor", "threads", "bandwidth", "testbeds")
-FIGURES_BY_METRIC = {"pareto": ("energy", "time")}
+FIGURE_HEADER = "# wattzip-figure:"
 # Each reproduced break-even table: the original it stands beside, its metrics, its title.
 BREAKEVEN_ORIGINALS = {
     "server": ("systor09_table4_breakeven_server", ["E", "ET"], "SYSTOR '09 Table 4, server"),
@@ -98,19 +92,49 @@ def timeline(study: Study) -> dict:
     return {"file_type": file_type, "codecs": (preferred or study.codecs)[:3]}
 
 
-def testbed_figures(scripts: Path = SCRIPTS) -> dict[str, dict]:
-    """The figures of every testbed (rule figures_of_testbed), each by its name: its script
-    and the wildcards it adds; a script is its own declaration."""
-    per_file_type = {f["script"] for f in PER_FILE_TYPE_FIGURES.values()}
-    out: dict[str, dict] = {}
+def figure_scripts(scripts: Path = SCRIPTS) -> dict[str, dict[str, dict]]:
+    """The figures of scripts/fig_<name>.R that no rule of its own draws, by what each is
+    drawn for: "file_type" (<name>_<file type>.pdf, rule figures_per_file_type) or
+    "testbed" (<name>.pdf, rule figures_of_testbed); each figure by its name, with its
+    script and the wildcards it adds. A script is its own declaration: a line
+
+        # wattzip-figure: per=file_type metric=energy,et name={metric}
+
+    says it is drawn per file type (per=testbed, the default: once per testbed), once per
+    metric (the `metric` wildcard it reads) and named by `name` ({metric}: the metric;
+    without it, <name>_<metric>, or <name> without metrics). No line: once per testbed."""
+    out: dict[str, dict[str, dict]] = {"file_type": {}, "testbed": {}}
     for path in sorted(scripts.glob("fig_*.R")):
         name = path.stem.removeprefix("fig_")
-        if path.name in per_file_type or name in OWN_RULE_FIGURES:
+        if name in OWN_RULE_FIGURES:
             continue
-        for metric in FIGURES_BY_METRIC.get(name, [None]):
-            out[f"{name}_{metric}" if metric else name] = {
+        declared = {"per": "testbed", "metric": "", "name": ""}
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith(FIGURE_HEADER):
+                for word in line.removeprefix(FIGURE_HEADER).split():
+                    key, _, value = word.partition("=")
+                    if key not in declared or not value:
+                        raise ValueError(f"{path}: {line!r}: {word!r} is not one of "
+                                         "per=, metric=, name=")
+                    declared[key] = value
+        if declared["per"] not in out:
+            raise ValueError(f"{path}: per={declared['per']}: per=file_type or per=testbed")
+        metrics = [m for m in declared["metric"].split(",") if m] or [None]
+        template = declared["name"] or (f"{name}_{{metric}}" if metrics[0] else name)
+        for metric in metrics:
+            out[declared["per"]][template.format(metric=metric)] = {
                 "script": path.name, **({"wildcards": {"metric": metric}} if metric else {})}
     return out
+
+
+def testbed_figures(scripts: Path = SCRIPTS) -> dict[str, dict]:
+    """The figures of every testbed (rule figures_of_testbed), each by its name."""
+    return figure_scripts(scripts)["testbed"]
+
+
+def file_type_figures(scripts: Path = SCRIPTS) -> dict[str, dict]:
+    """The figures of each file type (rule figures_per_file_type), each by its name."""
+    return figure_scripts(scripts)["file_type"]
 
 
 def testbed_figure_kinds(study: Study, own: bool) -> list[str]:
@@ -234,7 +258,7 @@ class Tree:
         kinds = testbed_figure_kinds(self.study, testbed in self.study.testbeds)
         out = [f"{self.figs}/{testbed}/{kind}.pdf" for kind in kinds]
         return out + [f"{self.figs}/{testbed}/{kind}_{ftype}.pdf"
-                      for kind in PER_FILE_TYPE_FIGURES for ftype in self.file_types(testbed)]
+                      for kind in file_type_figures() for ftype in self.file_types(testbed)]
 
     def outputs(self) -> list[str]:
         """Every analysis table, figure and the report of the tree."""

@@ -372,48 +372,41 @@ class Study:
 
     def job_spec(self, job: Job) -> dict:
         """Everything one measurement job needs of the study, and nothing else: its
-        testbed's meter, its setting, its codec and its repeats (`wattzip job --spec`,
-        wattzip.measure.spec). Editing another part of the config leaves it, and so the
+        testbed's meter, its setting, its codec, and the config's sections it reads
+        whole, with what the model derives for it beside them (`wattzip job --spec`,
+        wattzip.measure.spec). Editing a section it does not read leaves it, and so the
         job, unchanged."""
         plan = self.repeat_plan(job)
         s, c = self.settings[job.setting], self.config
         spec = {"spec": specs.JOB, "testbed": job.testbed, "codec": job.codec,
                 "meter": self.testbeds[job.testbed].meter,
                 **self._setting_slice(job.testbed, job.setting),
-                "repeats": {"min": plan.min, "max": plan.max, "ci_target": plan.ci_target,
-                            "watch": list(plan.watch)},
-                "threads": s.threads, "codec_only": c["codec_only"],
-                "looks": None, "duty": None,
-                "quiet": dict(c["quiet"]),
-                "drift": {**c["drift"], "pool": f"{job.root}/{job.testbed}/journal"},
+                "repeats": dict(c["repeats"]), "threads": s.threads,
+                "codec_only": c["codec_only"], "looks": None,
+                "quiet": dict(c["quiet"]), "drift": dict(c["drift"]),
+                "drift_pool": f"{job.root}/{job.testbed}/journal",
                 "expect": self.expect(job.testbed)}
         spec["setting"].update(bandwidth=s.bandwidth, copies=s.copies)
         if plan.looks:
-            verdict = c["verdict"]
+            spec["verdict"] = dict(c["verdict"])
             spec["looks"] = {
-                "runs": list(plan.looks), "margin": verdict["margin"],
-                "reads_per_write": verdict["reads_per_write"], "kinds": list(plan.kinds),
-                "moderated": self.moderated_design,
+                "runs": list(plan.looks), "kinds": list(plan.kinds),
                 # The moderated design's priors come from the setting's other cells.
                 "prior_journals": (f"{job.root}/{job.testbed}/journal/{job.setting}"
                                    if self.moderated_design else None)}
         if job.file_type == "dutycycle":
-            spec["duty"] = {"phases": self.duty.phases, "compute_s": self.duty.compute_s,
-                            "compute": self.duty.compute}
+            spec["dutycycle"] = dict(c["dutycycle"])
         return spec
 
     def idle_spec(self, testbed: str, setting: str) -> dict:
-        """The idle calibration's slice: the testbed's meter, the setting, the windows."""
-        idle = self.config["idle"]
+        """The idle calibration's slice: the testbed's meter, the setting, and the config's
+        idle, quiet and drift."""
+        c = self.config
         return {"spec": specs.IDLE, "testbed": testbed,
                 "meter": self.testbeds[testbed].meter,
                 **self._setting_slice(testbed, setting),
-                "windows": {"count": idle["count"], "min_count": self.idle_first_look,
-                            "ci_target": idle["ci_target"], "seconds": idle["seconds"],
-                            "max_other_load": idle["max_other_load"]},
-                "quiet_wait_s": self.config["quiet"]["wait_s"],
-                "drift_repeats": self.config["drift"]["repeats"],
-                "expect": self.expect(testbed)}
+                "idle": dict(c["idle"]), "quiet": dict(c["quiet"]),
+                "drift": dict(c["drift"]), "expect": self.expect(testbed)}
 
     def job_spec_text(self, wildcards) -> str:
         """The spec of a measure rule's job, by rule job_spec's wildcards (testbed,
