@@ -128,12 +128,16 @@ def test_the_simulations_run_small(script, args):
      r"ratio A/B median [\d.]+ .*\n.*sampler model at 10 Hz: [\d.]+% of one core"),
     ("bench_overhead.py", ["--runs", "2", "--rounds", "1", "--size", "1MiB"],
      r"\| `gzip -1 -c TEXT` \|( [\d.]+ \|){7}"),
+    ("drift_reference_size.py", ["--sizes", "1,2", "--phases", "2", "--repeats", "1",
+                                 "--gap", "0"],
+     r"\| 1 MiB \| [\d.]+ \| [\d.]+% \| [\d.]+% \| [\d.]+% \| [\d.]+% \|\n\| 2 MiB"),
     ("onedisk.py", ["--size", "4MiB", "--pairs", "1"],
      r"A one budget, unmount +median [\d.]+ s .*\n(.*\n)*  A / B [\d.]+, A / C [\d.]+"),
 ])
 def test_the_machine_s_benchmarks_run_small(script, args, said):
     """The benchmarks that time this machine (the harness against the bare command,
-    wattzip bench against hyperfine, the emulated disk's budgets), at their smallest."""
+    wattzip bench against hyperfine, the drift reference's sizes, the emulated disk's
+    budgets), at their smallest."""
     out = bench(script, *args).stdout
     assert re.search(said, out), out
 
