@@ -1,19 +1,20 @@
 """Before measuring: pre-flight checks, testbed provenance, idle power."""
 
 
-# A checkpoint, as rule paper is: the jobs after it wait for it through ancient inputs
-# (CHECKED), so a pre-flight checked again (a codec added to the config) plans them anew.
+# A checkpoint, as rule paper is: the jobs after it wait for it through ancient inputs,
+# so a pre-flight checked again (a codec added to the config) plans them anew.
 checkpoint preflight:
-    """Stop before any work if a codec, the meter, a factor or disk space is missing: first
-    of all (its priority), beside the rehearsal, which the work after it waits for too
-    (CHECKED)."""
+    """Stop before any work if a codec, the meter, a factor or disk space is missing."""
+    input:
+        # The rehearsal built the whole report from simulated runs first: a study whose
+        # rehearsal fails measures nothing (ancient: rehearsing again measures nothing anew).
+        rehearsal=ancient(f"{REHEARSED}/paper.pdf"),
     output:
         f"{MEASURED}/{{testbed}}/preflight.json",
     log:
         f"{MEASURED}/{{testbed}}/logs/preflight.log",
     wildcard_constraints:
         testbed=RULES.this_testbed(),
-    priority: 100
     conda:
         "../envs/wattzip.yaml"
     resources:
@@ -35,7 +36,7 @@ checkpoint preflight:
 rule provenance:
     """CPU, memory, kernel, disk, scheduler, governor, tool versions and meter."""
     input:
-        **CHECKED,
+        ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
     output:
         json=f"{MEASURED}/{{testbed}}/provenance.json",
         csv=f"{MEASURED}/{{testbed}}/provenance.csv",
@@ -81,7 +82,7 @@ rule idle_spec:
 rule idle_power:
     """Average idle power of the testbed in one setting (paper 5.1), alone on the machine."""
     input:
-        **CHECKED,
+        preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
         spec=f"{MEASURED}/{{testbed}}/specs/idle/{{setting}}.json",
     output:
         f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
@@ -105,7 +106,7 @@ rule idle_power:
 rule plan:
     """How long the study takes here, from a short cached pilot (before it is measured)."""
     input:
-        **CHECKED,
+        preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
         config=f"{MEASURED}/config.json",
     output:
         f"{MEASURED}/{{testbed}}/plan/estimate.json",

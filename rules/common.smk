@@ -33,15 +33,6 @@ with said_alone():
 ANALYSIS_TABLES = layout.ANALYSIS_TABLES
 REFERENCE_FILES = sorted(glob.glob("paper/reference/*.csv"))
 REPORT_CODE = layout.report_code(workflow.basedir)
-# What every job that works on a testbed waits for: its pre-flight passed (a checkpoint:
-# checked again, it plans them anew) and the rehearsal built the whole report from
-# simulated runs, so a study whose rehearsal fails measures nothing. Ancient: checking or
-# rehearsing again measures nothing anew. The pre-flight itself waits for nothing, so a
-# machine that cannot run the study says so in seconds, beside the rehearsal.
-CHECKED = {
-    "preflight": ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
-    "rehearsal": ancient(f"{REHEARSED}/paper.pdf"),
-}
 
 
 def copied_in_testbeds():

@@ -33,8 +33,8 @@ if STUDY.multi:
     rule input_file:
         """The input file staged to the testbed's own disk, its sha256 checked (not measured)."""
         input:
-            **CHECKED,
             master=f"{MEASURED}/inputs/{{ftype}}.bin.json",
+            preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
         output:
             manifest=f"{MEASURED}/{{testbed}}/inputs/{{ftype}}.bin.json",
         log:
@@ -56,7 +56,7 @@ else:
     rule input_file:
         """One input file of exact size on the testbed and its manifest (not measured)."""
         input:
-            **CHECKED,
+            ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
         output:
             manifest=f"{MEASURED}/{{testbed}}/inputs/{{ftype}}.bin.json",
         log:

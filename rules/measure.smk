@@ -29,10 +29,10 @@ checkpoint measure_runs:
     """Repeated write/read runs of one codec (or plain; or both, interleaved) on one file,
     alone on the machine."""
     input:
-        **CHECKED,
         manifest=f"{MEASURED}/{{testbed}}/inputs/{{ftype}}.bin.json",
         spec=f"{MEASURED}/{{testbed}}/specs/{{setting}}/{{ftype}}/{{codec}}.json",
         idle=f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
+        preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
         previous=previous_runs,
     output:
         f"{MEASURED}/{{testbed}}/runs/{{setting}}/{{ftype}}/{{codec}}.jsonl",
@@ -55,10 +55,10 @@ checkpoint measure_runs:
 rule measure_dutycycle:
     """HPC '14: write phases between compute phases, each run the whole workload, alone."""
     input:
-        **CHECKED,
         manifest=f"{MEASURED}/{{testbed}}/inputs/{DUTY.file_type if DUTY else 'none'}.bin.json",
         spec=f"{MEASURED}/{{testbed}}/specs/{{setting}}/dutycycle/{{codec}}.json",
         idle=f"{MEASURED}/{{testbed}}/idle/{{setting}}.json",
+        preflight=ancient(f"{MEASURED}/{{testbed}}/preflight.json"),
     output:
         f"{MEASURED}/{{testbed}}/runs/{{setting}}/dutycycle/{{codec}}.jsonl",
     log:

@@ -1,7 +1,8 @@
 """Shared fixtures, made once per session: small real input files of every type, and the
 workflow tests' tiny study; and how the suite shares the machine's cores.
 
-The suite runs on every core (pytest-xdist, `-n auto` in pyproject.toml). A test marked
+The suite runs on every core (pytest-xdist, `-n auto` in pyproject.toml: a worker per CPU
+and one more, pytest_xdist_auto_num_workers). A test marked
 `pure` neither measures nor changes the machine (analysis, statistics, the model, the
 report's text, parsing): pure tests run side by side. Every other test measures or
 changes the machine, and runs alone: nothing else of the suite runs beside it, so its
@@ -113,6 +114,14 @@ def pytest_sessionstart(session):
         if killed:
             subprocess.run([sys.executable, "-m", "wattzip", "restore"], check=False,
                            env={**os.environ, machine.STATE_DIR_ENV: str(folder)})
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: a worker per CPU, and one more. The Slurm study beside the pure tests
+    spends most of its time waiting for the plugin's status checks, and the extra worker
+    keeps every CPU on pure tests meanwhile; a test that runs alone has the machine to
+    itself whatever the number of workers."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 def pytest_sessionfinish(session, exitstatus):

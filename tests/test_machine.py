@@ -302,7 +302,7 @@ def test_a_killed_preflight_leaves_nothing_behind(tmp_path):
     and the pre-flight then runs to its end."""
     from .test_workflow import SNAKEMAKE, TINY, workflow_copy
 
-    root = workflow_copy(tmp_path / "wf")
+    root = workflow_copy(tmp_path / "wf", rehearsed=True)
     argv = [*SNAKEMAKE, "results/tiny/tiny/preflight.json", "--cores", "1", "--configfile",
             str(TINY)]
     before = machine_state(root)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_workflow import REPO, TINY, workflow_copy
+from .test_workflow import REPO, SNAKEMAKE, TINY, workflow_copy
 
 pytestmark = [pytest.mark.workflow, pytest.mark.pure]
 OVERLAYS = sorted(p.name for p in (REPO / "config").glob("*.yaml") if p.name != "schema.yaml")
@@ -99,6 +99,20 @@ def test_every_study_rehearses_to_its_pdf_marked_simulated(files, tmp_path):
     assert tables and all("SIMULATED" in p.read_text() for p in tables)
     # nothing measured, nothing generated, nothing in the measured trees
     assert not (root / "results").exists() and not (root / "figures").exists()
+
+
+def test_a_failing_figure_stops_the_study_before_anything_is_measured(tmp_path):
+    root = workflow_copy(tmp_path / "wf")
+    script = root / "scripts" / "fig_esav.R"
+    script.write_text('stop("a figure script broken on purpose")\n' + script.read_text())
+    proc = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", str(TINY)], cwd=root,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode != 0
+    assert "Error in rule figures_of_testbed" in proc.stdout + proc.stderr
+    assert "rehearsal/tiny/figures/tiny/esav.pdf" in proc.stdout + proc.stderr
+    measured = root / "results" / "tiny" / "tiny"
+    assert not list(measured.glob("inputs/*.bin")) and not list(measured.rglob("*.jsonl"))
+    assert not (measured / "preflight.json").exists()
 
 
 def _simulated_runs(tmp_path: Path) -> Path:

@@ -314,24 +314,8 @@ def test_bad_config_names_the_key(tmp_path):
     assert "unknown codec or codec set 'gz-7x'" in proc.stdout + proc.stderr
 
 
-def test_a_failing_figure_stops_the_study_before_anything_is_measured(tmp_path):
-    root = workflow_copy(tmp_path / "wf")
-    script = root / "scripts" / "fig_esav.R"
-    script.write_text('stop("a figure script broken on purpose")\n' + script.read_text())
-    proc = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", str(TINY)], cwd=root,
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode != 0
-    assert "Error in rule figures_of_testbed" in proc.stdout + proc.stderr
-    assert "rehearsal/tiny/figures/tiny/esav.pdf" in proc.stdout + proc.stderr
-    measured = root / "results" / "tiny" / "tiny"
-    # the pre-flight may have run beside the rehearsal (it measures nothing); nothing after
-    # it did: no input, no idle calibration, no provenance, no run
-    assert not list(measured.glob("inputs/*.bin")) and not list(measured.rglob("*.jsonl"))
-    assert not list(measured.glob("idle/*.json")) and not (measured / "provenance.json").exists()
-
-
 def test_unsettable_factor_stops_before_any_run(tmp_path):
-    root = workflow_copy(tmp_path / "wf")
+    root = workflow_copy(tmp_path / "wf", rehearsed=True)
     overlay = tmp_path / "gov.yaml"
     overlay.write_text("factors:\n  governor: [powersave]\n")
     proc = snakemake(root, overlays=[overlay], check=False)
@@ -343,7 +327,7 @@ def test_unsettable_factor_stops_before_any_run(tmp_path):
 
 def test_a_study_requiring_a_meter_stops_before_generating_anything(tmp_path):
     """paper.yaml on a machine without a meter: a clear message, and no input written."""
-    root = workflow_copy(tmp_path / "wf")
+    root = workflow_copy(tmp_path / "wf", rehearsed=True)
     overlay = tmp_path / "measured.yaml"
     overlay.write_text("meter:\n  order: [powercap, ipmi, model]\n  require_measured: true\n"
                        f"  powercap_root: {tmp_path / 'no-powercap'}\n")
