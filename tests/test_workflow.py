@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import csv
+import fcntl
 import functools
 import json
 import os
@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -47,22 +46,35 @@ def workflow_copy(root: Path, rehearsed: bool = False) -> Path:
         elif src.exists():
             shutil.copy(src, root / name)
     if rehearsed:
-        shutil.copytree(tiny_rehearsal(), root / "rehearsal" / "tiny", symlinks=True)
+        shutil.copytree(tiny_rehearsal(_run_folder(root)), root / "rehearsal" / "tiny",
+                        symlinks=True)
     return root
 
 
+def _run_folder(path: Path) -> Path:
+    """The folder of this run of the suite that every worker's tmp_path is in (pytest's
+    pytest-<n>; pytest keeps the last three runs' and removes older ones), else the
+    folder of `path` (a --basetemp of one's own: a rehearsal for each test)."""
+    return next((p for p in path.parents if re.fullmatch(r"pytest-\d+", p.name)), path.parent)
+
+
 @functools.cache
-def tiny_rehearsal() -> Path:
+def tiny_rehearsal(run: Path) -> Path:
     """tests/data/tiny.yaml's rehearsal (`wattzip rehearse`, simulated runs only), made once
-    per process of the suite in a private folder: its tree, rehearsal/tiny/."""
-    folder = Path(tempfile.mkdtemp(prefix="wattzip-tiny-rehearsal-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    root = workflow_copy(folder / "wf")
-    proc = subprocess.run([sys.executable, "-m", "wattzip", "rehearse", "--cores", "2",
-                           "--configfile", str(TINY)], cwd=root, capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return root / "rehearsal" / "tiny"
+    per run of the suite in its folder `run`, whichever worker asks first (the others wait
+    for it): its tree, rehearsal/tiny/."""
+    root = run / "tiny-rehearsal"
+    made = root / "rehearsal" / "tiny"
+    with open(run / "tiny-rehearsal.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (made / "paper.pdf").exists():
+            shutil.rmtree(root, ignore_errors=True)
+            workflow_copy(root)
+            proc = subprocess.run([sys.executable, "-m", "wattzip", "rehearse", "--cores",
+                                   "2", "--configfile", str(TINY)], cwd=root,
+                                  capture_output=True, text=True, check=False)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+    return made
 
 
 def why_failed(proc: subprocess.CompletedProcess, cwd: Path) -> str:
