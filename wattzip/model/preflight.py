@@ -55,8 +55,8 @@ def check_setting(name: str, setting: dict, codecs: list[str], file_size: int,
     medium = Medium.from_spec(spec["name"], spec)
     needed = space_needed(file_size, setting["copies"], duty_phases,
                           medium.inputs == "on-medium")
-    # The rehearsal's checks of the design first (it may run beside this one): they say
-    # what to change in the config before the machine is asked.
+    # The rehearsal's checks of the design first (a pre-flight run alone has had no
+    # rehearsal): they say what to change in the config before the machine is asked.
     problems = (checks.medium_problems(name, spec, codecs)
                 + checks.space_problems(name, spec, needed))
     if problems:
