@@ -129,42 +129,66 @@ DRIFT_KEY = """      settle_s:
 """
 DRIFT_FIELD = """    settle_s: float = schema_default("drift.settle_s")
 """
+REPEATS_KEY = """      pause_s:
+        default: 0
+        description: Seconds the machine rests between two repeats.
+        type: number
+        minimum: 0
+"""
+REPEATS_FIELD = """    pause_s: float = schema_default("repeats.pause_s")
+"""
+# The job `wattzip job` runs (measurement.job_of), of the spec the study model writes.
 JOB_RUNS_WITH = """
 import sys
-from wattzip.measure import spec as specs
+from types import SimpleNamespace
+from wattzip.measure import measurement, spec as specs
 from wattzip.model.study import Study
 study = Study.from_files(sys.argv[1:])
 job = next(j for j in study.jobs(study.first_testbed) if j.codec != "plain")
 spec = specs.check(specs.read_json(specs.text(study.job_spec(job))), specs.JOB)
-print(specs.drift(spec).settle_s)
+manifest = {"file_type": job.file_type, "path": "in", "sha256": "0" * 64, "size_bytes": 1}
+run = measurement.job_of(
+    spec, manifest, specs.medium(spec), measurement.codec_on(job.codec, specs.medium(spec)),
+    SimpleNamespace(name="model", model=None), measurement.IdleCalibration(None, {}),
+    measurement.Invocation(manifest="m", journal="j", out="o"))
+print(run.drift.settle_s, run.repeats.pause_s)
 """
 
 
+def _insert(path: Path, text: str, *marks: str) -> None:
+    """`text` inserted into the file after `marks`, each found after the one before."""
+    old, at = path.read_text(), 0
+    for mark in marks:
+        at = old.index(mark, at) + len(mark)
+    path.write_text(old[:at] + text + old[at:])
+
+
 def test_a_setting_a_job_reads_is_its_schema_entry_and_the_code_that_reads_it(tmp_path):
-    """A key added to drift: in the config schema, and a field of its name in DriftCheck
-    (the code that uses it), reaches the drift check a job runs with through the spec the
-    study model writes: no line of the spec's schema, the model or the spec's reader."""
+    """A key added to drift: or repeats: in the config schema, and a field of its name in
+    DriftCheck or RepeatRule (the code that uses it), reaches the drift check or the repeat
+    rule of the job `wattzip job` runs, through the spec the study model writes: no line
+    of the spec's schema, the model, the spec's reader or the job."""
     pkg = tmp_path / "pkg"
     shutil.copytree(REPO / "wattzip", pkg / "wattzip",
                     ignore=shutil.ignore_patterns("__pycache__"))
     schema = pkg / "wattzip" / "data" / "schema.yaml"
-    text = schema.read_text()
-    at = text.index("\n    properties:\n", text.index("\n  drift:\n")) + len(
-        "\n    properties:\n")
-    schema.write_text(text[:at] + DRIFT_KEY + text[at:])
-    code = pkg / "wattzip" / "measure" / "disturbance.py"
-    text = code.read_text()
-    at = text.index("    max_change: float = schema_default(\"drift.max_change\")\n")
-    code.write_text(text[:at] + DRIFT_FIELD + text[at:])
+    for section, key in (("drift", DRIFT_KEY), ("repeats", REPEATS_KEY)):
+        _insert(schema, key, f"\n  {section}:\n", "\n    properties:\n")
+    _insert(pkg / "wattzip" / "measure" / "disturbance.py", DRIFT_FIELD,
+            '    max_change: float = schema_default("drift.max_change")\n')
+    _insert(pkg / "wattzip" / "analysis" / "stopping.py", REPEATS_FIELD,
+            '    watch: tuple[str, ...] = tuple(schema_default("repeats.watch"))', "\n")
     env = {**os.environ, "PYTHONPATH": str(pkg)}
-    for drift, settled in (({"repeats": 2}, "0.5"), ({"repeats": 2, "settle_s": 2.5}, "2.5")):
-        overlay = tmp_path / "drift.yaml"
-        overlay.write_text(yaml.safe_dump({"drift": drift}))
+    for given, taken in (({"drift": {"repeats": 2}}, ["0.5", "0"]),
+                         ({"drift": {"repeats": 2, "settle_s": 2.5},
+                           "repeats": {"pause_s": 1.5}}, ["2.5", "1.5"])):
+        overlay = tmp_path / "overlay.yaml"
+        overlay.write_text(yaml.safe_dump(given))
         done = subprocess.run([sys.executable, "-c", JOB_RUNS_WITH, str(REPO / "config.yaml"),
                                str(TINY), str(overlay)], env=env, cwd=tmp_path,
                               capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr[-3000:]
-        assert done.stdout.split() == [settled]  # the schema's default, then the config's
+        assert done.stdout.split() == taken  # the schema's defaults, then the config's
 
 
 METER = '''

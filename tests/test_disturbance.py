@@ -130,7 +130,7 @@ def test_a_cpu_hog_mid_job_is_flagged_and_measured_again(tmp_path):
     # tests on this shared machine (up to two thirds of it, seen) stay under.
     path = tmp_path / "text.bin"
     entry = inputs.generate("text", 8 * 2**20, path, seed=7, progress=False)
-    job = make_job({"text": (path, entry)}, tmp_path, "bz-9", min_repeats=2, max_repeats=4,
+    job = make_job({"text": (path, entry)}, tmp_path, "bz-9", min=2, max=4,
                    ci_target=1.0, quiet=QuietLimits(max_other_cpu=0.75, max_steal=1.0))
     hog: list[subprocess.Popen] = []
     lines: list[str] = []
@@ -220,7 +220,7 @@ def test_a_short_job_whose_first_repeats_were_stolen_still_gets_its_repeats(
     """min = max = 2 (the tiny studies' tests): three stolen repeats of four allowed left a
     plain job with one quiet repeat, and the workflow failed (CI of a914e50)."""
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20, model_max_power_w=60))
-    job = make_job(small_inputs, tmp_path, "plain", min_repeats=2, max_repeats=2,
+    job = make_job(small_inputs, tmp_path, "plain", min=2, max=2,
                    quiet=StolenUntil(3))
     summary = repeats.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])

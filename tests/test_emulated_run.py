@@ -73,8 +73,7 @@ def test_a_job_on_the_emulated_machine_sees_one_cpu_and_its_memory_limit(
         small_inputs, tmp_path, noted):
     medium = media.Medium(name="ext2", kind="image", path=str(tmp_path / "ext2"),
                           size="64MiB", fs="ext2", flush="unmount")
-    job = make_job(small_inputs, tmp_path, "gz-1", medium=medium, min_repeats=1,
-                   max_repeats=1, threads=1,
+    job = make_job(small_inputs, tmp_path, "gz-1", medium=medium, min=1, max=1, threads=1,
                    machine=EmulatedMachine(cpus=1, memory_bytes=MEMORY))
     job.codec = probe_codec(tmp_path)
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=20,

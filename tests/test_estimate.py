@@ -108,7 +108,7 @@ def test_estimated_verdicts_carry_their_robustness_mark(small_inputs, tmp_path):
     journal = tmp_path / "j.jsonl"
     model = meters.ModelMeter(meters.MeterOptions(interval_s=0.05))
     for codec in ("plain", "gz-1"):
-        job = make_job(small_inputs, tmp_path, codec, min_repeats=3, max_repeats=3,
+        job = make_job(small_inputs, tmp_path, codec, min=3, max=3,
                        meter_identity=model.identity({"idle_power_w": model.model.idle_w}),
                        model=model.model, idle_power_w=model.model.idle_w)
         repeats.run_job(job, model, journal, log=lambda m: None)

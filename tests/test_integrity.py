@@ -53,7 +53,7 @@ def model(idle_w=20.0, max_w=60.0):
 
 
 def test_a_job_without_enough_verified_repeats_is_incomplete(small_inputs, tmp_path):
-    job = make_job(small_inputs, tmp_path, "gz-1", max_repeats=5)
+    job = make_job(small_inputs, tmp_path, "gz-1", max=5)
     job.codec = corrupting_codec(tmp_path)
     summary = repeats.run_job(job, model(), tmp_path / "j.jsonl", log=lambda m: None)
     assert summary["complete"] is False and summary["failed"] == 4

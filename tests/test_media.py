@@ -19,6 +19,7 @@ import pytest
 from wattzip import meters, records
 from wattzip.analysis import cell_summary
 from wattzip.analysis.analysis_options import AnalysisOptions
+from wattzip.analysis.stopping import RepeatRule
 from wattzip.machine import media, throttle
 from wattzip.machine.extents import check_owns_blocks
 from wattzip.measure import cold_cache, repeats, runner
@@ -86,7 +87,7 @@ def test_plain_write_on_xfs_owns_its_blocks_and_a_reflinking_copy_fails(
     entry = small_inputs["text"][1]
     job = MeasurementJob(testbed="t", file_type="text", input_path=src,
                          input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
-                         codec=None, min_repeats=1, max_repeats=1)
+                         codec=None, repeats=RepeatRule(1, 1, 0.05))
     repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     write = runs[0]
@@ -99,7 +100,7 @@ def test_plain_write_on_xfs_owns_its_blocks_and_a_reflinking_copy_fails(
     monkeypatch.setattr(runner, "plain_copy_argv", lambda *a: ["cat"])
     job = MeasurementJob(testbed="t", file_type="text", input_path=src,
                          input_sha256=entry["sha256"], input_bytes=entry["size_bytes"], medium=xfs,
-                         codec=None, min_repeats=1, max_repeats=1)
+                         codec=None, repeats=RepeatRule(1, 1, 0.05))
     repeats.run_job(job, model_meter, tmp_path / "k.jsonl", log=lambda m: None)
     write = records.read_jsonl([tmp_path / "k.jsonl"])[0]
     assert not write["verified"] and write["own_blocks"] is False
@@ -147,8 +148,7 @@ def test_systor11s_twenty_copies_at_once_on_ext3(small_inputs, tmp_path, model_m
     write; each copy's output verified, the ratio of the copies' totals."""
     medium = media.Medium(name="ext3", kind="image", path=str(tmp_path / "ext3"),
                           size="64MiB", fs="ext3", flush="unmount")
-    job = make_job(small_inputs, tmp_path, "gz-1", medium=medium, copies=20, min_repeats=1,
-                   max_repeats=1)
+    job = make_job(small_inputs, tmp_path, "gz-1", medium=medium, copies=20, min=1, max=1)
     started_together, real_reap = [], runner._reap
 
     def reap(procs, region):
@@ -184,11 +184,10 @@ def test_copies_read_their_own_inputs_and_the_ratio_counts_every_copy(
     local = tmp_path / "in" / "text.bin"
     local.parent.mkdir()
     shutil.copyfile(path, local)
-    single = make_job(small_inputs, tmp_path / "one", "gz-1", max_repeats=1, min_repeats=1)
+    single = make_job(small_inputs, tmp_path / "one", "gz-1", max=1, min=1)
     single.input_path = str(local)
     repeats.run_job(single, model_meter, tmp_path / "one.jsonl", log=lambda m: None)
-    job = make_job(small_inputs, tmp_path / "three", "gz-1", copies=3, max_repeats=1,
-                   min_repeats=1)
+    job = make_job(small_inputs, tmp_path / "three", "gz-1", copies=3, max=1, min=1)
     job.input_path = str(local)
     repeats.run_job(job, model_meter, tmp_path / "three.jsonl", log=lambda m: None)
     assert len(set(job.input_paths)) == 3
@@ -313,7 +312,7 @@ def test_btrfs_compression_ratio_is_measured_on_disk(small_inputs, tmp_path, mod
         medium = media.Medium(name="btrfs", kind="image", path=str(tmp_path / ftype),
                               size="256MiB", fs="btrfs", mount_options="compress-force=zstd:3")
         job = make_job(small_inputs, tmp_path / ftype, "plain", file_type=ftype,
-                       medium=medium, min_repeats=1, max_repeats=1)
+                       medium=medium, min=1, max=1)
         job.codec = codec_registry.get("btrfs-zstd-3")
         journal = tmp_path / f"{ftype}.jsonl"
         repeats.run_job(job, model_meter, journal, log=lambda m: None)
@@ -364,7 +363,7 @@ def test_duty_cycle_run_covers_its_idle_phases(small_inputs, tmp_path, codec_nam
     holds every phase, and its energy the idle power of the idle phases (HPC '14)."""
     meter = meters.ModelMeter(meters.MeterOptions(model_idle_power_w=50, model_max_power_w=150,
                                                   interval_s=0.05))
-    job = make_job(small_inputs, tmp_path, codec_name, min_repeats=1, max_repeats=1,
+    job = make_job(small_inputs, tmp_path, codec_name, min=1, max=1,
                    duty=DutyCycle(phases=3, compute_s=0.4))
     repeats.run_job(job, meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])

@@ -11,14 +11,12 @@ from scipy import special
 
 from wattzip.analysis import moderated, run_tables, verdicts
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.analysis.stopping import VerdictLooks, needs_more
+from wattzip.analysis.stopping import RepeatRule, VerdictLooks, needs_more
 from wattzip.model import rehearsal, repeat_design
 from wattzip.model.study import Study
-from wattzip.resources import schema_default
 
 pytestmark = pytest.mark.pure
 
-WATCH = schema_default("repeats.watch")  # what the paper's rule watches by default
 
 OPS = ("compress-write", "decompress-read")
 
@@ -134,7 +132,7 @@ def test_the_study_lets_a_cell_decide_its_verdict_at_two_runs():
     shared = VerdictLooks((2, 4, 8), MODERATED, prior_runs=others)
     assert alone.decisions(mine, OPS, 2) == {"T": "undecided"}
     assert shared.decisions(mine, OPS, 2) == {"T": "saves"}
-    assert shared.open_kinds(mine, OPS, 2) and needs_more(mine, OPS, 2, 8, 0.05, WATCH, shared)
+    assert shared.open_kinds(mine, OPS, 2) and needs_more(mine, OPS, RepeatRule(2, 8, 0.05), shared)
     # With no other cell measured yet there is no prior: the cell goes on, on its own.
     assert VerdictLooks((2, 4, 8), MODERATED).decisions(mine, OPS, 2)["T"] == "undecided"
 
@@ -267,11 +265,9 @@ def test_the_rehearsal_stops_each_job_as_its_looks_would():
         mine = sim.job_runs(job, runs)
         runs += mine
         n = looks.runs_per_arm(mine, OPS)
-        assert n in plan.looks and not needs_more(mine, OPS, plan.min, plan.max,
-                                                  plan.ci_target, WATCH, looks), job
+        assert n in plan.looks and not needs_more(mine, OPS, plan, looks), job
         for k in (k for k in plan.looks if k < n):
-            assert needs_more([r for r in mine if r["repeat"] <= k], OPS, plan.min, plan.max,
-                              plan.ci_target, WATCH, looks), (job, k)
+            assert needs_more([r for r in mine if r["repeat"] <= k], OPS, plan, looks), (job, k)
         stops.append(n)
     assert min(stops) == 2 and max(stops) > 2, stops
 

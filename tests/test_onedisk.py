@@ -22,6 +22,7 @@ import pytest
 from wattzip import machine, meters, records
 from wattzip.analysis import run_tables
 from wattzip.analysis.analysis_options import AnalysisOptions
+from wattzip.analysis.stopping import RepeatRule
 from wattzip.machine import media, onedisk
 from wattzip.measure import repeats
 from wattzip.measure.job import MeasurementJob
@@ -153,7 +154,7 @@ def test_on_a_30_mbs_disk_gz1_saves_time_on_write_and_read(tmp_path):
         job = MeasurementJob(testbed="t", file_type="text", input_path=str(path),
                              input_sha256=entry["sha256"], input_bytes=entry["size_bytes"],
                              medium=medium, codec=None if name == "plain" else codec(name),
-                             min_repeats=3, max_repeats=3, idle_power_w=20.0,
+                             repeats=RepeatRule(3, 3, 0.05), idle_power_w=20.0,
                              bandwidth_bytes_per_s=RATE, factors={"setting": "laptop"})
         journal = tmp_path / f"{name}.jsonl"
         log = []

@@ -35,7 +35,7 @@ def test_the_record_holds_the_contracts_fields():
 def test_a_jobs_runs_say_their_version_in_the_journal_and_runs_csv(small_inputs, tmp_path):
     journal = tmp_path / "j.jsonl"
     model = meters.ModelMeter(meters.MeterOptions(interval_s=0.05))
-    job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=2, max_repeats=2,
+    job = make_job(small_inputs, tmp_path, "gz-1", min=2, max=2,
                    meter_identity=model.identity({}), model=model.model)
     repeats.run_job(job, model, journal, log=lambda m: None)
     lines = [json.loads(x) for x in journal.read_text().splitlines()]
@@ -59,7 +59,7 @@ def test_every_run_says_the_host_boot_and_wattzip_that_measured_it(small_inputs,
     monkeypatch.setattr(machine, "boot_id", lambda: "boot-1")
     journal = tmp_path / "j.jsonl"
     model = meters.ModelMeter(meters.MeterOptions(interval_s=0.05))
-    job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=2, max_repeats=2,
+    job = make_job(small_inputs, tmp_path, "gz-1", min=2, max=2,
                    meter_identity=model.identity({}), model=model.model)
     repeats.run_job(job, model, journal, log=lambda m: None)
     skipped = repeats._skipped_read(job, "decompress-read", 3, None, job.key()).to_dict()

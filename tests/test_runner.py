@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from wattzip import meters, records
+from wattzip.analysis.stopping import RepeatRule
 from wattzip.machine import media
 from wattzip.measure import job as job_module
 from wattzip.measure import repeats, runner
@@ -28,7 +29,9 @@ def model_meter():
 def make_job(small_inputs, tmp_path, codec_name, file_type="text", **kw):
     path, entry = small_inputs[file_type]
     codec = None if codec_name == "plain" else codec_registry.get(codec_name)
-    defaults = dict(min_repeats=2, max_repeats=2, ci_target=0.05, idle_power_w=20.0)
+    rule = {"min": 2, "max": 2, "ci_target": 0.05}  # the repeat rule's, given by name
+    rule.update((k, kw.pop(k)) for k in list(rule) if k in kw)
+    defaults = dict(repeats=RepeatRule(**rule), idle_power_w=20.0)
     defaults.update(kw)
     medium = defaults.pop("medium", None) or media.Medium(path=str(tmp_path / "target"))
     return MeasurementJob(testbed="t", file_type=file_type, input_path=str(path),
@@ -67,8 +70,7 @@ def test_job_records_every_run_verified(small_inputs, tmp_path, model_meter, cod
 
 
 def test_compress_reports_exit_2_on_random_yet_verifies(small_inputs, tmp_path, model_meter):
-    job = make_job(small_inputs, tmp_path, "c-16", file_type="random", max_repeats=1,
-                   min_repeats=1)
+    job = make_job(small_inputs, tmp_path, "c-16", file_type="random", max=1, min=1)
     repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     write = records.read_jsonl([tmp_path / "j.jsonl"])[0]
     assert write["exit_code"] == 2 and write["verified"]
@@ -86,7 +88,7 @@ def corrupting_codec(tmp_path):
 
 
 def test_corrupting_decompressor_is_recorded_not_verified(small_inputs, tmp_path, model_meter):
-    job = make_job(small_inputs, tmp_path, "gz-1", max_repeats=5)
+    job = make_job(small_inputs, tmp_path, "gz-1", max=5)
     job.codec = corrupting_codec(tmp_path)
     summary = repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
@@ -166,12 +168,12 @@ def test_a_run_records_its_tools_peak_memory_in_bytes(tmp_path, model_meter):
 
 def test_killed_job_resumes_from_journal(small_inputs, tmp_path, model_meter):
     journal = tmp_path / "j.jsonl"
-    repeats.run_job(make_job(small_inputs, tmp_path, "lzo-1", max_repeats=2), model_meter,
+    repeats.run_job(make_job(small_inputs, tmp_path, "lzo-1", max=2), model_meter,
                   journal, log=lambda m: None)
     with open(journal, "a") as f:
         f.write('{"torn": ')  # a kill in mid-write
     logs = []
-    job = make_job(small_inputs, tmp_path, "lzo-1", min_repeats=3, max_repeats=3)
+    job = make_job(small_inputs, tmp_path, "lzo-1", min=3, max=3)
     summary = repeats.run_job(job, model_meter, journal, log=logs.append)
     runs = repeats.read_journal(journal, job.key())
     assert [r["repeat"] for r in runs] == [1, 1, 2, 2, 3, 3]
@@ -180,7 +182,7 @@ def test_killed_job_resumes_from_journal(small_inputs, tmp_path, model_meter):
 
 
 def test_copies_run_concurrently(small_inputs, tmp_path, model_meter):
-    job = make_job(small_inputs, tmp_path, "gz-1", copies=3, max_repeats=1, min_repeats=1)
+    job = make_job(small_inputs, tmp_path, "gz-1", copies=3, max=1, min=1)
     repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=lambda m: None)
     runs = records.read_jsonl([tmp_path / "j.jsonl"])
     assert runs[0]["copies"] == 3 and all(r["verified"] for r in runs)

@@ -13,15 +13,12 @@ import pytest
 from wattzip import stats
 from wattzip.analysis import moderated, run_tables
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.analysis.stopping import VerdictLooks, needs_more
+from wattzip.analysis.stopping import RepeatRule, VerdictLooks, needs_more
 from wattzip.model.study import Study
-from wattzip.resources import schema_default
 
 from .test_moderated import CELL, OPS, runs
 
 pytestmark = pytest.mark.pure
-
-WATCH = schema_default("repeats.watch")  # what the paper's rule watches by default
 
 
 def test_a_job_reads_the_other_cells_last_measurements_of_its_setting_for_its_prior(tmp_path):
@@ -82,7 +79,7 @@ def shared_plain_study(codecs, rng, noise=0.02, meter=None):
         looks = VerdictLooks((2, 4, 8), AnalysisOptions(looks=3, moderated=True),
                              prior_runs=tuple(rows), plain_type=ftype)
         mine, repeat = [], 0
-        while needs_more(mine, OPS, 2, 8, 0.05, WATCH, looks) and repeat < 8:
+        while needs_more(mine, OPS, RepeatRule(2, 8, 0.05), looks) and repeat < 8:
             repeat += 1
             for arm in repeat_arms(SimpleNamespace(looks=looks), ["plain", codec], repeat,
                                    mine):

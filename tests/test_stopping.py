@@ -9,7 +9,7 @@ import random
 import pytest
 
 from wattzip.analysis.analysis_options import AnalysisOptions
-from wattzip.analysis.stopping import VerdictLooks, needs_more, outliers, series
+from wattzip.analysis.stopping import RepeatRule, VerdictLooks, needs_more, outliers, series
 from wattzip.errors import WattzipError
 from wattzip.measure import flags, measurement
 from wattzip.model import repeat_design
@@ -59,7 +59,7 @@ def test_a_clear_saving_stops_at_the_first_look():
     cheap = job_runs(CHEAP, 3)
     assert looks.decisions(cheap, OPS, 3) == {"T": "saves", "E": "saves"}
     assert not looks.needs_more(cheap, OPS)
-    assert not needs_more(cheap, OPS, 3, 8, 0.05, WATCH, looks)
+    assert not needs_more(cheap, OPS, RepeatRule(3, 8, 0.05), looks)
 
 
 def test_the_looks_compare_with_the_jobs_own_plain_runs():
@@ -166,8 +166,8 @@ def test_unverified_runs_do_not_count_toward_a_look():
 
 def test_the_baseline_and_the_paper_rule_keep_their_own_stopping():
     plain = plain_arm(n=5, cv=0.001)
-    assert not needs_more(plain, PLAIN, 5, 5, 0.05, WATCH)
-    assert needs_more(plain, PLAIN, 8, 8, 0.05, WATCH)
+    assert not needs_more(plain, PLAIN, RepeatRule(5, 5, 0.05))
+    assert needs_more(plain, PLAIN, RepeatRule(8, 8, 0.05))
 
 
 def steady(op_means: dict[str, float], n: int) -> list[dict]:
@@ -214,22 +214,22 @@ def test_under_the_paper_rule_an_outlier_costs_one_more_repeat_once():
         return with_outlier(steady(CHEAP, n), "decompress-read", 2, 5)
 
     clean = steady(CHEAP, 5)
-    assert not needs_more(clean, OPS, 5, 7, 10.0, WATCH)
+    assert not needs_more(clean, OPS, RepeatRule(5, 7, 10.0))
     heard = []
     five = at(5)
-    assert needs_more(five, OPS, 5, 7, 10.0, WATCH, log=heard.append)
+    assert needs_more(five, OPS, RepeatRule(5, 7, 10.0), log=heard.append)
     assert len(five) == 10 and max(r["elapsed_s"] for r in five) > 10, "never dropped"
     assert any("r2 decompress-read is an outlier" in m and "one more repeat" in m
                for m in heard)
     heard.clear()
-    assert not needs_more(at(6), OPS, 5, 7, 10.0, WATCH, log=heard.append)
+    assert not needs_more(at(6), OPS, RepeatRule(5, 7, 10.0), log=heard.append)
     assert any("r2 decompress-read" in m and "kept the job going once already" in m
                for m in heard)
     later = with_outlier(steady(CHEAP, 6), "decompress-read", 6, 5)  # a new one at 6
-    assert needs_more(later, OPS, 5, 7, 10.0, WATCH)
+    assert needs_more(later, OPS, RepeatRule(5, 7, 10.0))
     heard.clear()
     at_max = with_outlier(steady(CHEAP, 7), "decompress-read", 7, 5)
-    assert not needs_more(at_max, OPS, 5, 7, 10.0, WATCH, log=heard.append)
+    assert not needs_more(at_max, OPS, RepeatRule(5, 7, 10.0), log=heard.append)
     assert any("r7 decompress-read" in m and "at the most repeats (7)" in m for m in heard)
 
 
@@ -239,15 +239,15 @@ def test_under_the_verdict_design_an_outlier_goes_on_to_the_next_look_up_to_the_
     def at(n):  # a clear saving and kind (decided at every look), one plain read 5% off
         return with_outlier(steady({**STEADY_PLAIN, **CHEAP}, n), "plain-read", 2, 1.05)
 
-    assert not needs_more(steady({**STEADY_PLAIN, **CHEAP}, 5), OPS, 3, 8, 0.05, WATCH, looks)
-    assert not needs_more(at(3), OPS, 3, 8, 0.05, WATCH, looks)  # too few runs to call it
+    assert not needs_more(steady({**STEADY_PLAIN, **CHEAP}, 5), OPS, RepeatRule(3, 8, 0.05), looks)
+    assert not needs_more(at(3), OPS, RepeatRule(3, 8, 0.05), looks)  # too few runs to call it
     heard = []
     assert looks.decisions(at(5), OPS, 5)["T"] != "undecided"
-    assert needs_more(at(5), OPS, 3, 8, 0.05, WATCH, looks, log=heard.append)
+    assert needs_more(at(5), OPS, RepeatRule(3, 8, 0.05), looks, log=heard.append)
     assert any("r2 plain-read is an outlier" in m and "next planned look" in m for m in heard)
-    assert needs_more(at(6), OPS, 3, 8, 0.05, WATCH, looks)  # between the looks: on to 8
+    assert needs_more(at(6), OPS, RepeatRule(3, 8, 0.05), looks)  # between the looks: on to 8
     heard.clear()
-    assert not needs_more(at(8), OPS, 3, 8, 0.05, WATCH, looks, log=heard.append)
+    assert not needs_more(at(8), OPS, RepeatRule(3, 8, 0.05), looks, log=heard.append)
     assert any("stays" in m and "at the last look (8)" in m for m in heard)
 
 
@@ -260,7 +260,7 @@ def test_wrong_decisions_stay_rare_whichever_look_stops():
         mine = job_runs({"compress-write": 9.7, "decompress-read": 4.85}, 8, cv=0.05,
                         seed=seed, plain_cv=0.05, plain_seed=1000 + seed)
         n = next(k for k in looks.looks if not needs_more(
-            [r for r in mine if r["repeat"] <= k], OPS, 3, 8, 0.05, WATCH, looks))
+            [r for r in mine if r["repeat"] <= k], OPS, RepeatRule(3, 8, 0.05), looks))
         verdict = looks.decisions([r for r in mine if r["repeat"] <= n], OPS, n)["T"]
         wrong += verdict == "costs"
         decided += verdict != "undecided"
@@ -289,14 +289,14 @@ def test_the_paper_rule_watches_the_papers_four_times_where_the_config_says_so()
     the job's spec and said in the report's design sentence."""
     paper = ("elapsed", "user", "system", "wait")
     wide = timed(5, sys_cv=0.3)
-    assert not needs_more(wide, OPS, 5, 30, 0.05, WATCH)  # T, E, ET are tight
-    assert needs_more(wide, OPS, 5, 30, 0.05, paper)  # the system time is not
-    assert not needs_more(timed(5, sys_cv=0.01), OPS, 5, 30, 0.05, paper)
+    assert not needs_more(wide, OPS, RepeatRule(5, 30, 0.05))  # T, E, ET are tight
+    assert needs_more(wide, OPS, RepeatRule(5, 30, 0.05, paper))  # the system time is not
+    assert not needs_more(timed(5, sys_cv=0.01), OPS, RepeatRule(5, 30, 0.05, paper))
     without_meter = [{**r, "energy_j": None} for r in timed(5, sys_cv=0.01)]
     assert set(series(without_meter, OPS, WATCH)) == {f"{op} elapsed" for op in OPS}
     assert set(series(without_meter, OPS, paper)) == {f"{op} {w}" for op in OPS for w in paper}
     several_cpus = [{**r, "wait_s": None} for r in timed(5, sys_cv=0.01)]  # no wait defined
-    assert not needs_more(several_cpus, OPS, 5, 30, 0.05, paper)
+    assert not needs_more(several_cpus, OPS, RepeatRule(5, 30, 0.05, paper))
 
     study = Study(merge_configs([REPO / "config.yaml", REPO / "config/paper.yaml"]))
     job = next(j for j in study.jobs(study.first_testbed) if j.codec != "plain")

@@ -50,7 +50,7 @@ def abba_order(rows):
 
 def test_a_verdict_job_measures_its_own_plain_arm_interleaved_abba(small_inputs, tmp_path,
                                                                     model_meter):
-    job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=2, max_repeats=4,
+    job = make_job(small_inputs, tmp_path, "gz-1", min=2, max=4,
                    looks=VerdictLooks((2, 3, 4), AnalysisOptions(looks=3)),
                    factors={"setting": "s"})
     journal = tmp_path / "j.jsonl"
@@ -90,7 +90,7 @@ def test_moderated_jobs_share_one_plain_arm_per_file_type(small_inputs, tmp_path
     for name in ("gz-1", "lzo-1"):
         looks = measurement.verdict_looks(moderated_looks(tmp_path / "journal" / "s"),
                                           str(journals / f"{name}.jsonl"), "text")
-        job = make_job(small_inputs, tmp_path, name, min_repeats=2, max_repeats=3,
+        job = make_job(small_inputs, tmp_path, name, min=2, max=3,
                        looks=looks, factors={"setting": "s"})
         repeats.run_job(job, model_meter, journals / f"{name}.jsonl", log=heard.append)
     first, second = (records.read_jsonl([journals / f"{n}.jsonl"]) for n in ("gz-1", "lzo-1"))
@@ -112,7 +112,7 @@ def test_a_killed_verdict_job_resumes_both_arms_in_abba_order(small_inputs, tmp_
                                                               model_meter):
     looks = VerdictLooks((3, 4), AnalysisOptions(looks=2))
     journal = tmp_path / "j.jsonl"
-    first = make_job(small_inputs, tmp_path, "gz-1", min_repeats=3, max_repeats=4,
+    first = make_job(small_inputs, tmp_path, "gz-1", min=3, max=4,
                      looks=looks)
     repeats.run_job(first, model_meter, journal, log=lambda m: None)
     rows = records.read_jsonl([journal])
@@ -122,7 +122,7 @@ def test_a_killed_verdict_job_resumes_both_arms_in_abba_order(small_inputs, tmp_
     assert [r["op"] for r in rows[8:10]] == ["plain-write", "plain-read"]
     journal.write_text("".join(lines))
     heard = []
-    job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=3, max_repeats=4, looks=looks)
+    job = make_job(small_inputs, tmp_path, "gz-1", min=3, max=4, looks=looks)
     summary = repeats.run_job(job, model_meter, journal, log=heard.append)
     again = records.read_jsonl([journal])
     assert any("resuming after 3" in m for m in heard)
@@ -149,7 +149,7 @@ def test_an_outlier_keeps_a_real_job_going_and_stays_in_its_runs(small_inputs, t
         return result
 
     monkeypatch.setattr(repeats, "measure", measure)
-    job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=5, max_repeats=7,
+    job = make_job(small_inputs, tmp_path, "gz-1", min=5, max=7,
                    ci_target=10.0)
     heard = []
     summary = repeats.run_job(job, model_meter, tmp_path / "j.jsonl", log=heard.append)
@@ -174,7 +174,7 @@ def test_a_filesystem_codecs_plain_arm_writes_without_its_compression(small_inpu
     medium = media.Medium(name="btrfs", kind="image", path=str(tmp_path / "btrfs"),
                           size="256MiB", fs="btrfs", mount_options=codec.mount_option)
     job = make_job(small_inputs, tmp_path, "plain", file_type="zero", medium=medium,
-                   min_repeats=2, max_repeats=3,
+                   min=2, max=3,
                    looks=VerdictLooks((2, 3), AnalysisOptions(looks=2)))
     job.codec = codec
     assert repeats.plain_arm(job).medium.mount_options == ""
@@ -208,7 +208,7 @@ def test_the_report_fits_the_prior_a_moderated_job_fitted_after_another_job_drif
     for name in ("gz-1", "bz-1", "lzo-1"):
         journal = folder / "text" / f"{name}.jsonl"
         looks = measurement.verdict_looks(moderated_looks(folder), str(journal), "text")
-        job = make_job(small_inputs, tmp_path, name, min_repeats=2, max_repeats=3,
+        job = make_job(small_inputs, tmp_path, name, min=2, max=3,
                        looks=looks, factors={"setting": "s"}, drift=DriftCheck(2, 0.05))
         _, runs = drift.checked_job(job, model_meter, journal, log=lambda m: None)
         records.write_text_atomically(outputs / f"{name}.jsonl",

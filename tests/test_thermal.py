@@ -84,7 +84,7 @@ def test_a_machine_heating_during_an_arm_is_gated_and_its_hot_runs_measured_agai
         monotonic=time.monotonic,
         sleep=lambda s: (waits.append(s), fake.set_temp(70.0 - 10 * len(waits)))))
     lines = []
-    job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=2, max_repeats=2,
+    job = make_job(small_inputs, tmp_path, "gz-1", min=2, max=2,
                    quiet=QuietLimits(max_other_cpu=1.0, max_steal=1.0, max_heat_c=10.0),
                    idle_temp_c=40.0)
     summary = repeats.run_job(job, meters.ModelMeter(meters.MeterOptions(interval_s=0.05)),

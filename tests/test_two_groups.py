@@ -42,7 +42,7 @@ def test_the_job_s_log_names_the_arm_and_the_groups_means(small_inputs, tmp_path
     runs += [{**r, "op": "decompress-read", "elapsed_s": 0.2, "energy_j": 2.0}
              for r in runs]
     lines = []
-    job = make_job(small_inputs, tmp_path, "gz-1", min_repeats=2, max_repeats=10)
+    job = make_job(small_inputs, tmp_path, "gz-1", min=2, max=10)
     job_summary.summary(job, runs, lines.append)
     warned = [x for x in lines if x.startswith("warning:")]
     assert len(warned) == 1 and "text/gz-1 compress-write: its runs fall in two groups" \

@@ -32,14 +32,14 @@ dropping the run would not). The outlier stays in the runs and in every statisti
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 
 from wattzip.analysis import breakeven, moderated, uncertainty, verdicts
 from wattzip.analysis.analysis_options import AnalysisOptions, pair_confidence
 from wattzip.analysis.cell_summary import METRICS as PER_RUN
 from wattzip.analysis.cell_summary import NEEDS_ENERGY, WATCHABLE, has_metric
-from wattzip.resources import operations_where
+from wattzip.resources import operations_where, schema_default
 from wattzip.stats import OUTLIER_MIN_RUNS, OUTLIER_Z, modified_z, need_more_repeats
 
 PLAIN_OPS = operations_where(region="io", arm="plain")
@@ -288,6 +288,49 @@ class VerdictLooks:
                 or bool(self.open_kinds(runs, ops, n)))
 
 
+@dataclass(frozen=True)
+class RepeatRule:
+    """One job's repeats (config `repeats:`): the paper's rule, at least `min` runs of each
+    operation and more until every half-width of what it watches is under `ci_target` of
+    its mean, at most `max`; or the verdict design's planned `looks` (runs per arm: the
+    first and the last are its min and max), where a codec's job measures a plain arm
+    beside the codec's: its own, as many repeats of each, or under the moderated design
+    pairs of its setting and file type's shared one (wattzip.model.plan.measured_arms
+    counts them), and stops once the cell's T and E verdicts and the break-even kinds of
+    `kinds` are decided. The other fields are named as `repeats:`'s keys, and each key
+    reaches its field (`of`). The study model plans it for each job (Study.repeat_plan),
+    which the job reads from its spec (wattzip.measure.spec.repeats)."""
+
+    min: int
+    max: int
+    ci_target: float
+    watch: tuple[str, ...] = tuple(schema_default("repeats.watch"))  # the paper's rule's
+    looks: tuple[int, ...] = ()
+    kinds: tuple[str, ...] = ()  # the metrics whose break-even kind the looks must decide
+
+    def __post_init__(self):
+        for name in ("watch", "looks", "kinds"):  # as a config or a spec gives them: lists
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    @classmethod
+    def of(cls, repeats: Mapping, looks: Sequence[int] = (),
+           kinds: Sequence[str] = ()) -> RepeatRule:
+        """The rule of a `repeats:` section whole, each of its keys that names a field
+        in that field, for a job that looks at `looks` and decides `kinds` (none: the
+        paper's rule)."""
+        keys = {f.name for f in fields(cls)} - {"looks", "kinds"}  # a job's own, derived
+        given = {k: v for k, v in repeats.items() if k in keys}
+        if looks:
+            given.update(min=looks[0], max=looks[-1])
+        return cls(**given, looks=looks, kinds=kinds)
+
+    @property
+    def arms(self) -> int:
+        """The arms a job measures, each a write and a read: the codec's (or plain's), and
+        under the verdict design a plain arm too."""
+        return 2 if self.looks else 1
+
+
 def repeat_cap(max_repeats: int, runs: list[dict]) -> int:
     """The last repeat a job may start: twice its most (failed runs are made up for), and
     one more for each repeat a disturbance cost, up to twice its most again, so that a
@@ -296,11 +339,11 @@ def repeat_cap(max_repeats: int, runs: list[dict]) -> int:
     return 2 * max_repeats + min(disturbed, 2 * max_repeats)
 
 
-def needs_more(runs: list[dict], ops: Sequence[str], min_repeats: int, max_repeats: int,
-               ci_target: float, watch: Sequence[str], looks: VerdictLooks | None = None,
+def needs_more(runs: list[dict], ops: Sequence[str], rule: RepeatRule,
+               looks: VerdictLooks | None = None,
                log: Callable[[str], None] | None = None) -> bool:
     """Whether the job measures another repeat: the verdict design's looks for a codec
-    under that design, else the paper's rule; and where that rule would stop, an
+    under that design, else the paper's rule (`rule`); and where that rule would stop, an
     outlier first seen there keeps it going once (one more repeat, or on to the next
     look), never past its last allowed repeat or look: each outlier costs one extension,
     not a run to the maximum. `log` hears which run was an outlier and what the job did."""
@@ -313,14 +356,14 @@ def needs_more(runs: list[dict], ops: Sequence[str], min_repeats: int, max_repea
         since = max((k for k in looks.looks if k < n), default=0)  # the previous look
         onward, final = "on to the next planned look", f"the last look ({looks.looks[-1]})"
     else:
-        measured = series(runs, ops, watch)
-        if need_more_repeats(measured, min_repeats, max_repeats, ci_target):
+        measured = series(runs, ops, rule.watch)
+        if need_more_repeats(measured, rule.min, rule.max, rule.ci_target):
             return True
         watched = tuple(ops)
         n = min((len(v) for v in measured.values()), default=0)
-        last = n >= max_repeats
-        since = n - 1 if n > min_repeats else 0  # the previous point the rule stopped at
-        onward, final = "one more repeat", f"the most repeats ({max_repeats})"
+        last = n >= rule.max
+        since = n - 1 if n > rule.min else 0  # the previous point the rule stopped at
+        onward, final = "one more repeat", f"the most repeats ({rule.max})"
     seen = {(o.op, o.repeat) for o in outliers([r for r in runs if r["repeat"] <= since],
                                                 watched)} if since else set()
     flagged = outliers(runs, watched)

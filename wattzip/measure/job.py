@@ -12,14 +12,14 @@ import shlex
 from dataclasses import dataclass, field
 
 from wattzip import records
-from wattzip.analysis.stopping import VerdictLooks
+from wattzip.analysis.stopping import RepeatRule, VerdictLooks
 from wattzip.machine.emulated import EmulatedMachine
 from wattzip.machine.media import Medium
 from wattzip.measure import runner
 from wattzip.measure.disturbance import DriftCheck, QuietLimits
 from wattzip.measure.runner import Operation, sha256_of_command
 from wattzip.meters.coefficients import Coefficients
-from wattzip.resources import operations_where, schema_default
+from wattzip.resources import operations_where
 from wattzip.workload import codec_registry
 from wattzip.workload.codec_registry import Codec
 from wattzip.workload.inputs import sha256_file
@@ -58,11 +58,8 @@ class MeasurementJob:
     input_bytes: int
     medium: Medium
     codec: Codec | None
-    min_repeats: int = 3
-    max_repeats: int = 10
-    ci_target: float = 0.05
-    # What the paper's rule watches (repeats.watch's names).
-    watch: tuple[str, ...] = tuple(schema_default("repeats.watch"))
+    # How many runs (config repeats): the paper's rule, or the planned looks' least and most.
+    repeats: RepeatRule
     factors: dict = field(default_factory=dict)
     copies: int = 1
     threads: int = 1

@@ -18,10 +18,10 @@ def summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) -
     shared_plain = job.looks is not None and job.looks.plain_type is not None
     watched = (stopping.VerdictLooks.watched(job.ops) if job.looks and not shared_plain
                else job.ops)
-    series = stopping.series(runs, watched, job.watch)
+    series = stopping.series(runs, watched, job.repeats.watch)
     repeats_done = min(len(v) for v in series.values())
     widths = {k: relative_half_width(v) for k, v in series.items()}
-    met = all(w <= job.ci_target for w in widths.values())
+    met = all(w <= job.repeats.ci_target for w in widths.values())
     if job.looks is not None:
         n = job.looks.runs_per_arm(runs, job.ops)
         if n in job.looks.looks:
@@ -42,7 +42,7 @@ def summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) -
                 "failures above")
     elif not met:
         log(f"{job.file_type}/{job.codec_name}: the {PAPER_CONFIDENCE:.0%} half-width target of "
-            f"{job.ci_target:.0%} was not reached after {repeats_done} repeats: "
+            f"{job.repeats.ci_target:.0%} was not reached after {repeats_done} repeats: "
             + ", ".join(f"{k} {w:.1%}" for k, w in widths.items()))
     for (codec, op), cell in _cells(runs).items():
         if said := cell_summary.two_groups_said(cell):
@@ -55,7 +55,7 @@ def summary(job: MeasurementJob, runs: list[dict], log: Callable[[str], None]) -
             "heat": sum("heat" in (r.get("disturbed") or "") for r in runs),
             "relative_half_widths": widths,
             # Too few good repeats to describe the job: it failed, whatever was recorded.
-            "complete": repeats_done >= job.min_repeats}
+            "complete": repeats_done >= job.repeats.min}
 
 
 def _cells(runs: list[dict]) -> dict[tuple[str, str], list[dict]]:

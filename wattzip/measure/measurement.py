@@ -152,10 +152,10 @@ class Invocation:
 
 def run_spec(spec: Mapping, given: Invocation, log: Callable[[str], None]) -> dict:
     """The job a spec describes (wattzip.measure.spec), measured alone on this machine."""
-    least, most = specs.repeat_range(spec)
-    if most < least:
-        raise WattzipError(f"wattzip job: the spec's repeats.max {most} is below its "
-                           f"repeats.min {least}")
+    rule = specs.repeats(spec)
+    if rule.max < rule.min:
+        raise WattzipError(f"wattzip job: the spec's repeats.max {rule.max} is below its "
+                           f"repeats.min {rule.min}")
     system.check_host(*specs.expected(spec))
     trust.trusted_paths({"the input manifest": given.manifest, "the idle calibration":
                          given.idle, "the job's journal": given.journal,
@@ -178,16 +178,14 @@ def job_of(spec: Mapping, manifest: Mapping, medium: Medium, codec: Codec | None
            meter: meters.Meter, calibration: IdleCalibration,
            given: Invocation) -> MeasurementJob:
     """The measurement job of a spec, its input, medium, codec, meter and idle calibration."""
-    repeats, setting = spec["repeats"], spec["setting"]
-    least, most = specs.repeat_range(spec)
+    setting = spec["setting"]
     duty = specs.of_section(DutyCycle, spec["dutycycle"]) if spec.get("dutycycle") else None
     emulated = EmulatedMachine.of(spec.get("machine"))
     return MeasurementJob(
         testbed=spec["testbed"], file_type=manifest["file_type"],
         input_path=manifest["path"], input_sha256=manifest["sha256"],
         input_bytes=manifest["size_bytes"], medium=medium, codec=codec,
-        min_repeats=least, max_repeats=most,
-        ci_target=repeats["ci_target"], watch=tuple(repeats["watch"]),
+        repeats=specs.repeats(spec),
         copies=int(setting.get("copies", 1)),
         # The cores it is given: the emulated machine's, else its affinity's.
         threads=int(spec["threads"]) or emulated.cpus or len(os.sched_getaffinity(0)),
@@ -262,7 +260,7 @@ def run(job: MeasurementJob, meter: meters.Meter, *, journal: str, out: str,
                 meter.close()
     if not summary["complete"]:
         raise WattzipError(f"{job.file_type}/{job.codec_name}: only {summary['repeats']} "
-                           f"verified repeat(s) of the {job.min_repeats} needed; "
+                           f"verified repeat(s) of the {job.repeats.min} needed; "
                            f"{summary['failed']} run(s) failed and {summary['disturbed']} "
                            f"were disturbed by other load (see {journal}). Fix the "
                            "cause and run the workflow again: the job resumes")

@@ -169,9 +169,8 @@ def _next_repeat(job: MeasurementJob, arms: list[MeasurementJob], runs: list[dic
             if last_repeat and (a.codec_name, last_repeat) not in begun]
     if todo:
         return last_repeat, todo
-    if (stopping.needs_more(runs, job.ops, job.min_repeats, job.max_repeats, job.ci_target,
-                            job.watch, job.looks, log=tell)
-            and last_repeat < stopping.repeat_cap(job.max_repeats, runs)):
+    if (stopping.needs_more(runs, job.ops, job.repeats, job.looks, log=tell)
+            and last_repeat < stopping.repeat_cap(job.repeats.max, runs)):
         return last_repeat + 1, repeat_arms(job, arms, last_repeat + 1, runs)
     return None
 

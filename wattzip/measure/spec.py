@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from wattzip import resources
+from wattzip.analysis.stopping import RepeatRule
 from wattzip.errors import ConfigError
 from wattzip.machine import trust
 from wattzip.machine.factors import MACHINE_FACTORS
@@ -134,12 +135,11 @@ def drift(spec: Mapping, phases: tuple = ()) -> DriftCheck | None:
     return check if check.repeats else None
 
 
-def repeat_range(spec: Mapping) -> tuple[int, int]:
-    """The job's least and most runs per operation: the paper's rule's (repeats.min and
-    max), or the first and last of its planned looks."""
-    looks = spec.get("looks")
-    return ((looks["runs"][0], looks["runs"][-1]) if looks
-            else (spec["repeats"]["min"], spec["repeats"]["max"]))
+def repeats(spec: Mapping) -> RepeatRule:
+    """The job's repeat rule (config repeats), with its planned looks and the kinds they
+    decide, if it looks: they set its least and most runs."""
+    looks = spec.get("looks") or {}
+    return RepeatRule.of(spec["repeats"], looks.get("runs", ()), looks.get("kinds", ()))
 
 
 def expected(spec: Mapping) -> tuple[str | None, str | None]:

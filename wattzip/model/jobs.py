@@ -1,5 +1,5 @@
-"""A measurement job (a codec, or plain, on one file type in one setting), where its
-outputs live, and its repeats."""
+"""A measurement job (a codec, or plain, on one file type in one setting), and where its
+outputs live (its repeats: wattzip.analysis.stopping.RepeatRule)."""
 
 from __future__ import annotations
 
@@ -29,26 +29,3 @@ class Job:
 
     def path(self, kind: str, suffix: str = ".jsonl") -> str:
         return f"{self.root}/{self.stem.format(kind=kind)}{suffix}"
-
-
-@dataclass(frozen=True)
-class RepeatPlan:
-    """One job's repeats: the paper's rule between min and max, or the verdict design's
-    looks (min the first, max the last), where a codec's job measures a plain arm beside
-    the codec's: its own, as many repeats of each, or under the moderated design pairs of
-    its setting and file type's shared one (wattzip.model.plan.measured_arms counts them).
-    Its looks stop once the cell's T and E verdicts and the break-even kinds of `kinds`
-    are decided."""
-
-    min: int
-    max: int
-    ci_target: float
-    watch: tuple[str, ...]  # what the paper's rule watches (repeats.watch)
-    looks: tuple[int, ...] = ()
-    kinds: tuple[str, ...] = ()  # the metrics whose break-even kind the looks must decide
-
-    @property
-    def arms(self) -> int:
-        """The arms a job measures, each a write and a read: the codec's (or plain's), and
-        under the verdict design a plain arm too."""
-        return 2 if self.looks else 1

@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wattzip import machine, records
+from wattzip.analysis.stopping import RepeatRule
 from wattzip.errors import ConfigError, WattzipError
 from wattzip.machine import scratch
 from wattzip.measure import drift, runner
-from wattzip.model.jobs import Job, RepeatPlan
+from wattzip.model.jobs import Job
 from wattzip.model.study import Study
 from wattzip.workload import codec_registry, corpus, inputs
 
@@ -219,7 +220,7 @@ class Estimate:
         return self.measured_max_s + self.overhead_max_s
 
 
-def measured_arms(study: Study, jobs: list[Job]) -> list[tuple[Job, RepeatPlan]]:
+def measured_arms(study: Study, jobs: list[Job]) -> list[tuple[Job, RepeatRule]]:
     """Each arm the jobs measure, at its repeats: the verdict design's plain arm as a plain
     job of as many repeats as its codec's; the moderated design's shared plain arm of a
     setting and file type as one, a pair from each of its K codecs' jobs and as many more

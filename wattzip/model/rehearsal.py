@@ -178,8 +178,7 @@ class Simulator:
                 for op in ops:
                     out.append(self.record(job, op, repeat, file_type, arm_codec, pairing))
             if looks is None and repeat >= plan.min or looks is not None and (
-                    not stopping.needs_more(out, stopping.CODEC_IO_OPS, plan.min, plan.max,
-                                            plan.ci_target, plan.watch, looks)):
+                    not stopping.needs_more(out, stopping.CODEC_IO_OPS, plan, looks)):
                 break
         return out
 

@@ -18,13 +18,14 @@ from wattzip.analysis.analysis_options import AnalysisOptions
 from wattzip.analysis.claims import load_claims
 from wattzip.analysis.claims.registry import kinds_read
 from wattzip.analysis.stopping import METRICS as JUDGED_METRICS
+from wattzip.analysis.stopping import RepeatRule
 from wattzip.errors import ConfigError
 from wattzip.machine import throttle
 from wattzip.machine.emulated import EmulatedMachine
 from wattzip.measure import spec as specs
 from wattzip.measure.idle import first_look
 from wattzip.model.config import merge_configs, validate, with_defaults
-from wattzip.model.jobs import RESULTS, STAGES, Job, RepeatPlan
+from wattzip.model.jobs import RESULTS, STAGES, Job
 from wattzip.model.scope import CellScope
 from wattzip.model.testbed import FACTORS, DutyCycleWorkload, Setting, Testbed, medium_fields
 from wattzip.workload import codec_registry
@@ -297,17 +298,14 @@ class Study:
     def moderated_design(self) -> bool:
         return self.repeats["design"] == "moderated"
 
-    def repeat_plan(self, job: Job) -> RepeatPlan:
+    def repeat_plan(self, job: Job) -> RepeatRule:
         """How many runs the job's operations get. Under the verdict design a codec's job
         measures its own plain arm and its codec, interleaved, and stops at the first look
         that decides its cell. The duty cycle, and every job of the paper's design, follow
         the paper's rule."""
-        rep = self.repeats
         if not self.verdict_design or job.file_type == "dutycycle":
-            return RepeatPlan(rep["min"], rep["max"], rep["ci_target"], tuple(rep["watch"]))
-        looks = tuple(self.looks)
-        return RepeatPlan(looks[0], looks[-1], rep["ci_target"], tuple(rep["watch"]), looks,
-                          self.kinds(job))
+            return RepeatRule.of(self.repeats)
+        return RepeatRule.of(self.repeats, self.looks, self.kinds(job))
 
     @cached_property
     def _claims(self) -> list:
