@@ -7,9 +7,10 @@ and one more, pytest_xdist_auto_num_workers). A test marked
 report's text, parsing): pure tests run side by side. Every other test measures or
 changes the machine, and runs alone: nothing else of the suite runs beside it, so its
 quiet-run checks keep their meaning. The one exception is a test marked `beside_pure`,
-whose study measures with every quiet check off (the Slurm cluster's two "nodes" are
-this one VM, so its energy means nothing and it checks none): pure tests run beside it,
-nothing else does, and it is scheduled first, as pure tests are before the rest. A pure
+whose study measures with every quiet check off and checks no energy (the tiny
+study's workflow tests, tests/data/tiny.yaml; the Slurm cluster's two "nodes", this one
+VM): pure tests run beside it, nothing else does. The beside_pure tests run in one
+worker, one after another, first, as pure tests run before the rest. A pure
 test that holds the machine (a wattzip command's session, in this process or a child)
 fails, naming itself. Tests that share a fixture made once per module or per session
 run in one worker, so it is made once.
@@ -148,8 +149,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         group = _shared_fixture(item)
         if group:
-            item.add_marker(pytest.mark.xdist_group(group))
             kinds[group].add(_kind(item))
+        # The tests pure ones may run beside go to one worker, one after another: in
+        # several, each would wait for the others' turn while holding no pure test.
+        group = "beside_pure" if _kind(item) == "beside_pure" else group
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
     mixed = sorted(group for group, of in kinds.items() if len(of) > 1)
     if mixed:  # its fixture would be made under the lock of whichever test came first
         raise pytest.UsageError(f"tests sharing {', '.join(mixed)} differ in how they share "

@@ -148,6 +148,7 @@ def test_inputs_beside_dd(tmp_path):
 
 
 @pytest.mark.workflow
+@pytest.mark.beside_pure
 def test_pipeline_overhead_reads_the_study_s_log(tiny_study):
     """docs/benchmarks.md's command, on the tiny study's last invocation."""
     out = bench("pipeline_overhead.py", tiny_study, "--runs", "results/tiny/tiny/runs.csv").stdout

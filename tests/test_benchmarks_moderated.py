@@ -13,7 +13,8 @@ import pytest
 from .test_benchmarks import bench
 from .test_workflow import TINY, read_csv, snakemake
 
-pytestmark = pytest.mark.workflow
+# Beside the pure tests, as the tiny study it measures (tests/data/tiny.yaml: no quiet check).
+pytestmark = [pytest.mark.workflow, pytest.mark.beside_pure]
 
 RESULTS = "results/tiny/tiny"
 OVERLAY = "design.yaml"  # designs.py's: the design, its looks and the file size

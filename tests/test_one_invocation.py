@@ -12,7 +12,8 @@ import pytest
 from .test_report_code import REPORT_STAGES
 from .test_workflow import REPO, read_csv, snakemake
 
-pytestmark = pytest.mark.workflow
+# Beside the pure tests, as the tiny study (tests/data/tiny.yaml: no quiet check).
+pytestmark = [pytest.mark.workflow, pytest.mark.beside_pure]
 
 
 def test_a_change_of_both_trees_is_made_in_one_invocation(tiny_study, tmp_path):

@@ -25,7 +25,8 @@ import yaml
 
 from .test_workflow import REPO, SNAKEMAKE, TINY, read_csv
 
-pytestmark = pytest.mark.workflow
+# Beside the pure tests, as the tiny study it copies (tests/data/tiny.yaml: no quiet check).
+pytestmark = [pytest.mark.workflow, pytest.mark.beside_pure]
 MEDIA = {
     "tmpfs": {"kind": "tmpfs", "path": "results/{study}/{testbed}/on tmpfs", "size": "16MiB"},
     "ext2": {"kind": "image", "path": "results/{study}/{testbed}/on ext2", "size": "32MiB",
@@ -37,12 +38,14 @@ TESTBED = "tiny"  # the tiny study's: one testbed, two studies
 
 def media(path, order):
     """The overlay of the media in `order` (the media's order is what decides)."""
+    tiny = yaml.safe_load(TINY.read_text())
     path.write_text(yaml.safe_dump({
         "testbed": {"name": TESTBED}, "file_types": ["text"], "file_size": "1MiB",
-        "codecs": ["gz-1"], "idle": {"count": 1, "seconds": 0.2},
-        "repeats": {"min": 2, "max": 2, "ci_target": 0.05}, "crosscheck": {"codecs": []},
-        # as the tiny study's (its comment says why): no setting's number comes from it
-        "drift": {"repeats": 0},
+        "codecs": ["gz-1"], "repeats": {"min": 2, "max": 2, "ci_target": 0.05},
+        "crosscheck": {"codecs": []},
+        # the tiny study's idle calibration, quiet checks (off) and drift check (none):
+        # its comments say why; no setting's number comes from them
+        **{key: tiny[key] for key in ("idle", "quiet", "drift")},
         "factors": {"medium": {m: MEDIA[m] for m in order}},
     }, sort_keys=False))
     return path

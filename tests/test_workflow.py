@@ -135,6 +135,7 @@ def expected_quiet_runs(every_run, cells, repeats):
     return runs
 
 
+@pytest.mark.beside_pure
 def test_every_expected_run_is_there_and_verified(tiny_study):
     every_run = read_csv(tiny_study / "results/tiny/tiny/runs.csv")
     # 2 bandwidths x 2 file types x (gz-1, lzo-1, plain) x 2 operations, 2 repeats each
@@ -164,12 +165,14 @@ def test_every_expected_run_is_there_and_verified(tiny_study):
     assert not any(r["scheduler_disk"].startswith("loop") for r in runs if r not in capped)
 
 
+@pytest.mark.beside_pure
 def test_no_intervals_overlap(tiny_study):
     every = len(read_csv(tiny_study / "results/tiny/tiny/runs.csv"))  # disturbed ones too
     text = (tiny_study / "results/tiny/tiny/overlap.txt").read_text()
     assert f"no overlap among {every} runs" in text
 
 
+@pytest.mark.beside_pure
 def test_provenance_manifest_and_crosscheck(tiny_study):
     prov = json.loads((tiny_study / "results/tiny/tiny/provenance.json").read_text())
     assert prov["testbed"] == "tiny" and prov["cpu_count"] >= 1
@@ -188,11 +191,13 @@ def test_provenance_manifest_and_crosscheck(tiny_study):
     assert "medium image, io_scheduler mq-deadline" in cross[0]["not_compared"]
 
 
+@pytest.mark.beside_pure
 def test_second_invocation_does_nothing(tiny_study):
     proc = snakemake(tiny_study, "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+@pytest.mark.beside_pure
 def test_editing_an_unrelated_key_reruns_no_measurement(tiny_study):
     """A job's params are its own slice of the study: the verdict's margin and the
     testbed's description change the analysis and the text, never a measured run."""
@@ -211,6 +216,7 @@ def test_editing_an_unrelated_key_reruns_no_measurement(tiny_study):
         assert not scheduled(rule), text[-3000:]
 
 
+@pytest.mark.beside_pure
 def test_editing_a_claim_reruns_the_analysis(tiny_study):
     """claims.yaml is an input of the analysis: a claim edited after a study makes its
     claims.csv stale, and the next run decides it again (nothing measured again)."""
@@ -385,6 +391,7 @@ def test_killed_run_resumes_without_redoing_finished_work(tmp_path):
     assert len(verified) == 6 and min(verified.values()) == 2
 
 
+@pytest.mark.beside_pure
 def test_appendix_commands_reproduce_every_claims_row(tiny_study):
     """Every claim of the registry is in the appendix, and its "decide" command, run on
     the tiny study, gives that claim's rows of claims.csv."""
@@ -413,6 +420,7 @@ def test_appendix_commands_reproduce_every_claims_row(tiny_study):
                [(r["setting"], r["verdict"], r["evidence"]) for r in want], claim.id
 
 
+@pytest.mark.beside_pure
 def test_plan_estimates_the_study(tiny_study):
     estimate = json.loads((tiny_study / "results/tiny/tiny/plan/estimate.json").read_text())
     assert estimate["runs_min"] == 48 and estimate["wall_min_s"] > estimate["measured_min_s"] > 0
