@@ -109,7 +109,23 @@ def test_v2_enables_the_controllers_and_puts_one_cgroup_beside_the_caller(
     assert (root / "user.slice" / "cgroup.subtree_control").read_text() == "+cpuset\n"
     assert (job / "cpuset.cpus").read_text() == "1,2\n"
     assert (job / "memory.max").read_text() == f"{512 * 2**20}\n"
-    assert [(e["target"], e["extra"]["return_to"]) for e in journal] == [(str(job), str(home))]
+    # The controller it enabled is journaled before it was, and before the cgroup
+    control = root / "user.slice" / "cgroup.subtree_control"
+    assert [(e["kind"], e["target"], e["extra"]) for e in journal] == [
+        ("controllers", str(control), {"enabled": ["cpuset"]}),
+        ("cgroup", str(job), {"return_to": str(home)})]
+    # and disabled again by its undo (the kernel's file lists what is enabled: memory
+    # stays, which the job found enabled), where the tests may write
+    monkeypatch.setenv(undoers.FAKE_SYSFS_ENV, str(tmp_path))
+    control.write_text("cpuset memory\n")
+    undoers.UNDO["controllers"](journal[0])
+    assert control.read_text() == "-cpuset\n"
+    control.write_text("memory\n")  # disabled meanwhile: nothing to write
+    undoers.UNDO["controllers"](journal[0])
+    assert control.read_text() == "memory\n"
+    monkeypatch.delenv(undoers.FAKE_SYSFS_ENV)
+    with pytest.raises(machine.MachineError, match="cgroup.subtree_control under /sys/fs/cgroup"):
+        undoers.UNDO["controllers"](journal[0])
 
 
 def test_hotplug_takes_the_other_cpus_offline_and_brings_them_back(tmp_path, monkeypatch,

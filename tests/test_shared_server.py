@@ -503,7 +503,7 @@ def test_the_throttle_s_cgroup_goes_beside_the_caller_s_own_under_cgroup_v2():
                     t.create()
                 except FactorError as exc:
                     print("refused:", exc)
-                throttle._delegate = lambda parent, controllers, what: None
+                throttle._delegate = lambda parent, controllers, what: []
             t.create()
             try:
                 with t.entered():

@@ -139,8 +139,9 @@ class Throttle:
         try:
             for controller, (_root, home, path) in self.groups.items():
                 if self.version == 2:
-                    _delegate(path.parent, [V2_CONTROLLERS[c] for c in self.controllers],
-                              self._what())
+                    self._changes += _delegate(
+                        path.parent, [V2_CONTROLLERS[c] for c in self.controllers],
+                        self._what())
                 self._changes.append(machine.note("cgroup", str(path), return_to=str(home)))
                 path.mkdir(exist_ok=True)
                 self._set_limits(controller or None)
@@ -245,14 +246,23 @@ def _beside(home: Path, root: Path, version: int) -> Path:
     return home.parent
 
 
-def _delegate(parent: Path, controllers: list[str], what: str) -> None:
+def _delegate(parent: Path, controllers: list[str], what: str) -> list[str]:
     """cgroup v2: the controllers enabled for `parent`'s children (a Slurm step's and a
-    systemd slice's usually are), else a FactorError naming the cgroup."""
+    systemd slice's usually are), else a FactorError naming the cgroup. Those it enables
+    are journaled first and disabled again after the job's cgroup is gone (the journal
+    ids; none if all were enabled already)."""
     control = parent / "cgroup.subtree_control"
     try:
         missing = [c for c in controllers if c not in control.read_text().split()]
-        if missing:
+        if not missing:
+            return []
+        change = machine.note("controllers", str(control), enabled=missing)
+        try:
             control.write_text(" ".join(f"+{c}" for c in missing) + "\n")
+        except OSError:
+            machine.undone(change)  # nothing was enabled
+            raise
+        return [change]
     except OSError as exc:
         raise FactorError(f"{what}: the {', '.join(controllers)} controller(s) cannot be "
                           f"enabled in {parent} ({exc.strerror}): the job's cgroup goes "

@@ -170,6 +170,22 @@ def _undo_cgroup(entry: dict) -> None:
     path.rmdir()
 
 
+def _undo_controllers(entry: dict) -> None:
+    """cgroup v2: the controllers a job enabled for a cgroup's children, disabled again
+    (those still enabled: another may have disabled one meanwhile). The kernel refuses
+    while a child still uses one (EBUSY): it stays enabled, and the error says so."""
+    roots = ["/sys/fs/cgroup", *filter(None, [os.environ.get(FAKE_SYSFS_ENV)])]
+    if not (Path(entry["target"]).name == "cgroup.subtree_control"
+            and any(_below(entry["target"], root) for root in roots)):
+        _refuse(entry, "a cgroup.subtree_control under /sys/fs/cgroup")
+    path = Path(entry["target"])
+    if not path.exists():
+        return
+    enabled = [c for c in entry["extra"]["enabled"] if c in path.read_text().split()]
+    if enabled:
+        path.write_text(" ".join(f"-{c}" for c in enabled) + "\n")
+
+
 def owned_processes(tag: str) -> list[int]:
     """Every process of root's (or this user's) that carries this owner's mark in its
     environment: another user's process that copies the mark is not the command's, and
@@ -250,6 +266,7 @@ def _undo_serial(entry: dict) -> None:
 
 UNDO: dict[str, Callable[[dict], None]] = {
     "sysfs": _undo_sysfs, "mount": _undo_mount, "loop": _undo_loop, "cgroup": _undo_cgroup,
+    "controllers": _undo_controllers,
     "processes": _undo_processes, "dir": _undo_dir, "file": _undo_file,
     "serial": _undo_serial,
 }
