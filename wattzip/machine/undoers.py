@@ -52,12 +52,16 @@ def _refuse(entry: dict, why: str) -> None:
                        f"{entry['target']} is not one")
 
 
+def _roots(real: str) -> list[str]:
+    """Where an undo may write: `real` (/sys, or a part of it), and the tests' stand-in."""
+    return [real, *filter(None, [os.environ.get(FAKE_SYSFS_ENV)])]
+
+
 def _sysfs_file(entry: dict) -> Path:
     """The target, if it is a file a machine factor writes (wattzip.machine.factors'
     table: a disk's scheduler, a CPU's governor) or the emulated machine's hotplug (a
     CPU's online switch), under /sys or the tests' own."""
-    roots = ["/sys", *filter(None, [os.environ.get(FAKE_SYSFS_ENV)])]
-    for root in roots:
+    for root in _roots("/sys"):
         rel = _below(entry["target"], root)
         if rel and (factors.written_by_a_factor(rel) or CPU_ONLINE_FILES.search(rel)):
             return Path(root, rel)
@@ -174,11 +178,10 @@ def _undo_controllers(entry: dict) -> None:
     """cgroup v2: the controllers a job enabled for a cgroup's children, disabled again
     (those still enabled: another may have disabled one meanwhile). The kernel refuses
     while a child still uses one (EBUSY): it stays enabled, and the error says so."""
-    roots = ["/sys/fs/cgroup", *filter(None, [os.environ.get(FAKE_SYSFS_ENV)])]
-    if not (Path(entry["target"]).name == "cgroup.subtree_control"
-            and any(_below(entry["target"], root) for root in roots)):
-        _refuse(entry, "a cgroup.subtree_control under /sys/fs/cgroup")
     path = Path(entry["target"])
+    if not (path.name == "cgroup.subtree_control"
+            and any(_below(str(path), root) for root in _roots("/sys/fs/cgroup"))):
+        _refuse(entry, "a cgroup.subtree_control under /sys/fs/cgroup")
     if not path.exists():
         return
     enabled = [c for c in entry["extra"]["enabled"] if c in path.read_text().split()]
